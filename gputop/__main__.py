@@ -1,0 +1,5 @@
+import sys
+
+from gputop.cli import main
+
+sys.exit(main())

@@ -1,0 +1,181 @@
+"""Command line: the live dashboard (default) and ``snapshot``.
+
+Bad input ends in one line on stderr and exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+from gputop import __version__
+from gputop.model.derive import derive, snapshot_dict
+from gputop.model.detect import DetectConfig, make_fold
+from gputop.model.timeline import Timeline
+from gputop.sampler import Sampler, parse_delay
+from gputop.sources.sim import SCENARIOS, SimSource
+
+EXIT_USAGE = 2
+
+
+class UsageError(Exception):
+    """Bad input from the user: printed as one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line instead of usage + error
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+def _scenario(text: str) -> str:
+    if text == "cycle" or text in SCENARIOS:
+        return text
+    raise argparse.ArgumentTypeError(
+        f"unknown scenario {text!r}; choose one of: cycle, " + ", ".join(SCENARIOS))
+
+
+def _delay(text: str) -> float:
+    try:
+        return parse_delay(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {text!r}")
+    return value
+
+
+def _ratio(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"expected a ratio between 0 and 1, got {text!r}")
+    return value
+
+
+def _percent(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a percentage, got {text!r}") from None
+    if not 0 < value <= 100:
+        raise argparse.ArgumentTypeError(f"expected a percentage in (0, 100], got {text!r}")
+    return value
+
+
+def _add_source_options(parser: argparse.ArgumentParser, suppress: bool = False) -> None:
+    """Options shared by the live view and subcommands.  On a subcommand the defaults are
+    suppressed so that ``gputop --demo X snapshot`` keeps the value given before it."""
+    def default(value):
+        return argparse.SUPPRESS if suppress else value
+
+    parser.add_argument("--demo", nargs="?", const="cycle", type=_scenario, metavar="SCENARIO",
+                        default=default(None),
+                        help="simulated GPUs, no GPU needed: " + ", ".join(SCENARIOS)
+                        + " (default: cycle through all)")
+    parser.add_argument("--gpus", type=_positive_int, default=default(None), help="number of simulated GPUs (demo)")
+    parser.add_argument("--seed", type=int, default=default(0), help="simulator seed (demo)")
+    parser.add_argument("-d", "--delay", type=_delay, default=default(1.0), metavar="SECONDS",
+                        help="seconds between samples (default 1.0)")
+    parser.add_argument("--busy-util-pct", type=_percent, default=default(90.0),
+                        help="GPU-Util at or above which the GPU counts as busy (default 90)")
+    parser.add_argument("--collapse-ratio", type=_ratio, default=default(0.5),
+                        help="tokens/s at or below this fraction of baseline is a collapse (0.5)")
+    parser.add_argument("--hold-s", type=float, default=default(3.0),
+                        help="seconds a condition must hold before the banner changes (3)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="gputop", description="What an NVIDIA GPU is really doing.")
+    parser.add_argument("--version", action="version", version=f"gputop {__version__}")
+    parser.add_argument("--no-color", action="store_true", help="monochrome output")
+    _add_source_options(parser)
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+    snap = sub.add_parser("snapshot", help="print the derived state once, as JSON")
+    snap.add_argument("--json", action="store_true", default=True,
+                      help="JSON output (the default and only format)")
+    snap.add_argument("--samples", type=_positive_int, default=2,
+                      help="samples to take before printing, so rates exist (default 2)")
+    _add_source_options(snap, suppress=True)
+    return parser
+
+
+def _detect_config(args) -> DetectConfig:
+    if not 0 <= args.hold_s <= 600:
+        raise UsageError(f"--hold-s must be between 0 and 600 seconds, got {args.hold_s}")
+    return DetectConfig(busy_util_pct=args.busy_util_pct, collapse_ratio=args.collapse_ratio,
+                        hold_s=args.hold_s, clear_ratio=min(0.95, args.collapse_ratio + 0.1))
+
+
+def _sources(args):
+    """(sampler, label) for the chosen sources; raises UsageError when nothing can be shown."""
+    if args.demo is not None:
+        scenario = None if args.demo == "cycle" else args.demo
+        try:
+            source = SimSource(scenario, gpus=args.gpus, seed=args.seed, step_s=args.delay)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        start_wall = time.time()
+        sampler = Sampler([source], args.delay,
+                          frame_time=lambda seq: (start_wall + seq * args.delay, seq * args.delay))
+        return sampler, source.label
+    from gputop.sources.nvml import nvml_unavailable_reason
+    reason = nvml_unavailable_reason()
+    raise UsageError(f"cannot read the GPU: {reason}; to see gputop without a GPU run 'gputop --demo'")
+
+
+def cmd_snapshot(args) -> int:
+    sampler, label = _sources(args)
+    timeline = Timeline(max(2, args.samples), make_fold(_detect_config(args)))
+    sampler.open()
+    try:
+        sampler.run(timeline.append, max_frames=args.samples)
+    finally:
+        sampler.close()
+    view = derive(timeline, timeline.last_index)
+    print(json.dumps(snapshot_dict(view, label), indent=2))
+    return 0
+
+
+def cmd_live(args) -> int:
+    if args.no_color:
+        os.environ["NO_COLOR"] = "1"
+    sampler, label = _sources(args)
+    config = _detect_config(args)
+    from gputop.tui.app import GputopApp  # textual is imported only for the TUI
+
+    sampler.open()
+    app = GputopApp(sampler, label, interval_s=args.delay, detect_config=config)
+    app.run()
+    return app.return_code or 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        args = build_parser().parse_args(argv)
+        if args.command == "snapshot":
+            return cmd_snapshot(args)
+        return cmd_live(args)
+    except UsageError as exc:
+        print(f"gputop: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # `gputop snapshot | head`
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,241 @@
+"""Everything the user sees, derived from the timeline at one frame index.
+
+Live view, pause, replay and ``snapshot --json`` all call ``derive`` and
+``snapshot_dict``; nothing here reads a clock, so the same frames always give
+the same view.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from gputop.model import latency
+from gputop.model.detect import DetectState, Episode
+from gputop.model.timeline import Timeline
+from gputop.model.vram import VramSplit, split_vram
+from gputop.schema import EngineSample, Frame, GpuSample, ProcSample, SourceStatus
+
+LAUNCH_WINDOW_S = 10.0
+
+
+@dataclass(frozen=True)
+class GpuView:
+    sample: GpuSample
+    vram: VramSplit | None
+    processes: tuple[ProcSample, ...]
+
+
+@dataclass(frozen=True)
+class EngineView:
+    sample: EngineSample
+    tokens_per_s: float | None
+    prompt_tokens_per_s: float | None
+    requests_per_s: float | None
+    baseline_tokens_per_s: float | None
+
+    @property
+    def kv_pool_bytes(self) -> int | None:
+        return kv_pool_bytes(self.sample)
+
+
+@dataclass(frozen=True)
+class ApiLatency:
+    api: str
+    stats: latency.LatencyStats
+    buckets: dict[int, int]
+
+
+@dataclass(frozen=True)
+class View:
+    index: int
+    frame: Frame
+    gpus: tuple[GpuView, ...]
+    engine: EngineView | None
+    launch: tuple[ApiLatency, ...]
+    launch_window_s: float
+    detector: DetectState
+    sources: dict[str, SourceStatus]
+
+    @property
+    def alert(self) -> Episode | None:
+        return self.detector.active
+
+    def gpu(self, index: int) -> GpuView | None:
+        for g in self.gpus:
+            if g.sample.index == index:
+                return g
+        return None
+
+
+def kv_pool_bytes(engine: EngineSample) -> int | None:
+    """Per-GPU KV pool: reported bytes, else blocks x block size x KV bytes per token."""
+    if engine.kv_pool_bytes is not None:
+        return engine.kv_pool_bytes
+    if None in (engine.num_gpu_blocks, engine.block_size, engine.kv_bytes_per_token):
+        return None
+    return engine.num_gpu_blocks * engine.block_size * engine.kv_bytes_per_token
+
+
+def _pool_provenance(engine: EngineSample) -> str:
+    if engine.kv_pool_bytes is not None:
+        return f"KV pool: {engine.kv_pool_bytes:,} B reported by the engine ({engine.kind})"
+    if kv_pool_bytes(engine) is not None:
+        return (f"KV pool: {engine.num_gpu_blocks:,} blocks x {engine.block_size} tokens x "
+                f"{engine.kv_bytes_per_token / 1024:,.0f} KiB/token, from {engine.kind} cache config")
+    return "KV pool: unknown (the engine does not report its cache config)"
+
+
+def vram_split(gpu: GpuSample, processes: tuple[ProcSample, ...],
+               engine: EngineSample | None) -> VramSplit | None:
+    if gpu.mem_total_bytes is None or gpu.mem_used_bytes is None:
+        return None
+    on_gpu = [p for p in processes if p.gpu_index == gpu.index]
+    if engine is None or gpu.index not in engine.gpu_indices:
+        return split_vram(gpu.mem_total_bytes, gpu.mem_used_bytes,
+                          provenance=("used memory: card total from the GPU source; no engine "
+                                      "on this GPU, so its contents are unsplit",))
+    engine_procs = [p for p in on_gpu if p.pid in engine.pids]
+    engine_bytes = None
+    if engine_procs and all(p.mem_bytes is not None for p in engine_procs):
+        engine_bytes = sum(p.mem_bytes for p in engine_procs)
+    provenance = (
+        f"weights: {engine.weights_bytes / 2**30:.2f} GiB per GPU of {engine.model or 'the model'}"
+        if engine.weights_bytes is not None else "weights: unknown (model size not found)",
+        _pool_provenance(engine),
+        f"KV used: pool x {engine.kind} KV usage {engine.kv_usage_ratio:.1%}"
+        if engine.kv_usage_ratio is not None else "KV used: unknown",
+        f"engine process memory: {engine_bytes / 2**30:.2f} GiB from the per-process list"
+        if engine_bytes is not None else "engine process memory: unknown (not in the process list)",
+    )
+    return split_vram(gpu.mem_total_bytes, gpu.mem_used_bytes, engine_bytes,
+                      engine.weights_bytes, kv_pool_bytes(engine), engine.kv_usage_ratio,
+                      provenance)
+
+
+def derive(timeline: Timeline, index: int, launch_window_s: float = LAUNCH_WINDOW_S) -> View:
+    frame = timeline.frame(index)
+    state: DetectState = timeline.state(index)
+    gpus = tuple(
+        GpuView(sample=g, vram=vram_split(g, frame.processes, frame.engine),
+                processes=tuple(sorted((p for p in frame.processes if p.gpu_index == g.index),
+                                       key=lambda p: -(p.mem_bytes or 0))))
+        for g in frame.gpus
+    )
+    engine = None
+    if frame.engine is not None:
+        p = state.point
+        engine = EngineView(frame.engine, p.tokens_per_s, p.prompt_tokens_per_s,
+                            p.requests_per_s, state.baseline_tokens_per_s)
+    return View(index=index, frame=frame, gpus=gpus, engine=engine,
+                launch=_launch(timeline, index, launch_window_s), launch_window_s=launch_window_s,
+                detector=state, sources=frame.sources)
+
+
+def _launch(timeline: Timeline, index: int, window_s: float) -> tuple[ApiLatency, ...]:
+    frames = timeline.frames_since(index, window_s)
+    if len(frames) < 2:
+        seconds = None
+    else:  # the first frame's histograms cover the tick before it
+        seconds = frames[-1].time_mono_s - frames[0].time_mono_s
+        frames = frames[1:]
+    per_api: dict[str, list] = {}
+    for frame in frames:
+        for hist in frame.launch:
+            per_api.setdefault(hist.api, []).append(hist)
+    out = []
+    for api, hists in per_api.items():
+        buckets = latency.merge(h.buckets for h in hists)
+        stats = latency.stats(buckets, sum(h.count for h in hists), sum(h.sum_ns for h in hists),
+                              max(h.max_ns for h in hists), seconds)
+        out.append(ApiLatency(api, stats, buckets))
+    out.sort(key=lambda a: -(a.stats.calls))
+    return tuple(out)
+
+
+def series(timeline: Timeline, index: int, window_s: float, value) -> list[tuple[float, float | None]]:
+    """(time_mono_s, value(frame, state)) for frames in the window ending at ``index``."""
+    frames = timeline.frames_since(index, window_s)
+    first = index - len(frames) + 1
+    return [(f.time_mono_s, value(f, timeline.state(first + i))) for i, f in enumerate(frames)]
+
+
+# ---------------------------------------------------------------- snapshot JSON
+
+def _iso(time_wall_s: float) -> str:
+    return dt.datetime.fromtimestamp(time_wall_s, dt.timezone.utc).isoformat(timespec="milliseconds")
+
+
+def _r(value: float | None, digits: int = 2) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def snapshot_dict(view: View, source_label: str, pinned: dict | None = None) -> dict:
+    """The ``snapshot --json`` contract (FACTS.md section 7): stable names, null for unknown."""
+    frame = view.frame
+    gpus = []
+    for g in view.gpus:
+        s = g.sample
+        gpus.append({
+            "index": s.index, "name": s.name, "uuid": s.uuid, "lost": s.lost,
+            "util_gpu_pct": _r(s.util_gpu_pct), "util_mem_pct": _r(s.util_mem_pct),
+            "sm_active_pct": _r(s.sm_active_pct), "sm_occupancy_pct": _r(s.sm_occupancy_pct),
+            "dram_bw_pct": _r(s.dram_bw_pct), "tensor_pct": _r(s.tensor_pct),
+            "mem_total_bytes": s.mem_total_bytes, "mem_used_bytes": s.mem_used_bytes,
+            "power_w": _r(s.power_w), "temp_c": _r(s.temp_c), "sm_clock_mhz": _r(s.sm_clock_mhz),
+            "throttle": list(s.throttle), "missing": dict(s.missing),
+            "vram": g.vram.as_dict() if g.vram else None,
+            "processes": [{"pid": p.pid, "name": p.name, "cmdline": p.cmdline,
+                           "mem_bytes": p.mem_bytes, "sm_util_pct": _r(p.sm_util_pct)}
+                          for p in g.processes],
+        })
+    engine = None
+    if view.engine is not None:
+        e = view.engine
+        engine = {
+            "kind": e.sample.kind, "url": e.sample.url, "model": e.sample.model,
+            "generation_tokens_per_s": _r(e.tokens_per_s),
+            "prompt_tokens_per_s": _r(e.prompt_tokens_per_s),
+            "requests_per_s": _r(e.requests_per_s),
+            "requests_running": e.sample.requests_running,
+            "requests_waiting": e.sample.requests_waiting,
+            "kv_usage_ratio": _r(e.sample.kv_usage_ratio, 4),
+            "num_gpu_blocks": e.sample.num_gpu_blocks, "block_size": e.sample.block_size,
+            "kv_pool_bytes": e.kv_pool_bytes,
+            "baseline_tokens_per_s": _r(e.baseline_tokens_per_s),
+        }
+    launch = {
+        "mode": "full" if view.launch else "off",
+        "window_s": view.launch_window_s,
+        "apis": {a.api: {"calls": a.stats.calls, "calls_per_s": _r(a.stats.calls_per_s),
+                         "p50_us": _r(a.stats.p50_us), "p99_us": _r(a.stats.p99_us),
+                         "max_us": _r(a.stats.max_us)} for a in view.launch},
+    }
+    host = frame.host
+    alerts = []
+    episodes = list(view.detector.episodes[-10:])
+    if view.alert is not None:
+        episodes.append(view.alert)
+    for ep in episodes:
+        alerts.append({
+            "kind": ep.kind, "gpu": ep.gpus[0] if ep.gpus else None, "gpus": list(ep.gpus),
+            "active": ep.end_wall_s is None,
+            "since": _iso(ep.start_wall_s),
+            "until": None if ep.end_wall_s is None else _iso(ep.end_wall_s),
+            "headline": ep.headline, "evidence": list(ep.evidence),
+            "suspects": [{"cause": c, "score": s} for c, s in ep.suspects],
+        })
+    return {
+        "schema": 1,
+        "time": _iso(frame.time_wall_s),
+        "source": source_label,
+        "sources": {name: {"ok": st.ok, "reason": st.reason} for name, st in view.sources.items()},
+        "pinned": pinned,
+        "gpus": gpus,
+        "engine": engine,
+        "launch": launch,
+        "host": {"cpu_pct": _r(host.cpu_pct) if host else None,
+                 "pinned_cpu_pct": _r(host.pinned_cpu_pct) if host else None},
+        "detector": {"note": view.detector.note},
+        "alerts": alerts,
+    }

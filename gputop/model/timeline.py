@@ -1,0 +1,90 @@
+"""A bounded, append-only ring of frames with the detector state after each one.
+
+The detector is a fold over frames; keeping its state beside each frame lets
+pause, history stepping and replay show exactly what the live screen showed
+at that moment without re-running the fold.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import deque
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+from gputop.schema import Frame
+
+State = TypeVar("State")
+
+
+class Timeline(Generic[State]):
+    def __init__(self, capacity_frames: int, fold: Callable[[State | None, list[Frame]], State],
+                 lookback_frames: int = 2):
+        if capacity_frames < 2:
+            raise ValueError("a timeline needs room for at least two frames")
+        self.capacity_frames = capacity_frames
+        self._frames: deque[Frame] = deque(maxlen=capacity_frames)
+        self._states: deque[State] = deque(maxlen=capacity_frames)
+        self._fold = fold
+        self._lookback = lookback_frames
+        self.dropped_frames = 0  # frames that fell off the front
+
+    def __len__(self) -> int:
+        return len(self._frames)
+
+    def append(self, frame: Frame) -> State:
+        if self._frames and frame.time_mono_s < self._frames[-1].time_mono_s:
+            raise ValueError("frames must be appended in time order")
+        if len(self._frames) == self.capacity_frames:
+            self.dropped_frames += 1
+        previous_state = self._states[-1] if self._states else None
+        self._frames.append(frame)
+        recent = self.window_frames(len(self._frames) - 1, self._lookback)
+        state = self._fold(previous_state, recent)
+        self._states.append(state)
+        return state
+
+    def frame(self, index: int) -> Frame:
+        return self._frames[index]
+
+    def state(self, index: int) -> State:
+        return self._states[index]
+
+    @property
+    def last_index(self) -> int:
+        return len(self._frames) - 1
+
+    def window_frames(self, end_index: int, count: int) -> list[Frame]:
+        """Up to ``count`` frames ending at ``end_index`` (inclusive), oldest first."""
+        start = max(0, end_index - count + 1)
+        return [self._frames[i] for i in range(start, end_index + 1)]
+
+    def frames_since(self, end_index: int, seconds: float) -> list[Frame]:
+        """Frames in (t_end - seconds, t_end], oldest first, by monotonic time."""
+        if not self._frames:
+            return []
+        t_end = self._frames[end_index].time_mono_s
+        start = self.index_at(t_end - seconds, end_index)
+        if start <= end_index and self._frames[start].time_mono_s <= t_end - seconds:
+            start += 1
+        return [self._frames[i] for i in range(start, end_index + 1)]
+
+    def index_at(self, time_mono_s: float, hi: int | None = None) -> int:
+        """Index of the last frame at or before ``time_mono_s`` (0 if before the first)."""
+        hi = len(self._frames) if hi is None else hi + 1
+        times = _TimesView(self._frames)
+        position = bisect.bisect_right(times, time_mono_s, 0, hi)
+        return max(0, position - 1)
+
+
+class _TimesView:
+    """Sequence view of frame times for bisect without copying the ring."""
+
+    def __init__(self, frames: deque[Frame]):
+        self._frames = frames
+
+    def __len__(self) -> int:
+        return len(self._frames)
+
+    def __getitem__(self, index: int) -> float:
+        return self._frames[index].time_mono_s

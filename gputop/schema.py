@@ -1,0 +1,208 @@
+"""Raw readings, one immutable Frame per sampler tick, and their JSON codec.
+
+Frames hold what sources *measured*: cumulative counters stay counters and
+histograms stay per-interval bucket counts.  Everything the user sees (rates,
+percentiles, the VRAM split, alerts) is derived from frames in ``gputop.model``
+so that live view, pause, replay and ``snapshot`` derive identically.
+
+Unknown values are ``None``, never 0.  The codec ignores fields it does not
+know and fills missing ones with their defaults, so adding a field never
+breaks reading an older frame, and an older gputop can read a newer frame.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class SourceStatus:
+    """Whether one source delivered this tick, and if not, why (shown as "n/a (reason)")."""
+
+    ok: bool
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class GpuSample:
+    index: int
+    name: str = ""
+    uuid: str = ""
+    util_gpu_pct: float | None = None
+    # Driver-resolution GPU-Util samples taken since the previous tick (oldest first).
+    util_gpu_samples_pct: tuple[float, ...] = ()
+    util_mem_pct: float | None = None
+    sm_active_pct: float | None = None
+    sm_occupancy_pct: float | None = None
+    dram_bw_pct: float | None = None
+    tensor_pct: float | None = None
+    mem_total_bytes: int | None = None
+    mem_used_bytes: int | None = None
+    power_w: float | None = None
+    temp_c: float | None = None
+    sm_clock_mhz: float | None = None
+    throttle: tuple[str, ...] = ()
+    # Why a group of values is missing, e.g. {"sm_active_pct": "needs Hopper+ (GPM)"}.
+    missing: dict[str, str] = field(default_factory=dict)
+    lost: bool = False
+
+
+@dataclass(frozen=True)
+class ProcSample:
+    """A process using a GPU; (pid, start_time_s) identifies it since PIDs recycle."""
+
+    pid: int
+    gpu_index: int
+    name: str = ""
+    cmdline: str = ""
+    start_time_s: float | None = None
+    mem_bytes: int | None = None
+    sm_util_pct: float | None = None
+    cpu_pct: float | None = None
+
+
+@dataclass(frozen=True)
+class EngineSample:
+    """One scrape of a serving engine (or the simulator's trainer) plus what is known of its model."""
+
+    kind: str
+    url: str = ""
+    model: str = ""
+    # cumulative counters
+    generation_tokens_total: float | None = None
+    prompt_tokens_total: float | None = None
+    requests_finished_total: float | None = None
+    # gauges
+    requests_running: float | None = None
+    requests_waiting: float | None = None
+    kv_usage_ratio: float | None = None
+    # cache configuration (vllm:cache_config_info or equivalent)
+    num_gpu_blocks: int | None = None
+    block_size: int | None = None
+    kv_pool_bytes: int | None = None  # per GPU, when the engine reports it directly
+    # model facts
+    kv_bytes_per_token: int | None = None  # per GPU (tensor-parallel rank)
+    weights_bytes: int | None = None  # per GPU
+    gpu_indices: tuple[int, ...] = ()
+    pids: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class LaunchHist:
+    """Host-side call durations of one CUDA API in one process over one tick.
+
+    ``buckets`` maps a log-linear bucket index (see ``model.latency``) to a count.
+    """
+
+    api: str
+    pid: int = 0
+    count: int = 0
+    sum_ns: int = 0
+    max_ns: int = 0
+    buckets: dict[int, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class HostSample:
+    cpu_pct: float | None = None
+    pinned_cpu_pct: float | None = None
+    offcpu_switches: int | None = None  # involuntary switches of launch threads this tick
+
+
+@dataclass(frozen=True)
+class Frame:
+    seq: int
+    time_wall_s: float
+    time_mono_s: float
+    gpus: tuple[GpuSample, ...] = ()
+    processes: tuple[ProcSample, ...] = ()
+    engine: EngineSample | None = None
+    launch: tuple[LaunchHist, ...] = ()
+    host: HostSample | None = None
+    sources: dict[str, SourceStatus] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------- codec
+
+def to_dict(obj: typing.Any) -> typing.Any:
+    """Plain JSON-able structure of a schema object (dict keys become strings)."""
+    if dataclasses.is_dataclass(obj):
+        return {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, dict):
+        return {str(k): to_dict(v) for k, v in obj.items()}
+    if isinstance(obj, (tuple, list)):
+        return [to_dict(v) for v in obj]
+    return obj
+
+
+def frame_to_dict(frame: Frame) -> dict:
+    data = to_dict(frame)
+    data["schema"] = SCHEMA_VERSION
+    return data
+
+
+class SchemaError(ValueError):
+    """A frame that cannot be decoded (wrong type, newer incompatible schema)."""
+
+
+def frame_from_dict(data: dict) -> Frame:
+    if not isinstance(data, dict):
+        raise SchemaError("frame is not an object")
+    return _build(Frame, data)
+
+
+_HINTS: dict[type, dict[str, typing.Any]] = {}
+
+
+def _hints(cls: type) -> dict[str, typing.Any]:
+    if cls not in _HINTS:
+        _HINTS[cls] = typing.get_type_hints(cls)
+    return _HINTS[cls]
+
+
+def _build(cls: type, data: dict) -> typing.Any:
+    if not isinstance(data, dict):
+        raise SchemaError(f"{cls.__name__} is not an object")
+    hints = _hints(cls)
+    kwargs = {}
+    for f in dataclasses.fields(cls):
+        if f.name in data:
+            kwargs[f.name] = _convert(hints[f.name], data[f.name], f.name)
+    try:
+        return cls(**kwargs)
+    except TypeError as exc:  # a required field is missing
+        raise SchemaError(f"{cls.__name__}: {exc}") from None
+
+
+def _convert(hint: typing.Any, value: typing.Any, name: str) -> typing.Any:
+    if value is None:
+        return None
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        inner = [a for a in args if a is not type(None)]
+        return _convert(inner[0], value, name) if len(inner) == 1 else value
+    if dataclasses.is_dataclass(hint):
+        return _build(hint, value)
+    if origin is tuple:
+        if not isinstance(value, (list, tuple)):
+            raise SchemaError(f"{name}: expected a list")
+        return tuple(_convert(args[0], v, name) for v in value)
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise SchemaError(f"{name}: expected an object")
+        key_type, value_type = args
+        try:
+            return {key_type(k): _convert(value_type, v, name) for k, v in value.items()}
+        except (TypeError, ValueError) as exc:
+            raise SchemaError(f"{name}: {exc}") from None
+    if hint is float and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if hint in (int, float, str, bool) and not isinstance(value, hint):
+        raise SchemaError(f"{name}: expected {hint.__name__}, got {type(value).__name__}")
+    return value

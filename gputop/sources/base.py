@@ -1,0 +1,38 @@
+"""The protocol every source follows, and the partial reading a poll returns.
+
+A source is opened once, polled once per tick from its own worker thread and
+closed once.  ``poll`` returns a ``Reading``: the parts of a frame this source
+knows.  A source that fails raises ``SourceError`` (or anything else); the
+sampler turns that into ``SourceStatus(ok=False, reason)`` so the screen shows
+"n/a (reason)" while every other source keeps running.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from gputop.schema import EngineSample, GpuSample, HostSample, LaunchHist, ProcSample
+
+
+class SourceError(RuntimeError):
+    """A source cannot deliver this tick; the message is shown to the user as the reason."""
+
+
+@dataclass(frozen=True)
+class Reading:
+    gpus: tuple[GpuSample, ...] = ()
+    processes: tuple[ProcSample, ...] = ()
+    engine: EngineSample | None = None
+    launch: tuple[LaunchHist, ...] = ()
+    host: HostSample | None = None
+
+
+class Source(Protocol):
+    name: str
+
+    def open(self) -> None: ...
+
+    def poll(self, time_mono_s: float) -> Reading: ...
+
+    def close(self) -> None: ...

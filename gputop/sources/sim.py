@@ -1,0 +1,373 @@
+"""Deterministic simulated GPUs for ``--demo`` and the tests.
+
+Each scenario models one way GPU-Util misleads and has exactly one true cause
+(``Scenario.cause``) so the diagnosis can be tested.  Frames depend only on
+(scenario, seed, tick number), never on the wall clock: the same seed gives
+the same frames on every machine.  Scenarios that need a throughput baseline
+start with a short healthy lead-in (``LEAD_IN_S``) and show their phenomenon
+well within 10 s, then keep showing it.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+from dataclasses import dataclass, field
+
+from gputop.model.latency import bucket_index
+from gputop.schema import EngineSample, GpuSample, HostSample, LaunchHist, ProcSample
+from gputop.sources.base import Reading
+
+LEAD_IN_S = 4.0
+CYCLE_S = 45.0
+GiB = 2**30
+MiB = 2**20
+CARD_BYTES = 81559 * MiB  # H100 80GB HBM3 as NVML reports it
+CARD_NAME = "NVIDIA H100 80GB HBM3 (simulated)"
+MODEL = "meta-llama/Llama-3.1-8B-Instruct"
+WEIGHTS_BYTES = 16_060_522_496  # 8.03e9 parameters x 2 bytes (bf16)
+KV_BYTES_PER_TOKEN = 2 * 32 * 8 * 128 * 2  # 128 KiB: Llama 3 8B, bf16
+BLOCK_SIZE = 16
+GPU_MEMORY_UTILIZATION = 0.9
+ENGINE_OTHER_BYTES = int(2.6 * GiB)  # activations, CUDA graphs, allocator slack
+NOTEBOOK_BYTES = int(1.2 * GiB)
+DRIVER_BYTES = 512 * MiB
+_NORMAL = statistics.NormalDist()
+
+
+@dataclass
+class Launch:
+    """Host-side call-duration distribution of one API: lognormal body plus a uniform tail."""
+
+    calls_per_s: float
+    p50_us: float
+    sigma: float = 0.25
+    tail_frac: float = 0.0
+    tail_us: tuple[float, float] = (0.0, 0.0)
+
+
+@dataclass
+class Tick:
+    """What a scenario says the hardware and the workload do at one moment."""
+
+    util: list[float]
+    sm: list[float]
+    occupancy: list[float]
+    dram: list[float]
+    tensor: list[float]
+    tokens_per_s: float
+    prompt_tokens_per_s: float = 0.0
+    running: float | None = None
+    waiting: float | None = None
+    kv_usage: float | None = None
+    host_cpu_pct: float = 30.0
+    launch: dict[str, Launch] = field(default_factory=dict)
+    power_w: list[float] | None = None
+    clock_mhz: list[float] | None = None
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    summary: str
+    cause: str | None
+    kind: str  # "vllm" (serving) or "trainer"
+    default_gpus: int = 1
+
+
+SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
+    Scenario("idle-reserved", "weights + KV pool pre-reserved: VRAM nearly full at 0% GPU-Util",
+             None, "vllm"),
+    Scenario("serving", "a healthy vLLM server: util, SM activity and tokens/s move together",
+             None, "vllm"),
+    Scenario("logprobs-storm", "one n=8, logprobs=20 request: GPU-Util 97%, SM active ~11%, "
+             "tokens/s collapses, others wait 9-11 s", "oversized_request", "vllm"),
+    Scenario("prefill-interference", "long-context prefills starve the decodes",
+             "prefill_interference", "vllm"),
+    Scenario("launch-jitter", "CPU contention: launch p50 ~17 us, p99 ~13 ms",
+             "host_launch_jitter", "vllm"),
+    Scenario("dataloader-stall", "a training step waits on the host input pipeline",
+             "input_stall", "trainer"),
+    Scenario("allreduce-straggler", "4 GPUs: one lags, three spin ~100% busy inside the collective",
+             "collective_straggler", "trainer", default_gpus=4),
+    Scenario("membw-bound", "long contexts: SM active high, DRAM bandwidth saturated",
+             "memory_bandwidth", "vllm"),
+)}
+
+
+def _noise(rng: random.Random, value: float, spread: float, lo: float = 0.0,
+           hi: float | None = None) -> float:
+    out = value + rng.uniform(-spread, spread)
+    out = max(lo, out)
+    return min(hi, out) if hi is not None else out
+
+
+def _healthy_serving(rng: random.Random, n: int) -> Tick:
+    return Tick(
+        util=[_noise(rng, 79, 6, 0, 100) for _ in range(n)],
+        sm=[_noise(rng, 61, 5, 0, 100) for _ in range(n)],
+        occupancy=[_noise(rng, 34, 3, 0, 100) for _ in range(n)],
+        dram=[_noise(rng, 55, 5, 0, 100) for _ in range(n)],
+        tensor=[_noise(rng, 41, 4, 0, 100) for _ in range(n)],
+        tokens_per_s=_noise(rng, 1900, 120),
+        prompt_tokens_per_s=_noise(rng, 2400, 350),
+        running=round(_noise(rng, 24, 3)),
+        waiting=float(rng.choice((0, 0, 1))),
+        kv_usage=_noise(rng, 0.36, 0.04, 0, 1),
+        host_cpu_pct=_noise(rng, 34, 5, 0, 100),
+        launch={
+            "cudaLaunchKernel": Launch(2500, 5.0),
+            "cuLaunchKernel": Launch(900, 6.5),
+            "cudaGraphLaunch": Launch(55, 9.0),
+            "cudaStreamSynchronize": Launch(55, 14000.0, sigma=0.15),
+        },
+    )
+
+
+def _healthy_training(rng: random.Random, n: int) -> Tick:
+    return Tick(
+        util=[_noise(rng, 98, 1.5, 0, 100) for _ in range(n)],
+        sm=[_noise(rng, 82, 3, 0, 100) for _ in range(n)],
+        occupancy=[_noise(rng, 45, 3, 0, 100) for _ in range(n)],
+        dram=[_noise(rng, 62, 4, 0, 100) for _ in range(n)],
+        tensor=[_noise(rng, 66, 4, 0, 100) for _ in range(n)],
+        tokens_per_s=_noise(rng, 52000 * n, 1500 * n),
+        host_cpu_pct=_noise(rng, 45, 5, 0, 100),
+        launch={
+            "cudaLaunchKernel": Launch(6000, 4.5),
+            "cuLaunchKernel": Launch(3000, 6.0),
+            "cudaStreamSynchronize": Launch(2, 300000.0, sigma=0.1),
+        },
+    )
+
+
+def _scenario_tick(name: str, t: float, rng: random.Random, n: int) -> Tick:
+    """The scenario's state ``t`` seconds after it started."""
+    kind = SCENARIOS[name].kind
+    if name == "idle-reserved":
+        zeros = [0.0] * n
+        return Tick(util=zeros, sm=zeros, occupancy=zeros, dram=[_noise(rng, 0.5, 0.5) for _ in range(n)],
+                    tensor=zeros, tokens_per_s=0.0, prompt_tokens_per_s=0.0, running=0.0,
+                    waiting=0.0, kv_usage=0.0, host_cpu_pct=_noise(rng, 3, 1),
+                    launch={}, power_w=[_noise(rng, 72, 2) for _ in range(n)])
+    healthy = _healthy_serving(rng, n) if kind == "vllm" else _healthy_training(rng, n)
+    if name == "serving" or t < LEAD_IN_S:
+        return healthy
+    since = t - LEAD_IN_S
+    tick = healthy
+    if name == "logprobs-storm":
+        tick.util = [_noise(rng, 97, 1.2, 0, 100) for _ in range(n)]
+        tick.sm = [_noise(rng, 11, 1.5) for _ in range(n)]
+        tick.occupancy = [_noise(rng, 5, 1) for _ in range(n)]
+        tick.dram = [_noise(rng, 21, 3) for _ in range(n)]
+        tick.tensor = [_noise(rng, 3, 1) for _ in range(n)]
+        tick.tokens_per_s = _noise(rng, 41, 8)
+        tick.prompt_tokens_per_s = _noise(rng, 30, 20)
+        tick.running = float(rng.choice((7, 8, 8)))
+        tick.waiting = float(min(34, 3 + int(since * 1.6)))
+        tick.launch["cudaGraphLaunch"] = Launch(4, 9.0)
+        tick.launch["cudaStreamSynchronize"] = Launch(0.1, 9_800_000.0, sigma=0.08)
+    elif name == "prefill-interference":
+        tick.util = [_noise(rng, 98, 1, 0, 100) for _ in range(n)]
+        tick.sm = [_noise(rng, 73, 3) for _ in range(n)]
+        tick.tensor = [_noise(rng, 57, 4) for _ in range(n)]
+        tick.tokens_per_s = _noise(rng, 520, 60)
+        tick.prompt_tokens_per_s = _noise(rng, 14500, 1200)
+        tick.running = round(_noise(rng, 22, 2))
+    elif name == "launch-jitter":
+        tick.util = [_noise(rng, 93, 1.5, 0, 100) for _ in range(n)]
+        tick.sm = [_noise(rng, 56, 4) for _ in range(n)]
+        tick.tokens_per_s = _noise(rng, 700, 70)
+        tick.host_cpu_pct = _noise(rng, 99, 1, 0, 100)
+        jitter = dict(tail_frac=0.02, tail_us=(9000.0, 17000.0))
+        tick.launch["cudaLaunchKernel"] = Launch(1100, 17.0, sigma=0.3, **jitter)
+        tick.launch["cuLaunchKernel"] = Launch(420, 19.0, sigma=0.3, **jitter)
+        tick.launch["cudaGraphLaunch"] = Launch(22, 21.0, sigma=0.3, **jitter)
+    elif name == "dataloader-stall":
+        phase = int(round(since)) % 3  # one busy step, then two ticks waiting for data
+        busy = (_noise(rng, 99, 1, 0, 100), _noise(rng, 14, 4), _noise(rng, 33, 5))[phase]
+        tick.util = [busy for _ in range(n)]
+        tick.sm = [busy * 0.82 for _ in range(n)]
+        tick.tensor = [busy * 0.66 for _ in range(n)]
+        tick.tokens_per_s = _noise(rng, 19000 * n, 800 * n)
+        tick.host_cpu_pct = _noise(rng, 99, 1, 0, 100)
+        tick.launch["cudaLaunchKernel"] = Launch(2000, 4.5)
+    elif name == "allreduce-straggler":
+        slow = 2 if n > 2 else n - 1
+        tick.util = [_noise(rng, 99.5, 0.5, 0, 100) for _ in range(n)]
+        tick.sm = [_noise(rng, 90, 2) if g == slow else _noise(rng, 14, 2) for g in range(n)]
+        tick.tensor = [_noise(rng, 70, 3) if g == slow else _noise(rng, 4, 1) for g in range(n)]
+        tick.tokens_per_s = _noise(rng, 20000 * n, 900 * n)
+        tick.launch["cudaStreamSynchronize"] = Launch(0.8, 1_100_000.0, sigma=0.1)
+    elif name == "membw-bound":
+        tick.util = [_noise(rng, 98, 1, 0, 100) for _ in range(n)]
+        tick.sm = [_noise(rng, 86, 3) for _ in range(n)]
+        tick.dram = [_noise(rng, 96, 1.5, 0, 100) for _ in range(n)]
+        tick.tensor = [_noise(rng, 19, 3) for _ in range(n)]
+        tick.tokens_per_s = _noise(rng, 820, 60)
+        tick.prompt_tokens_per_s = _noise(rng, 900, 200)
+        tick.running = round(_noise(rng, 64, 3))
+        tick.kv_usage = _noise(rng, 0.93, 0.02, 0, 1)
+    return tick
+
+
+def launch_hist(api: str, pid: int, launch: Launch, seconds: float, rng: random.Random,
+                samples: int = 100) -> LaunchHist:
+    """Per-tick histogram from evenly spaced quantiles of the distribution (deterministic)."""
+    calls = int(round(launch.calls_per_s * seconds))
+    if calls <= 0:
+        return LaunchHist(api=api, pid=pid)
+    k = min(samples, calls)
+    buckets: dict[int, int] = {}
+    total_ns = max_ns = 0
+    base, extra = divmod(calls, k)
+    jitter = math.exp(rng.uniform(-0.05, 0.05))
+    for i in range(k):
+        q = (i + 0.5) / k
+        if q > 1 - launch.tail_frac:
+            lo, hi = launch.tail_us
+            frac = (q - (1 - launch.tail_frac)) / launch.tail_frac
+            us = lo + (hi - lo) * frac
+        else:
+            body_q = q / (1 - launch.tail_frac) if launch.tail_frac else q
+            us = launch.p50_us * math.exp(launch.sigma * _NORMAL.inv_cdf(body_q))
+        ns = int(us * 1000 * jitter)
+        count = base + (1 if i < extra else 0)
+        index = bucket_index(ns)
+        buckets[index] = buckets.get(index, 0) + count
+        total_ns += ns * count
+        max_ns = max(max_ns, ns)
+    return LaunchHist(api=api, pid=pid, count=calls, sum_ns=total_ns, max_ns=max_ns, buckets=buckets)
+
+
+class SimSource:
+    """Frames for one scenario (or the cycle of all of them with ``scenario=None``)."""
+
+    name = "sim"
+
+    def __init__(self, scenario: str | None = "logprobs-storm", gpus: int | None = None,
+                 seed: int = 0, step_s: float = 1.0):
+        if scenario is not None and scenario not in SCENARIOS:
+            raise ValueError(f"unknown scenario {scenario!r}; choose one of: "
+                             + ", ".join(SCENARIOS))
+        if gpus is not None and not 1 <= gpus <= 16:
+            raise ValueError("--gpus must be between 1 and 16")
+        self.scenario = scenario
+        self.gpus = gpus or (4 if scenario is None else SCENARIOS[scenario].default_gpus)
+        self.seed = seed
+        self.step_s = step_s
+        self._seq = 0
+        self._tokens = 0.0
+        self._prompt = 0.0
+        self._finished = 0.0
+
+    @property
+    def label(self) -> str:
+        return f"demo:{self.scenario or 'cycle'}"
+
+    def scenario_at(self, t: float) -> tuple[str, float]:
+        """(scenario name, seconds since it started) at simulated time ``t``."""
+        if self.scenario is not None:
+            return self.scenario, t
+        names = list(SCENARIOS)
+        return names[int(t // CYCLE_S) % len(names)], t % CYCLE_S
+
+    def open(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def poll(self, time_mono_s: float = 0.0) -> Reading:
+        seq = self._seq
+        self._seq += 1
+        t = seq * self.step_s
+        name, since = self.scenario_at(t)
+        rng = random.Random(f"{self.seed}:{name}:{seq}")
+        n = self.gpus
+        tick = _scenario_tick(name, since, rng, n)
+        kind = SCENARIOS[name].kind
+        if seq > 0:
+            self._tokens += tick.tokens_per_s * self.step_s
+            self._prompt += tick.prompt_tokens_per_s * self.step_s
+            self._finished += (tick.tokens_per_s / 180.0) * self.step_s
+        gpus, processes = self._hardware(tick, kind, rng)
+        engine = self._engine(tick, kind, name)
+        launch = tuple(launch_hist(api, self._main_pid(kind), spec, self.step_s, rng)
+                       for api, spec in tick.launch.items())
+        return Reading(gpus=gpus, processes=processes, engine=engine, launch=launch,
+                       host=HostSample(cpu_pct=round(tick.host_cpu_pct, 1)))
+
+    # ------------------------------------------------------------ parts
+
+    def _main_pid(self, kind: str) -> int:
+        return 4121 if kind == "vllm" else 5001
+
+    def _pool_bytes_per_gpu(self) -> tuple[int, int]:
+        """(num_gpu_blocks, pool bytes) per GPU as vLLM would size them at start-up."""
+        n = self.gpus
+        requested = int(CARD_BYTES * GPU_MEMORY_UTILIZATION)
+        available = requested - WEIGHTS_BYTES // n - ENGINE_OTHER_BYTES
+        per_token = KV_BYTES_PER_TOKEN // n
+        blocks = available // (BLOCK_SIZE * per_token)
+        return blocks, blocks * BLOCK_SIZE * per_token
+
+    def _hardware(self, tick: Tick, kind: str, rng: random.Random):
+        gpus, processes = [], []
+        n = self.gpus
+        for g in range(n):
+            if kind == "vllm":
+                _, pool = self._pool_bytes_per_gpu()
+                engine_bytes = WEIGHTS_BYTES // n + pool + ENGINE_OTHER_BYTES
+                processes.append(ProcSample(
+                    pid=4121 if n == 1 else 4130 + g, gpu_index=g, name="python3",
+                    cmdline=f"vllm serve {MODEL} --gpu-memory-utilization {GPU_MEMORY_UTILIZATION}"
+                    + (f" --tensor-parallel-size {n}" if n > 1 else ""),
+                    start_time_s=1_700_000_000.0, mem_bytes=engine_bytes,
+                    sm_util_pct=round(tick.sm[g], 1)))
+            else:
+                engine_bytes = int(71.5 * GiB)
+                processes.append(ProcSample(
+                    pid=5001 + g, gpu_index=g, name="python3",
+                    cmdline="torchrun --nproc-per-node %d train.py --model llama-8b" % n,
+                    start_time_s=1_700_000_100.0, mem_bytes=engine_bytes,
+                    sm_util_pct=round(tick.sm[g], 1)))
+            used = engine_bytes + DRIVER_BYTES
+            if g == 0:
+                processes.append(ProcSample(pid=3377, gpu_index=0, name="python3",
+                                            cmdline="python3 notebook.py", start_time_s=1_699_990_000.0,
+                                            mem_bytes=NOTEBOOK_BYTES, sm_util_pct=0.0))
+                used += NOTEBOOK_BYTES
+            util = tick.util[g]
+            power = tick.power_w[g] if tick.power_w else 90 + 5.9 * util + rng.uniform(-8, 8)
+            gpus.append(GpuSample(
+                index=g, name=CARD_NAME, uuid=f"GPU-5137a1d0-0000-4000-8000-{g:012d}",
+                util_gpu_pct=round(util, 1),
+                util_gpu_samples_pct=tuple(round(max(0.0, min(100.0, util + rng.uniform(-3, 3))), 1)
+                                           for _ in range(6)),
+                util_mem_pct=round(tick.dram[g] * 0.9, 1),
+                sm_active_pct=round(tick.sm[g], 1), sm_occupancy_pct=round(tick.occupancy[g], 1),
+                dram_bw_pct=round(tick.dram[g], 1), tensor_pct=round(tick.tensor[g], 1),
+                mem_total_bytes=CARD_BYTES, mem_used_bytes=used,
+                power_w=round(power, 1), temp_c=round(34 + 0.35 * util + rng.uniform(-1, 1), 1),
+                sm_clock_mhz=1980.0 if util > 1 else 345.0))
+        return tuple(gpus), tuple(processes)
+
+    def _engine(self, tick: Tick, kind: str, name: str) -> EngineSample:
+        n = self.gpus
+        if kind == "trainer":
+            return EngineSample(kind="trainer", url="sim://trainer", model="llama-8b (training)",
+                                generation_tokens_total=round(self._tokens),
+                                gpu_indices=tuple(range(n)),
+                                pids=tuple(5001 + g for g in range(n)))
+        blocks, _ = self._pool_bytes_per_gpu()
+        return EngineSample(
+            kind="vllm", url="sim://vllm:8000/metrics", model=MODEL,
+            generation_tokens_total=round(self._tokens), prompt_tokens_total=round(self._prompt),
+            requests_finished_total=round(self._finished),
+            requests_running=tick.running, requests_waiting=tick.waiting,
+            kv_usage_ratio=None if tick.kv_usage is None else round(tick.kv_usage, 4),
+            num_gpu_blocks=blocks, block_size=BLOCK_SIZE,
+            kv_bytes_per_token=KV_BYTES_PER_TOKEN // n, weights_bytes=WEIGHTS_BYTES // n,
+            gpu_indices=tuple(range(n)), pids=(4121,) if n == 1 else tuple(4130 + g for g in range(n)))

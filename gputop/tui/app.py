@@ -1,0 +1,250 @@
+"""The live dashboard: five panes over one timeline, fed by the sampler thread.
+
+Frames cross from the sampler thread with ``post_message`` only; the timeline
+and every view are touched on the UI thread alone.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Container
+from textual.message import Message
+from textual.widgets import Footer, Static
+
+from gputop.model.derive import derive
+from gputop.model.detect import DetectConfig, make_fold
+from gputop.model.timeline import Timeline
+from gputop.sampler import Sampler
+from gputop.schema import Frame
+from gputop.tui.panes.base import Ctx, Pane
+from gputop.tui.panes.launch import LaunchPane
+from gputop.tui.panes.sm import SmPane
+from gputop.tui.panes.throughput import ThroughputPane
+from gputop.tui.panes.util import UtilPane
+from gputop.tui.panes.vram import VramPane
+from gputop.tui.widgets import Banner, StatusBar, Summary, TextScreen, help_text
+
+WINDOWS_S = (15, 30, 60, 120, 300, 600, 1800, 3600)
+MIN_SIZE = (40, 12)
+WIDE_SIZE = (110, 30)  # below this, one pane at a time with a summary strip
+
+KEYS = [
+    ("1-5", "focus and zoom a pane (again or Esc: back to all panes)"),
+    ("tab / shift+tab", "next / previous pane"),
+    ("space", "pause the view (sampling continues) / resume"),
+    ("left / right", "step one frame back / forward in history (pauses)"),
+    ("[ / ]", "previous / next GPU"),
+    ("+ / -", "longer / shorter time window"),
+    ("e", "explain the focused pane: definitions and where its numbers came from"),
+    ("?", "this help"),
+    ("q", "quit"),
+]
+
+
+class FrameArrived(Message):
+    def __init__(self, frame: Frame):
+        super().__init__()
+        self.frame = frame
+
+
+class GputopApp(App):
+    CSS_PATH = Path(__file__).with_name("gputop.tcss")
+    TITLE = "gputop"
+    ENABLE_COMMAND_PALETTE = False
+    BINDINGS = [
+        Binding("q", "quit", "quit"),
+        Binding("question_mark", "help", "help", key_display="?"),
+        Binding("space", "pause", "pause"),
+        Binding("left", "step(-1)", "back", key_display="←"),
+        Binding("right", "step(1)", "fwd", key_display="→"),
+        Binding("left_square_bracket", "gpu(-1)", "GPU-", key_display="["),
+        Binding("right_square_bracket", "gpu(1)", "GPU+", key_display="]"),
+        Binding("plus,equals_sign", "window(1)", "window+", key_display="+"),
+        Binding("minus", "window(-1)", "window-", key_display="-"),
+        Binding("e", "explain", "explain"),
+        Binding("escape", "unzoom", "all panes", show=False),
+        *[Binding(str(i), f"pane('{i}')", f"pane {i}", show=False) for i in range(1, 6)],
+    ]
+
+    def __init__(self, sampler: Sampler | None, source_label: str, *, interval_s: float = 1.0,
+                 detect_config: DetectConfig = DetectConfig(), frames: list[Frame] = (),
+                 window_s: float = 60.0):
+        super().__init__()
+        self.sampler = sampler
+        self.source_label = source_label
+        capacity = int(min(36000, max(600, WINDOWS_S[-1] / interval_s + 10)))
+        self.timeline: Timeline = Timeline(capacity, make_fold(detect_config))
+        for frame in frames:
+            self.timeline.append(frame)
+        self.window_s = window_s
+        self.gpu_index = 0
+        self.paused_seq: int | None = None
+        self.zoomed: str | None = None
+        self.current_pane = "1"
+        self.panes: list[Pane] = [UtilPane(), SmPane(), ThroughputPane(), VramPane(), LaunchPane()]
+
+    # ------------------------------------------------------------ layout
+
+    def compose(self) -> ComposeResult:
+        yield StatusBar(id="status")
+        yield Banner(id="banner")
+        yield Summary(id="summary")
+        with Container(id="body"):
+            yield from self.panes
+        yield Static(f"terminal too small: gputop needs at least {MIN_SIZE[0]}x{MIN_SIZE[1]}",
+                     id="too-small")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._apply_layout()
+        self.panes[0].focus()
+        self.refresh_view()
+        if self.sampler is not None:
+            self.sampler.start(lambda frame: self.post_message(FrameArrived(frame)))
+
+    def on_unmount(self) -> None:
+        if self.sampler is not None:
+            self.sampler.close()
+
+    def on_resize(self) -> None:
+        self._apply_layout()
+        self.call_after_refresh(self.refresh_view)
+
+    def _apply_layout(self) -> None:
+        width, height = self.size
+        self.set_class(width < MIN_SIZE[0] or height < MIN_SIZE[1], "-too-small")
+        narrow = width < WIDE_SIZE[0] or height < WIDE_SIZE[1]
+        self.set_class(narrow, "-narrow")
+        single = narrow or self.zoomed is not None
+        self.set_class(single, "-single")
+        shown = self.zoomed or self.current_pane
+        for pane in self.panes:
+            pane.set_class(pane.key == shown, "-current")
+
+    # ------------------------------------------------------------ frames
+
+    def on_frame_arrived(self, message: FrameArrived) -> None:
+        self.add_frame(message.frame)
+
+    def add_frame(self, frame: Frame) -> None:
+        self.timeline.append(frame)
+        if self.paused_seq is None:
+            self.refresh_view()
+        else:
+            self._status()  # the "frames behind" count changes
+
+    def _cursor_index(self) -> int:
+        if self.paused_seq is None or len(self.timeline) == 0:
+            return self.timeline.last_index
+        first_seq = self.timeline.frame(0).seq
+        return max(0, min(self.timeline.last_index, self.paused_seq - first_seq))
+
+    def ctx(self) -> Ctx | None:
+        if len(self.timeline) == 0:
+            return None
+        view = derive(self.timeline, self._cursor_index())
+        indexes = [g.sample.index for g in view.gpus]
+        if indexes and self.gpu_index not in indexes:
+            self.gpu_index = indexes[0]
+        return Ctx(self.timeline, view, self.gpu_index, self.window_s, self.source_label)
+
+    def refresh_view(self) -> None:
+        ctx = self.ctx()
+        if ctx is None:
+            return
+        for pane in self.panes:
+            if pane.display and pane.parent is not None:
+                pane.update_ctx(ctx)
+            else:
+                pane.ctx = ctx
+        self.query_one(Banner).render_alert(ctx.view.alert, ctx.view.frame.time_wall_s)
+        if self.has_class("-narrow"):
+            self.query_one(Summary).render_summary(ctx)
+        self._status(ctx)
+
+    def _status(self, ctx: Ctx | None = None) -> None:
+        ctx = ctx or self.ctx()
+        if ctx is None:
+            return
+        back = None
+        if self.paused_seq is not None:
+            back = self._cursor_index() - self.timeline.last_index
+        self.query_one(StatusBar).render_status(ctx, back)
+
+    # ------------------------------------------------------------ keys
+
+    def action_pause(self) -> None:
+        if self.paused_seq is None and len(self.timeline):
+            self.paused_seq = self.timeline.frame(self.timeline.last_index).seq
+        else:
+            self.paused_seq = None
+        self.refresh_view()
+
+    def action_step(self, frames: int) -> None:
+        if not len(self.timeline):
+            return
+        if self.paused_seq is None:
+            self.paused_seq = self.timeline.frame(self.timeline.last_index).seq
+        index = max(0, min(self.timeline.last_index, self._cursor_index() + frames))
+        self.paused_seq = self.timeline.frame(index).seq
+        self.refresh_view()
+
+    def action_gpu(self, step: int) -> None:
+        ctx = self.ctx()
+        if ctx is None or not ctx.view.gpus:
+            return
+        indexes = [g.sample.index for g in ctx.view.gpus]
+        position = indexes.index(self.gpu_index) if self.gpu_index in indexes else 0
+        self.gpu_index = indexes[(position + step) % len(indexes)]
+        self.refresh_view()
+
+    def action_window(self, step: int) -> None:
+        position = min(range(len(WINDOWS_S)), key=lambda i: abs(WINDOWS_S[i] - self.window_s))
+        self.window_s = float(WINDOWS_S[max(0, min(len(WINDOWS_S) - 1, position + step))])
+        self.refresh_view()
+
+    def action_pane(self, key: str) -> None:
+        pane = self._pane(key)
+        if self.zoomed == key:
+            self.zoomed = None
+        elif not self.has_class("-narrow"):
+            self.zoomed = key
+        self.current_pane = key
+        self._apply_layout()
+        pane.focus()
+        self.call_after_refresh(self.refresh_view)
+
+    def action_unzoom(self) -> None:
+        if self.zoomed is not None:
+            self.zoomed = None
+            self._apply_layout()
+            self.call_after_refresh(self.refresh_view)
+
+    def on_descendant_focus(self, event) -> None:
+        widget = event.widget
+        if isinstance(widget, Pane) and widget.key != self.current_pane:
+            self.current_pane = widget.key
+            if self.zoomed is not None:
+                self.zoomed = widget.key
+            self._apply_layout()
+            self.call_after_refresh(self.refresh_view)
+
+    def action_help(self) -> None:
+        self.push_screen(TextScreen("gputop help", help_text(self.panes, KEYS)))
+
+    def action_explain(self) -> None:
+        pane = self._pane(self.current_pane)
+        ctx = self.ctx()
+        lines = [pane.definition, "", "Where the numbers come from now:"]
+        if ctx is not None:
+            lines += ["  " + line for line in pane.provenance(ctx)]
+            bad = [f"  {name}: n/a ({st.reason})" for name, st in ctx.view.sources.items() if not st.ok]
+            if bad:
+                lines += ["", "Sources not delivering:", *bad]
+        self.push_screen(TextScreen(f"{pane.key} {pane.title}: explained", "\n".join(lines)))
+
+    def _pane(self, key: str) -> Pane:
+        return next(p for p in self.panes if p.key == key)

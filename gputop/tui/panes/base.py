@@ -1,0 +1,95 @@
+"""What every pane shares: the context it is drawn from and its self-explanation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from gputop.model.derive import GpuView, View, series
+from gputop.model.timeline import Timeline
+from gputop.schema import Frame
+from gputop.tui.lines import DiffLines
+from gputop.tui.render import DIM, Row, nice_top, plot_rows, row, sweep_columns, sweep_cursor
+
+
+@dataclass(frozen=True)
+class Ctx:
+    """Everything a pane may read: the derived view plus the history behind it."""
+
+    timeline: Timeline
+    view: View
+    gpu_index: int
+    window_s: float
+    source_label: str
+
+    @property
+    def gpu(self) -> GpuView | None:
+        return self.view.gpu(self.gpu_index)
+
+    @property
+    def alerting(self) -> bool:
+        alert = self.view.alert
+        return alert is not None and (self.gpu_index in alert.gpus or not alert.gpus)
+
+    def series(self, value: Callable[[Frame, object], float | None]):
+        return series(self.timeline, self.view.index, self.window_s, value)
+
+    def plot(self, value, width: int, height: int, style, top: float | None = None) -> list[Row]:
+        points = self.series(value)
+        end = self.view.frame.time_mono_s
+        columns = sweep_columns(points, end, self.window_s, width)
+        axis_top = top if top is not None else nice_top(columns)
+        rows = plot_rows(columns, sweep_cursor(end, self.window_s, width), height, axis_top, style)
+        return rows
+
+    def source_reason(self, name: str) -> str | None:
+        status = self.view.sources.get(name)
+        return None if status is None or status.ok else status.reason
+
+
+class Pane(DiffLines, can_focus=True):
+    """A dashboard pane: a pure function from ``Ctx`` to rows, plus its definitions."""
+
+    key = "0"
+    title = ""
+    # What the metrics in this pane mean (shown by ? and e).
+    definition = ""
+
+    def __init__(self, **kwargs):
+        super().__init__(id=f"pane-{self.key}", classes="pane", **kwargs)
+        self.ctx: Ctx | None = None
+        self.border_title = f"{self.key} {self.title}"
+
+    def update_ctx(self, ctx: Ctx) -> None:
+        self.ctx = ctx
+        self.set_class(ctx.alerting and self.alert_sensitive, "alert")
+        self.redraw()
+
+    alert_sensitive = False
+
+    def redraw(self) -> None:
+        if self.ctx is None or self.size.width <= 0 or self.size.height <= 0:
+            return
+        self.show(self.rows(self.ctx, self.size.width, self.size.height))
+
+    def rows(self, ctx: Ctx, width: int, height: int) -> list[Row]:
+        raise NotImplementedError
+
+    def provenance(self, ctx: Ctx) -> list[str]:
+        """Where this pane's numbers came from right now (shown by e)."""
+        return [f"source: {ctx.source_label}"]
+
+    @staticmethod
+    def footer_row(ctx: Ctx, width: int, label: str) -> Row:
+        left = f"{ctx.window_s:.0f}s window"
+        return row((f"{left} · {label}"[:width], DIM))
+
+
+def gpu_field(index: int, field: str) -> Callable[[Frame, object], float | None]:
+    """A series accessor: ``field`` of GPU ``index`` in each frame (None where absent)."""
+    def value(frame: Frame, _state: object) -> float | None:
+        for gpu in frame.gpus:
+            if gpu.index == index:
+                return getattr(gpu, field)
+        return None
+    return value

@@ -1,0 +1,67 @@
+"""Pane 5: host-side CUDA call durations per API, and a histogram of the slowest one."""
+
+from __future__ import annotations
+
+from rich.style import Style
+
+from gputop.model.latency import bucket_bounds_ns
+from gputop.tui.panes.base import Ctx, Pane
+from gputop.tui.render import ALERT, DIM, Row, duration_us, hbar, na, rate, row
+
+HIST = Style(color="yellow")
+DECADES_US = (1, 10, 100, 1_000, 10_000, 100_000, 1_000_000)
+
+
+def decade_counts(buckets: dict[int, int]) -> list[tuple[str, int]]:
+    """Fold log-linear buckets into decades (<10 us, <100 us, ...) for a compact drawing."""
+    counts = [0] * len(DECADES_US)
+    for index, count in buckets.items():
+        low_us = bucket_bounds_ns(index)[0] / 1000
+        slot = sum(1 for edge in DECADES_US[1:] if low_us >= edge)
+        counts[slot] += count
+    labels = ["<10us", "<100us", "<1ms", "<10ms", "<100ms", "<1s", ">=1s"]
+    return list(zip(labels, counts))
+
+
+class LaunchPane(Pane):
+    key = "5"
+    title = "Launch latency (host)"
+    alert_sensitive = False
+    definition = (
+        "Launch latency: how long the host thread spent inside each CUDA API call "
+        "(cudaLaunchKernel, cuLaunchKernel, cudaGraphLaunch, cudaStreamSynchronize, ...), "
+        "measured with eBPF uprobes on entry and return. It is host-side call duration: not GPU "
+        "execution time and not launch-to-start. A p99 far above p50 means the launching thread "
+        "was preempted or stalled (CPU contention). Synchronize calls wait for the GPU by design. "
+        "Percentiles come from log-linear histograms (8 sub-buckets per power of two: within "
+        "6.25%); calls/s over the stats window."
+    )
+
+    def rows(self, ctx: Ctx, width: int, height: int) -> list[Row]:
+        apis = ctx.view.launch
+        if not apis:
+            reason = ctx.source_reason("ebpf") or "eBPF probes not enabled"
+            return [row(("launch latency " + na(reason), DIM))]
+        name_w = max(12, min(24, width - 40))
+        out = [row((f"{'API':<{name_w}} {'calls/s':>8} {'p50':>8} {'p99':>8} {'max':>8}", DIM))]
+        worst = None
+        for a in apis:
+            st = a.stats
+            jitter = st.p50_us and st.p99_us and st.p99_us / st.p50_us >= 20 and "Launch" in a.api
+            out.append(row(f"{a.api[:name_w]:<{name_w}} {rate(st.calls_per_s):>8} "
+                           f"{duration_us(st.p50_us):>8} ",
+                           (f"{duration_us(st.p99_us):>8}", ALERT if jitter else None),
+                           f" {duration_us(st.max_us):>8}"))
+            if "Launch" in a.api and (worst is None or (st.p99_us or 0) > (worst.stats.p99_us or 0)):
+                worst = a
+        worst = worst or apis[0]
+        space = height - len(out) - 1
+        if space >= 3:
+            out.append(row((f"{worst.api} call durations, last {ctx.view.launch_window_s:.0f}s:", DIM)))
+            decades = decade_counts(worst.buckets)
+            total = sum(c for _, c in decades) or 1
+            for label, count in decades[: space - 1]:
+                out.append(row(f"{label:>7} {count:>8,} ", *hbar(count / total, max(0, width - 17), HIST)))
+        out = out[: height - 1]
+        out.append(row(("host-side call duration (eBPF uprobes), not GPU time", DIM)))
+        return out

@@ -1,0 +1,55 @@
+"""Pane 2: SM activity next to GPU-Util, so "97% busy, 11% SM active" is visible at a glance."""
+
+from __future__ import annotations
+
+from rich.style import Style
+
+from gputop.tui.panes.base import Ctx, Pane, gpu_field
+from gputop.tui.render import ALERT, DIM, Row, hbar, na, row
+
+BAR = Style(color="cyan")
+UTIL_BAR = Style(color="bright_blue")
+PLOT = Style(color="cyan")
+
+METRICS = (
+    ("GPU-Util", "util_gpu_pct", UTIL_BAR),
+    ("SM active", "sm_active_pct", BAR),
+    ("SM occup.", "sm_occupancy_pct", BAR),
+    ("DRAM bw", "dram_bw_pct", BAR),
+    ("Tensor", "tensor_pct", BAR),
+)
+
+
+class SmPane(Pane):
+    key = "2"
+    title = "SM activity"
+    alert_sensitive = True
+    definition = (
+        "SM active: the fraction of time-and-SMs with at least one warp resident, averaged over "
+        "all SMs (NVML GPM SM_UTIL on Hopper+, or DCGM_FI_PROF_SM_ACTIVE). Unlike GPU-Util it "
+        "drops when kernels use few SMs. It is still a time ratio: a kernel at 5% of peak "
+        "reads 100% while it runs. SM occupancy: resident warps over the maximum. DRAM bw: "
+        "fraction of peak device-memory bandwidth used. Tensor: fraction of time the tensor "
+        "pipes were active."
+    )
+
+    def rows(self, ctx: Ctx, width: int, height: int) -> list[Row]:
+        gpu = ctx.gpu
+        if gpu is None:
+            return [row(("n/a (no GPU)", ALERT))]
+        s = gpu.sample
+        label_w, value_w = 10, 5
+        bar_w = max(0, width - label_w - value_w - 1)
+        out = []
+        for label, field, style in METRICS:
+            value = getattr(s, field)
+            if value is None:
+                out.append(row(f"{label:<{label_w}}", (na(s.missing.get(field))[: width - label_w], DIM)))
+                continue
+            low = field == "sm_active_pct" and s.util_gpu_pct and value < 0.5 * s.util_gpu_pct
+            out.append(row(f"{label:<{label_w}}", (f"{value:>4.0f}%", ALERT if low else None), " ",
+                           *[(c, st) for c, st in hbar(value / 100, bar_w, style)]))
+        plot_h = max(0, height - len(out) - 1)
+        out += ctx.plot(gpu_field(s.index, "sm_active_pct"), width, plot_h, PLOT, top=100.0)
+        out.append(self.footer_row(ctx, width, "SM active 0-100%"))
+        return out

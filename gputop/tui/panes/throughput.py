@@ -1,0 +1,68 @@
+"""Pane 3: the useful work, tokens per second, next to the queue that feeds it."""
+
+from __future__ import annotations
+
+from rich.style import Style
+
+from gputop.tui.panes.base import Ctx, Pane
+from gputop.tui.render import ALERT, BOLD, DIM, Row, count, hbar, na, rate, row
+
+PLOT = Style(color="green")
+PLOT_ALERT = Style(color="red")
+KV_BAR = Style(color="magenta")
+
+
+class ThroughputPane(Pane):
+    key = "3"
+    title = "Throughput"
+    alert_sensitive = True
+    definition = (
+        "Generation tokens/s: the per-second increase of the engine's generated-token counter "
+        "(vllm:generation_tokens_total, sglang:generation_tokens_total, ...) between two "
+        "scrapes; a counter that drops (engine restart) counts from zero, never negative. "
+        "Prompt tokens/s: the same for prefill tokens. Baseline: the median tokens/s of the "
+        "last 60 s of healthy ticks, frozen during an episode. Running / waiting: the engine's "
+        "request gauges. KV usage: the fraction of the pre-reserved KV-cache pool in use."
+    )
+
+    def rows(self, ctx: Ctx, width: int, height: int) -> list[Row]:
+        engine = ctx.view.engine
+        if engine is None:
+            reason = ctx.source_reason("engine") or "no engine: pass --engine URL"
+            return [row(("tokens/s " + na(reason), DIM))]
+        s = engine.sample
+        big = ALERT if ctx.alerting else BOLD
+        unit = "train tok/s" if s.kind == "trainer" else "gen tok/s"
+        baseline = engine.baseline_tokens_per_s
+        change = ""
+        if baseline and engine.tokens_per_s is not None:
+            change = f"  {engine.tokens_per_s / baseline:.0%} of baseline {rate(baseline)}"
+        out = [row((f"{rate(engine.tokens_per_s):>6}", big), f" {unit}", (change, ALERT if ctx.alerting else DIM))]
+        if s.kind != "trainer":
+            out.append(row(f"prompt {rate(engine.prompt_tokens_per_s)} tok/s   "
+                           f"finished {rate(engine.requests_per_s)} req/s"))
+            waiting_style = ALERT if (s.requests_waiting or 0) > max(4, (s.requests_running or 0)) else None
+            out.append(row(f"running {count(s.requests_running)}   ",
+                           (f"waiting {count(s.requests_waiting)}", waiting_style)))
+            kv = s.kv_usage_ratio
+            label = f"KV used {kv:>4.0%} " if kv is not None else "KV used " + na("not reported")
+            out.append(row(label, *hbar(kv, max(0, width - len(label)), KV_BAR) if kv is not None else ""))
+        else:
+            out.append(row((f"{s.model} · {len(s.gpu_indices)} GPU(s)", DIM)))
+        plot_h = max(0, height - len(out) - 1)
+
+        def tokens(_frame, state):
+            return state.point.tokens_per_s
+
+        points = ctx.series(tokens)
+        top = max([v for _, v in points if v is not None] + [baseline or 0, 1.0])
+        out += ctx.plot(tokens, width, plot_h, PLOT_ALERT if ctx.alerting else PLOT, top=top * 1.1)
+        out.append(self.footer_row(ctx, width, f"0-{rate(top * 1.1)} tok/s"))
+        return out
+
+    def provenance(self, ctx: Ctx) -> list[str]:
+        engine = ctx.view.engine
+        if engine is None:
+            return [f"no engine source ({ctx.source_reason('engine') or 'none configured'})"]
+        return [f"engine: {engine.sample.kind} at {engine.sample.url}",
+                f"model: {engine.sample.model}"]

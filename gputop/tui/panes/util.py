@@ -1,0 +1,57 @@
+"""Pane 1: GPU-Util over time, with what it really measures next to the number."""
+
+from __future__ import annotations
+
+from rich.style import Style
+
+from gputop.tui.panes.base import Ctx, Pane, gpu_field
+from gputop.tui.render import ALERT, BOLD, DIM, Row, na, pct, row
+
+PLOT = Style(color="bright_blue")
+PLOT_ALERT = Style(color="red")
+
+
+class UtilPane(Pane):
+    key = "1"
+    title = "GPU-Util"
+    alert_sensitive = True
+    definition = (
+        "GPU-Util (NVML utilization.gpu, nvidia-smi's GPU-Util): the percent of the last sample "
+        "period (1/6 s to 1 s by product) during which at least one kernel was running. One tiny "
+        "kernel running all the time reads 100%. It says nothing about how much of the GPU the "
+        "kernels used: compare SM activity (pane 2) and throughput (pane 3). "
+        "Memory-controller util is the same kind of time fraction for device-memory traffic, "
+        "not memory occupancy."
+    )
+
+    def rows(self, ctx: Ctx, width: int, height: int) -> list[Row]:
+        gpu = ctx.gpu
+        if gpu is None:
+            return [row(("GPU n/a (" + (ctx.source_reason("nvml") or "no GPU reported") + ")", ALERT))]
+        s = gpu.sample
+        big = BOLD if not ctx.alerting else ALERT
+        if s.lost:
+            return [row((f"GPU {s.index} lost: {s.missing.get('all', 'fell off the bus')}", ALERT))]
+        util = pct(s.util_gpu_pct) if s.util_gpu_pct is not None else na(s.missing.get("util_gpu_pct"))
+        out = [
+            row((f"{util:>4}", big), ("  of the time ≥1 kernel ran", DIM)),
+            row(f"mem ctrl {pct(s.util_mem_pct)}  ",
+                f"{s.power_w:.0f} W  " if s.power_w is not None else "power n/a  ",
+                f"{s.temp_c:.0f}°C  " if s.temp_c is not None else "",
+                f"{s.sm_clock_mhz:.0f} MHz" if s.sm_clock_mhz is not None else ""),
+        ]
+        if s.throttle:
+            out.append(row(("throttled: " + ", ".join(s.throttle), ALERT)))
+        plot_h = max(0, height - len(out) - 1)
+        style = PLOT_ALERT if ctx.alerting else PLOT
+        out += ctx.plot(gpu_field(s.index, "util_gpu_pct"), width, plot_h, style, top=100.0)
+        out.append(self.footer_row(ctx, width, "0-100%"))
+        return out
+
+    def provenance(self, ctx: Ctx) -> list[str]:
+        gpu = ctx.gpu
+        lines = [f"source: {ctx.source_label}"]
+        if gpu is not None and gpu.sample.util_gpu_samples_pct:
+            lines.append(f"{len(gpu.sample.util_gpu_samples_pct)} driver samples this tick: "
+                         + " ".join(f"{v:.0f}" for v in gpu.sample.util_gpu_samples_pct))
+        return lines

@@ -1,0 +1,131 @@
+"""The dashboard's chrome: status bar, alert banner, narrow-mode summary, help and explain."""
+
+from __future__ import annotations
+
+import time
+
+from rich.style import Style
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from gputop.model.detect import Episode
+from gputop.tui.lines import DiffLines
+from gputop.tui.panes.base import Ctx
+from gputop.tui.render import ALERT, BOLD, DIM, Row, duration_us, gib, pct, rate, row
+
+CAUSE_TEXT = {
+    "oversized_request": "one oversized request (e.g. n x logprobs over the vocabulary) stalls the batch",
+    "prefill_interference": "long prefills starve the decodes",
+    "collective_straggler": "one GPU lags; the others spin inside the collective",
+    "input_stall": "the step waits on the host input pipeline (data loader)",
+    "host_launch_jitter": "the launching thread is preempted (CPU contention)",
+    "tiny_kernels": "kernels too small to fill the SMs",
+    "memory_bandwidth": "DRAM bandwidth saturated",
+    "throttling": "clocks throttled (power or thermal)",
+}
+
+
+def clock_text(time_wall_s: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(time_wall_s))
+
+
+class StatusBar(DiffLines):
+    DEFAULT_CSS = "StatusBar { height: 1; background: $panel; }"
+
+    def render_status(self, ctx: Ctx, paused_back: int | None, extra: str = "") -> None:
+        gpu = ctx.gpu
+        gpus = ctx.view.gpus
+        gpu_text = (f"GPU {ctx.gpu_index} ({len(gpus)}) {gpu.sample.name}" if gpu is not None
+                    else "no GPU")
+        mode = ("● LIVE", Style(color="green", bold=True)) if paused_back is None else (
+            f"❚❚ PAUSED {paused_back:+d} frames", Style(color="yellow", bold=True))
+        self.show([row((" gputop ", BOLD), "│ ", ctx.source_label, " │ ", gpu_text, " │ ",
+                       clock_text(ctx.view.frame.time_wall_s), " │ ", mode,
+                       f" │ window {ctx.window_s:.0f}s", extra)])
+
+
+class Banner(DiffLines):
+    """The "busy but unproductive" banner: headline, evidence and the best suspect."""
+
+    DEFAULT_CSS = """
+    Banner { height: 2; background: $error 35%; display: none; }
+    Banner.-show { display: block; }
+    """
+
+    def render_alert(self, alert: Episode | None, now_wall_s: float) -> None:
+        self.set_class(alert is not None, "-show")
+        if alert is None:
+            self.show([])
+            return
+        seconds = max(0, now_wall_s - alert.start_wall_s)
+        evidence = "; ".join(alert.evidence) or "no supporting evidence"
+        suspect = ""
+        if alert.suspects:
+            cause = alert.suspects[0][0]
+            suspect = f"likely: {cause.replace('_', ' ')} ({CAUSE_TEXT.get(cause, '')})"
+        self.show([
+            row(("⚠ ", ALERT), (f"{alert.headline} for {seconds:.0f}s", BOLD), f": {evidence}"),
+            row(("  " + suspect, None)),
+        ])
+
+
+class Summary(DiffLines):
+    """One line per pane in narrow terminals, where only one pane fits at a time."""
+
+    DEFAULT_CSS = "Summary { height: 2; display: none; }"
+
+    def render_summary(self, ctx: Ctx) -> None:
+        gpu = ctx.gpu
+        s = gpu.sample if gpu else None
+        engine = ctx.view.engine
+        worst_p99 = max((a.stats.p99_us for a in ctx.view.launch
+                         if "Launch" in a.api and a.stats.p99_us is not None), default=None)
+        alert = ALERT if ctx.alerting else None
+        self.show([
+            row(("1", BOLD), (f" util {pct(s.util_gpu_pct if s else None)}", alert),
+                ("  2", BOLD), f" SM {pct(s.sm_active_pct if s else None)}",
+                ("  3", BOLD), (f" {rate(engine.tokens_per_s) if engine else 'n/a'} tok/s", alert),
+                ("  4", BOLD), f" VRAM {gib(s.mem_used_bytes if s else None)}/"
+                f"{gib(s.mem_total_bytes if s else None)} GiB",
+                ("  5", BOLD), f" launch p99 {duration_us(worst_p99)}"),
+            row(("keys 1-5 pane · tab next · ? help", DIM)),
+        ])
+
+
+class TextScreen(ModalScreen):
+    """A scrollable page of text (help, explain); Escape, q or ? closes it."""
+
+    BINDINGS = [Binding("escape,q,question_mark,e", "app.pop_screen", "close")]
+    DEFAULT_CSS = """
+    TextScreen { align: center middle; }
+    TextScreen > VerticalScroll { width: 90%; height: 90%; border: round $accent;
+                                  background: $surface; padding: 0 1; }
+    """
+
+    def __init__(self, title: str, text: str):
+        super().__init__()
+        self._title = title
+        self._text = text
+
+    def compose(self) -> ComposeResult:
+        scroll = VerticalScroll()
+        scroll.border_title = self._title
+        scroll.border_subtitle = "Esc closes"
+        with scroll:
+            yield Static(self._text, markup=False)
+
+
+def help_text(panes, keys: list[tuple[str, str]]) -> str:
+    lines = ["gputop shows what the GPU is really doing: GPU-Util next to the signals that "
+             "explain it.", "", "Keys"]
+    lines += [f"  {k:<14} {what}" for k, what in keys]
+    lines += ["", "What each pane measures"]
+    for pane in panes:
+        lines += ["", f"{pane.key} {pane.title}", "  " + pane.definition]
+    lines += ["", "The banner: it lights when GPU-Util >= 90% while tokens/s has fallen to <= 50% "
+              "of its recent baseline for >= 3 s (configurable: --busy-util-pct, --collapse-ratio, "
+              "--hold-s), names the evidence, and ranks the likely causes."]
+    return "\n".join(lines)
