@@ -140,7 +140,11 @@ def cmd_snapshot(args) -> int:
     timeline = Timeline(max(2, args.samples), make_fold(_detect_config(args)))
     sampler.open()
     try:
-        sampler.run(timeline.append, max_frames=args.samples)
+        if args.demo is not None:  # simulated time needs no waiting: -d apart, at once
+            for _ in range(args.samples):
+                timeline.append(sampler.tick())
+        else:
+            sampler.run(timeline.append, max_frames=args.samples)
     finally:
         sampler.close()
     view = derive(timeline, timeline.last_index)

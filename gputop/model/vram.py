@@ -31,8 +31,9 @@ class VramSplit:
             return None
         return self.kv_pool_bytes - (self.kv_used_bytes or 0)
 
-    def parts(self) -> list[tuple[str, int]]:
-        """Drawable parts in bar order (kv pool split into used and free), zero-size omitted."""
+    def parts(self, include_zero: bool = False) -> list[tuple[str, int]]:
+        """Known parts in bar order (KV pool split into used and free); unknown ones omitted,
+        zero-size ones too unless ``include_zero`` (a legend shows "KV used 0")."""
         ordered = [
             ("weights", self.weights_bytes),
             ("kv_used", self.kv_used_bytes),
@@ -42,7 +43,8 @@ class VramSplit:
             ("unsplit", self.unsplit_bytes),
             ("free", self.free_bytes),
         ]
-        return [(name, size) for name, size in ordered if size]
+        return [(name, size) for name, size in ordered
+                if size is not None and (size > 0 or (include_zero and name != "unsplit"))]
 
     def as_dict(self) -> dict:
         return {

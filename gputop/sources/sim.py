@@ -294,8 +294,8 @@ class SimSource:
             self._finished += (tick.tokens_per_s / 180.0) * self.step_s
         gpus, processes = self._hardware(tick, kind, rng)
         engine = self._engine(tick, kind, name)
-        launch = tuple(launch_hist(api, self._main_pid(kind), spec, self.step_s, rng)
-                       for api, spec in tick.launch.items())
+        launch = tuple(hist for hist in (launch_hist(api, self._main_pid(kind), spec, self.step_s, rng)
+                                         for api, spec in tick.launch.items()) if hist.count)
         return Reading(gpus=gpus, processes=processes, engine=engine, launch=launch,
                        host=HostSample(cpu_pct=round(tick.host_cpu_pct, 1)))
 

@@ -12,6 +12,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Container
 from textual.message import Message
+from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
 from gputop.model.derive import derive
@@ -25,7 +26,10 @@ from gputop.tui.panes.sm import SmPane
 from gputop.tui.panes.throughput import ThroughputPane
 from gputop.tui.panes.util import UtilPane
 from gputop.tui.panes.vram import VramPane
+from gputop.tui import partial_paint
 from gputop.tui.widgets import Banner, StatusBar, Summary, TextScreen, help_text
+
+partial_paint.install()
 
 WINDOWS_S = (15, 30, 60, 120, 300, 600, 1800, 3600)
 MIN_SIZE = (40, 12)
@@ -66,6 +70,9 @@ class GputopApp(App):
         Binding("minus", "window(-1)", "window-", key_display="-"),
         Binding("e", "explain", "explain"),
         Binding("escape", "unzoom", "all panes", show=False),
+        # Panes hidden in the narrow layout cannot take focus, so tab walks the panes itself.
+        Binding("tab", "cycle(1)", "next pane", show=False, priority=True),
+        Binding("shift+tab", "cycle(-1)", "previous pane", show=False, priority=True),
         *[Binding(str(i), f"pane('{i}')", f"pane {i}", show=False) for i in range(1, 6)],
     ]
 
@@ -215,6 +222,19 @@ class GputopApp(App):
         self.current_pane = key
         self._apply_layout()
         pane.focus()
+        self.call_after_refresh(self.refresh_view)
+
+    def action_cycle(self, step: int) -> None:
+        if isinstance(self.screen, ModalScreen):
+            self.screen.focus_next() if step > 0 else self.screen.focus_previous()
+            return
+        keys = [p.key for p in self.panes]
+        key = keys[(keys.index(self.current_pane) + step) % len(keys)]
+        self.current_pane = key
+        if self.zoomed is not None:
+            self.zoomed = key
+        self._apply_layout()
+        self._pane(key).focus()
         self.call_after_refresh(self.refresh_view)
 
     def action_unzoom(self) -> None:

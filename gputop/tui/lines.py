@@ -16,11 +16,15 @@ from textual.widget import Widget
 from gputop.tui.render import Row, fit
 
 
-def _strip(cells: Row) -> Strip:
+def _strip(cells: Row, cuts: tuple[int, ...] = ()) -> Strip:
+    """Cells as a strip of runs of one style, also cut at ``cuts``.
+
+    Textual's partial update writes whole segments from the one containing the first
+    dirty cell, so cutting at the changed span's edges keeps an update to those cells."""
     segments: list[Segment] = []
     text, style = "", None
-    for ch, ch_style in cells:
-        if ch_style is not style and text:
+    for x, (ch, ch_style) in enumerate(cells):
+        if text and (ch_style is not style or x in cuts):
             segments.append(Segment(text, style))
             text = ""
         text += ch
@@ -39,6 +43,8 @@ class DiffLines(Widget):
         super().__init__(*args, **kwargs)
         self._rows: list[Row] = []
         self._strips: dict[int, Strip] = {}
+        self._cuts: dict[int, tuple[int, int]] = {}  # per row: the last changed span
+        self._base_style = None
         self._width = 0
         self.repainted_cells = 0  # cells marked dirty so far: what the benchmark and tests read
 
@@ -47,7 +53,7 @@ class DiffLines(Widget):
         rows = [fit(r, width) for r in rows[:height]]
         rows += [fit([], width)] * (height - len(rows))
         if width != self._width or len(rows) != len(self._rows):
-            self._width, self._rows, self._strips = width, rows, {}
+            self._width, self._rows, self._strips, self._cuts = width, rows, {}, {}
             self.repainted_cells += width * height
             self.refresh()
             return
@@ -59,18 +65,29 @@ class DiffLines(Widget):
             last = next(i for i in range(width - 1, -1, -1) if old[i] != new[i])
             regions.append(Region(first, y, last - first + 1, 1))
             self._strips.pop(y, None)
+            self._cuts[y] = (first, last + 1)
             self.repainted_cells += last - first + 1
         self._rows = rows
         if regions:
             self.refresh(*regions)
 
     def render_line(self, y: int) -> Strip:
+        """The row as a strip on the widget's base style, cached until the row or the
+        widget's style changes (computing ``rich_style`` per line is costly)."""
         if y >= len(self._rows):
             return Strip.blank(self.size.width)
         strip = self._strips.get(y)
         if strip is None:
-            strip = self._strips[y] = _strip(self._rows[y])
-        return strip.apply_style(self.rich_style)
+            if self._base_style is None:
+                self._base_style = self.rich_style
+            strip = _strip(self._rows[y], self._cuts.get(y, ())).apply_style(self._base_style)
+            self._strips[y] = strip
+        return strip
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._base_style = None
+        self._strips.clear()
 
     def on_resize(self) -> None:
         self._width = -1  # next show() repaints everything at the new size

@@ -8,6 +8,7 @@ single-width characters are used, so one character is one terminal cell.
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Sequence
 
 from rich.style import Style
@@ -57,21 +58,32 @@ def sweep_columns(points: Sequence[tuple[float, float | None]], end_time_s: floa
                   window_s: float, width: int) -> list[float | None]:
     """Sweep-style plot columns: slot k (of width window_s/width seconds) is drawn at
     column k % width, so each new sample overwrites one column instead of scrolling
-    every column.  Slots older than the window are None (blank); values average."""
+    every column.  Values in a slot average; a slot narrower than the sampling interval
+    holds the previous sample, while a real gap in the data (a missing reading, more
+    than one interval) stays blank, as do slots older than the window."""
     if width <= 0:
         return []
     slot_s = window_s / width
     end_slot = math.floor(end_time_s / slot_s + 1e-9)
     sums: dict[int, list[float]] = {}
+    times = [t for t, value in points if value is not None]
     for t, value in points:
         if value is None:
             continue
         slot = math.floor(t / slot_s + 1e-9)
         if end_slot - width < slot <= end_slot:
             sums.setdefault(slot, []).append(value)
+    spacing = statistics.median(b - a for a, b in zip(times, times[1:])) if len(times) > 2 else 0
+    hold_slots = math.ceil(spacing / slot_s - 1e-9) if spacing > slot_s else 0
     columns: list[float | None] = [None] * width
-    for slot, values in sums.items():
-        columns[slot % width] = sum(values) / len(values)
+    last_value, last_slot = None, None
+    for slot in range(end_slot - width + 1, end_slot + 1):
+        values = sums.get(slot)
+        if values:
+            last_value, last_slot = sum(values) / len(values), slot
+            columns[slot % width] = last_value
+        elif last_slot is not None and slot - last_slot < hold_slots:
+            columns[slot % width] = last_value
     return columns
 
 
@@ -81,21 +93,42 @@ def sweep_cursor(end_time_s: float, window_s: float, width: int) -> int:
     return (math.floor(end_time_s / slot_s + 1e-9) + 1) % width
 
 
-def plot_rows(columns: Sequence[float | None], cursor: int | None, height: int, top: float,
-              style: Style | None) -> list[Row]:
-    """Vertical bars with eighth-cell resolution; ``top`` is the value of a full column."""
-    rows: list[Row] = [[] for _ in range(height)]
-    for x, value in enumerate(columns):
-        if x == cursor:
-            for r in range(height):
-                rows[r].append(("│", DIM))
-            continue
-        level = 0 if value is None or top <= 0 else int(round(min(1.0, value / top) * height * 8))
-        for r in range(height):
-            from_bottom = height - 1 - r
-            fill = max(0, min(8, level - from_bottom * 8))
-            rows[r].append((EIGHTHS_VERTICAL[fill], style if fill else None))
-    return rows
+def _glyph_column(value: float | None, height: int, top: float, style: Style | None) -> list[Cell]:
+    """One column of a bar plot, top row first, with eighth-cell resolution."""
+    level = 0 if value is None or top <= 0 else int(round(min(1.0, value / top) * height * 8))
+    column: list[Cell] = []
+    for r in range(height):
+        fill = max(0, min(8, level - (height - 1 - r) * 8))
+        column.append((EIGHTHS_VERTICAL[fill], style if fill else None))
+    return column
+
+
+class SweepPlot:
+    """Bar-plot rows for sweep columns, recomputing only the columns that changed.
+
+    Between ticks a sweep plot changes one or two columns, so the glyphs of the
+    others are kept; any change of size, scale or style rebuilds all of them."""
+
+    def __init__(self) -> None:
+        self._key: tuple | None = None
+        self._values: list[float | None] = []
+        self._cursor: int | None = None
+        self._columns: list[list[Cell]] = []
+
+    def rows(self, values: Sequence[float | None], cursor: int | None, height: int, top: float,
+             style: Style | None) -> list[Row]:
+        key = (len(values), height, top, style)
+        if key != self._key:
+            self._key, self._values, self._cursor = key, [], None
+            self._columns = [[] for _ in values]
+        gap = [(" ", None)] * height
+        for x, value in enumerate(values):
+            stale = (not self._values or self._values[x] != value
+                     or x in (cursor, self._cursor))
+            if stale:
+                self._columns[x] = gap if x == cursor else _glyph_column(value, height, top, style)
+        self._values, self._cursor = list(values), cursor
+        return [[column[r] for column in self._columns] for r in range(height)]
 
 
 def nice_top(values: Sequence[float | None], floor: float = 1.0) -> float:

@@ -40,10 +40,10 @@ class StatusBar(DiffLines):
         gpus = ctx.view.gpus
         gpu_text = (f"GPU {ctx.gpu_index} ({len(gpus)}) {gpu.sample.name}" if gpu is not None
                     else "no GPU")
-        mode = ("● LIVE", Style(color="green", bold=True)) if paused_back is None else (
-            f"❚❚ PAUSED {paused_back:+d} frames", Style(color="yellow", bold=True))
-        self.show([row((" gputop ", BOLD), "│ ", ctx.source_label, " │ ", gpu_text, " │ ",
-                       clock_text(ctx.view.frame.time_wall_s), " │ ", mode,
+        mode = ("LIVE", Style(color="green", bold=True)) if paused_back is None else (
+            f"PAUSED {paused_back:+d} frames", Style(color="yellow", bold=True))
+        self.show([row((" gputop ", BOLD), "│ ", clock_text(ctx.view.frame.time_wall_s), " ", mode,
+                       " │ ", ctx.source_label, " │ ", gpu_text,
                        f" │ window {ctx.window_s:.0f}s", extra)])
 
 
@@ -85,7 +85,7 @@ class Summary(DiffLines):
                          if "Launch" in a.api and a.stats.p99_us is not None), default=None)
         alert = ALERT if ctx.alerting else None
         self.show([
-            row(("1", BOLD), (f" util {pct(s.util_gpu_pct if s else None)}", alert),
+            row((" 1", BOLD), (f" util {pct(s.util_gpu_pct if s else None)}", alert),
                 ("  2", BOLD), f" SM {pct(s.sm_active_pct if s else None)}",
                 ("  3", BOLD), (f" {rate(engine.tokens_per_s) if engine else 'n/a'} tok/s", alert),
                 ("  4", BOLD), f" VRAM {gib(s.mem_used_bytes if s else None)}/"

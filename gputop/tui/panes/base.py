@@ -9,7 +9,7 @@ from gputop.model.derive import GpuView, View, series
 from gputop.model.timeline import Timeline
 from gputop.schema import Frame
 from gputop.tui.lines import DiffLines
-from gputop.tui.render import DIM, Row, nice_top, plot_rows, row, sweep_columns, sweep_cursor
+from gputop.tui.render import DIM, Row, SweepPlot, nice_top, row, sweep_columns, sweep_cursor
 
 
 @dataclass(frozen=True)
@@ -34,13 +34,17 @@ class Ctx:
     def series(self, value: Callable[[Frame, object], float | None]):
         return series(self.timeline, self.view.index, self.window_s, value)
 
-    def plot(self, value, width: int, height: int, style, top: float | None = None) -> list[Row]:
+    def plot(self, plot: SweepPlot, value, width: int, height: int, style,
+             top: float | None = None, floor: float = 1.0) -> tuple[list[Row], float]:
+        """(rows, axis top) of a sweep plot of ``value`` over the window.  The axis top is
+        ``top``, or a round number above the data and ``floor``.  ``plot`` is the pane's
+        own ``SweepPlot``, so unchanged columns are not recomputed."""
         points = self.series(value)
         end = self.view.frame.time_mono_s
         columns = sweep_columns(points, end, self.window_s, width)
-        axis_top = top if top is not None else nice_top(columns)
-        rows = plot_rows(columns, sweep_cursor(end, self.window_s, width), height, axis_top, style)
-        return rows
+        axis_top = top if top is not None else nice_top([*columns, floor])
+        cursor = sweep_cursor(end, self.window_s, width)
+        return plot.rows(columns, cursor, height, axis_top, style), axis_top
 
     def source_reason(self, name: str) -> str | None:
         status = self.view.sources.get(name)
@@ -58,6 +62,7 @@ class Pane(DiffLines, can_focus=True):
     def __init__(self, **kwargs):
         super().__init__(id=f"pane-{self.key}", classes="pane", **kwargs)
         self.ctx: Ctx | None = None
+        self.sweep = SweepPlot()
         self.border_title = f"{self.key} {self.title}"
 
     def update_ctx(self, ctx: Ctx) -> None:

@@ -50,6 +50,8 @@ class SmPane(Pane):
             out.append(row(f"{label:<{label_w}}", (f"{value:>4.0f}%", ALERT if low else None), " ",
                            *[(c, st) for c, st in hbar(value / 100, bar_w, style)]))
         plot_h = max(0, height - len(out) - 1)
-        out += ctx.plot(gpu_field(s.index, "sm_active_pct"), width, plot_h, PLOT, top=100.0)
+        plot, _ = ctx.plot(self.sweep, gpu_field(s.index, "sm_active_pct"), width, plot_h, PLOT,
+                           top=100.0)
+        out += plot
         out.append(self.footer_row(ctx, width, "SM active 0-100%"))
         return out

@@ -54,10 +54,10 @@ class ThroughputPane(Pane):
         def tokens(_frame, state):
             return state.point.tokens_per_s
 
-        points = ctx.series(tokens)
-        top = max([v for _, v in points if v is not None] + [baseline or 0, 1.0])
-        out += ctx.plot(tokens, width, plot_h, PLOT_ALERT if ctx.alerting else PLOT, top=top * 1.1)
-        out.append(self.footer_row(ctx, width, f"0-{rate(top * 1.1)} tok/s"))
+        style = PLOT_ALERT if ctx.alerting else PLOT
+        plot, top = ctx.plot(self.sweep, tokens, width, plot_h, style, floor=(baseline or 0) * 1.1)
+        out += plot
+        out.append(self.footer_row(ctx, width, f"0-{rate(top)} tok/s"))
         return out
 
     def provenance(self, ctx: Ctx) -> list[str]:

@@ -44,7 +44,9 @@ class UtilPane(Pane):
             out.append(row(("throttled: " + ", ".join(s.throttle), ALERT)))
         plot_h = max(0, height - len(out) - 1)
         style = PLOT_ALERT if ctx.alerting else PLOT
-        out += ctx.plot(gpu_field(s.index, "util_gpu_pct"), width, plot_h, style, top=100.0)
+        plot, _ = ctx.plot(self.sweep, gpu_field(s.index, "util_gpu_pct"), width, plot_h, style,
+                           top=100.0)
+        out += plot
         out.append(self.footer_row(ctx, width, "0-100%"))
         return out
 

@@ -79,7 +79,8 @@ class VramPane(Pane):
         split = selected.vram
         if split is not None and len(out) < height:
             out.append(row(""))
-            for name, size in split.parts() + ([("overflow", split.overflow_bytes)] if split.overflow_bytes else []):
+            overflow = [("overflow", split.overflow_bytes)] if split.overflow_bytes else []
+            for name, size in split.parts(include_zero=True) + overflow:
                 label, glyph, style = PARTS[name]
                 share = size / split.total_bytes if split.total_bytes else 0
                 out.append(row((glyph * 2, style), f" {label:<15}{gib(size, 2):>7} GiB  {share:>4.0%}"))

@@ -1,0 +1,22 @@
+"""Deterministic frame sequences from the simulator, for screenshots, tests and benchmarks."""
+
+from __future__ import annotations
+
+from gputop.sampler import Sampler
+from gputop.schema import Frame
+from gputop.sources.sim import SimSource
+
+START_WALL_S = 1_700_000_000.0  # 2023-11-14 22:13:20 UTC: a fixed clock for stable output
+
+
+def demo_frames(scenario: str | None, count: int, gpus: int | None = None, seed: int = 0,
+                step_s: float = 1.0, start_wall_s: float = START_WALL_S) -> list[Frame]:
+    """``count`` frames ``step_s`` apart on a virtual clock, built by the real sampler."""
+    source = SimSource(scenario, gpus=gpus, seed=seed, step_s=step_s)
+    sampler = Sampler([source], step_s,
+                      frame_time=lambda seq: (start_wall_s + seq * step_s, seq * step_s))
+    sampler.open()
+    try:
+        return [sampler.tick() for _ in range(count)]
+    finally:
+        sampler.close()

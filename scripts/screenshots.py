@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+"""Regenerate screenshots/*.svg from the deterministic simulator.
+
+Usage: python scripts/screenshots.py   (run after any change to what the screen shows)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from pathlib import Path
+
+os.environ["TZ"] = "UTC"
+time.tzset()
+
+from gputop.demo import demo_frames  # noqa: E402
+from gputop.sources.sim import SCENARIOS  # noqa: E402
+from gputop.tui.app import GputopApp  # noqa: E402
+
+OUT = Path(__file__).resolve().parent.parent / "screenshots"
+SECONDS = 40  # every scenario shows its phenomenon within 10 s; 40 s fills part of the plots
+
+
+def demo_app(scenario: str, seconds: int = SECONDS) -> GputopApp:
+    frames = demo_frames(scenario, seconds)
+    return GputopApp(None, f"demo:{scenario}", frames=frames)
+
+
+async def shoot(app: GputopApp, size: tuple[int, int], path: Path) -> None:
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        svg = app.export_screenshot(title=f"gputop {path.stem}")
+    path.write_text(svg)
+
+
+async def main() -> int:
+    OUT.mkdir(exist_ok=True)
+    for scenario in SCENARIOS:
+        await shoot(demo_app(scenario), (160, 45), OUT / f"{scenario}.svg")
+    await shoot(demo_app("logprobs-storm"), (80, 24), OUT / "logprobs-storm-80x24.svg")
+    print(f"wrote {len(SCENARIOS) + 1} screenshots to {OUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))
