@@ -74,6 +74,25 @@ def _percent(text: str) -> float:
     return value
 
 
+def _gpu_list(text: str) -> list[int]:
+    try:
+        indexes = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected GPU indexes like 0,2, got {text!r}") from None
+    if not indexes or any(i < 0 for i in indexes):
+        raise argparse.ArgumentTypeError(f"expected GPU indexes like 0,2, got {text!r}")
+    return sorted(set(indexes))
+
+
+def _url(text: str) -> str:
+    from gputop.sources.prom import check_url
+
+    try:
+        return check_url(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _add_source_options(parser: argparse.ArgumentParser, suppress: bool = False) -> None:
     """Options shared by the live view and subcommands.  On a subcommand the defaults are
     suppressed so that ``gputop --demo X snapshot`` keeps the value given before it."""
@@ -84,6 +103,10 @@ def _add_source_options(parser: argparse.ArgumentParser, suppress: bool = False)
                         default=default(None),
                         help="simulated GPUs, no GPU needed: " + ", ".join(SCENARIOS)
                         + " (default: cycle through all)")
+    parser.add_argument("-i", "--gpu", type=_gpu_list, default=default(None), metavar="0,2",
+                        help="only these GPUs (NVML indexes)")
+    parser.add_argument("--dcgm", type=_url, default=default(None), metavar="URL",
+                        help="a dcgm-exporter /metrics URL: SM activity on GPUs without GPM")
     parser.add_argument("--gpus", type=_positive_int, default=default(None), help="number of simulated GPUs (demo)")
     parser.add_argument("--seed", type=int, default=default(0), help="simulator seed (demo)")
     parser.add_argument("-d", "--delay", type=_delay, default=default(1.0), metavar="SECONDS",
@@ -108,6 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
     snap.add_argument("--samples", type=_positive_int, default=2,
                       help="samples to take before printing, so rates exist (default 2)")
     _add_source_options(snap, suppress=True)
+    doctor = sub.add_parser("doctor", help="what works on this machine and how to fix the rest")
+    doctor.add_argument("-i", "--gpu", type=_gpu_list, default=argparse.SUPPRESS, metavar="0,2")
     return parser
 
 
@@ -130,9 +155,23 @@ def _sources(args):
         sampler = Sampler([source], args.delay,
                           frame_time=lambda seq: (start_wall + seq * args.delay, seq * args.delay))
         return sampler, source.label
-    from gputop.sources.nvml import nvml_unavailable_reason
-    reason = nvml_unavailable_reason()
-    raise UsageError(f"cannot read the GPU: {reason}; to see gputop without a GPU run 'gputop --demo'")
+    from gputop.sources.base import SourceError
+    from gputop.sources.host import HostSource
+    from gputop.sources.nvml import NvmlSource
+
+    nvml = NvmlSource(args.gpu)
+    try:
+        nvml.open()
+    except SourceError as exc:  # NVML was the only thing to show
+        raise UsageError(f"cannot read the GPU: {exc}; "
+                         "to see gputop without a GPU run 'gputop --demo'") from None
+    sources = [nvml, HostSource()]  # nvml.open() again is a no-op
+    if args.dcgm:
+        from gputop.sources.dcgm import DcgmSource
+
+        sources.append(DcgmSource(args.dcgm))
+    sampler = Sampler(sources, args.delay)
+    return sampler, "nvml"
 
 
 def cmd_snapshot(args) -> int:
@@ -150,6 +189,14 @@ def cmd_snapshot(args) -> int:
     view = derive(timeline, timeline.last_index)
     print(json.dumps(snapshot_dict(view, label), indent=2))
     return 0
+
+
+def cmd_doctor(args) -> int:
+    from gputop.doctor import checks
+
+    lines, gpu_readable = checks(args.gpu)
+    print("\n".join(lines))
+    return 0 if gpu_readable else 1
 
 
 def cmd_live(args) -> int:
@@ -171,6 +218,8 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         if args.command == "snapshot":
             return cmd_snapshot(args)
+        if args.command == "doctor":
+            return cmd_doctor(args)
         return cmd_live(args)
     except UsageError as exc:
         print(f"gputop: {exc}", file=sys.stderr)

@@ -10,11 +10,12 @@ while an earlier poll is still running the source is reported as
 from __future__ import annotations
 
 import concurrent.futures as cf
+import dataclasses
 import threading
 import time
 from collections.abc import Callable, Sequence
 
-from gputop.schema import Frame, SourceStatus
+from gputop.schema import Frame, GpuSample, SourceStatus
 from gputop.sources.base import Reading, Source
 
 
@@ -138,6 +139,24 @@ def _reason(exc: BaseException) -> str:
     return text[:200]
 
 
+def _merge_gpus(samples: list[GpuSample]) -> tuple[GpuSample, ...]:
+    """One sample per GPU index: a later source fills what an earlier one left unknown
+    (e.g. SM activity from a dcgm-exporter next to NVML's utilization)."""
+    merged: dict[int, GpuSample] = {}
+    for sample in samples:
+        first = merged.get(sample.index)
+        if first is None:
+            merged[sample.index] = sample
+            continue
+        fill = {f.name: getattr(sample, f.name) for f in dataclasses.fields(sample)
+                if getattr(first, f.name) in (None, (), "") and getattr(sample, f.name)
+                not in (None, (), "")}
+        missing = {k: v for k, v in {**sample.missing, **first.missing}.items()
+                   if k not in fill and getattr(first, k, None) is None}
+        merged[sample.index] = dataclasses.replace(first, **fill, missing=missing)
+    return tuple(merged[i] for i in sorted(merged))
+
+
 def _merge(seq: int, wall: float, mono: float, readings: list[Reading],
            statuses: dict[str, SourceStatus]) -> Frame:
     gpus, processes, launch = [], [], []
@@ -148,6 +167,6 @@ def _merge(seq: int, wall: float, mono: float, readings: list[Reading],
         launch.extend(reading.launch)
         engine = engine or reading.engine
         host = host or reading.host
-    return Frame(seq=seq, time_wall_s=wall, time_mono_s=mono, gpus=tuple(gpus),
+    return Frame(seq=seq, time_wall_s=wall, time_mono_s=mono, gpus=_merge_gpus(gpus),
                  processes=tuple(processes), engine=engine, launch=tuple(launch), host=host,
                  sources=statuses)

@@ -29,6 +29,17 @@ class SourceStatus:
 
 
 @dataclass(frozen=True)
+class MigSample:
+    """A MIG instance under its parent GPU: NVML gives its memory, not its utilization."""
+
+    index: int
+    name: str = ""
+    uuid: str = ""
+    mem_total_bytes: int | None = None
+    mem_used_bytes: int | None = None
+
+
+@dataclass(frozen=True)
 class GpuSample:
     index: int
     name: str = ""
@@ -50,6 +61,7 @@ class GpuSample:
     # Why a group of values is missing, e.g. {"sm_active_pct": "needs Hopper+ (GPM)"}.
     missing: dict[str, str] = field(default_factory=dict)
     lost: bool = False
+    migs: tuple[MigSample, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -60,6 +72,7 @@ class ProcSample:
     gpu_index: int
     name: str = ""
     cmdline: str = ""
+    user: str = ""
     start_time_s: float | None = None
     mem_bytes: int | None = None
     sm_util_pct: float | None = None

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
+
+import pytest
 
 os.environ["TZ"] = "UTC"
 time.tzset()
@@ -19,3 +23,14 @@ def sim_timeline(scenario: str | None, count: int, config: DetectConfig = Detect
     for frame in sim_frames(scenario, count, **kwargs):
         timeline.append(frame)
     return timeline
+
+
+@pytest.fixture
+def workers():
+    """Two real, idle processes for a fake GPU to report, so psutil has names to find."""
+    procs = [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+             for _ in range(2)]
+    yield procs
+    for p in procs:
+        p.kill()
+        p.wait()

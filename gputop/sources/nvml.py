@@ -1,14 +1,62 @@
-"""NVML (nvidia-ml-py's ``pynvml``): whether it can be used on this machine."""
+"""Real GPUs through NVML (nvidia-ml-py's ``pynvml``).
+
+Every NVML call can fail on its own (not supported, no permission, GPU lost,
+driver reloaded), so each value is read through ``_read`` and a failure turns
+that value into ``None`` with a reason in ``GpuSample.missing`` while the rest
+of the GPU, and every other GPU, keeps updating.  Functions are looked up on
+the ``pynvml`` module at call time, which is also where the tests fake them.
+"""
 
 from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import pynvml
+
+from gputop.schema import GpuSample, MigSample, ProcSample
+from gputop.sources.base import Reading, SourceError
+from gputop.sources.procinfo import describe_process
+
+NOT_AVAILABLE_ULL = 2**64 - 1
+GPM_MIN_GAP_S = 0.1  # NVML needs two GPM samples at least 100 ms apart
+GPM_METRICS = {
+    "sm_active_pct": 2,  # NVML_GPM_METRIC_SM_UTIL
+    "sm_occupancy_pct": 3,  # NVML_GPM_METRIC_SM_OCCUPANCY
+    "tensor_pct": 5,  # NVML_GPM_METRIC_ANY_TENSOR_UTIL
+    "dram_bw_pct": 10,  # NVML_GPM_METRIC_DRAM_BW_UTIL
+    "pcie_tx_mib_per_s": 20,
+    "pcie_rx_mib_per_s": 21,
+    "nvlink_rx_mib_per_s": 60,
+    "nvlink_tx_mib_per_s": 61,
+}
+NO_GPM = "needs Hopper+ (GPM) or --dcgm URL of a dcgm-exporter"
+THROTTLE_NAMES = {  # nvmlClocksEventReason* bits that slow a busy GPU
+    0x4: "power cap",
+    0x8: "hw slowdown",
+    0x10: "sync boost",
+    0x20: "thermal (sw)",
+    0x40: "thermal (hw)",
+    0x80: "power brake",
+}
+
+
+class GpuLost(Exception):
+    pass
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, pynvml.NVMLError_NotSupported):
+        return "not supported on this GPU"
+    if isinstance(exc, pynvml.NVMLError_NoPermission):
+        return "no permission (run as root?)"
+    if isinstance(exc, pynvml.NVMLError_FunctionNotFound):
+        return "not in this driver's NVML"
+    return str(exc) or type(exc).__name__
 
 
 def nvml_unavailable_reason() -> str | None:
     """None when NVML initialises; otherwise one line naming the cause."""
-    try:
-        import pynvml
-    except ImportError:
-        return "the nvidia-ml-py package (module pynvml) is not installed"
     try:
         pynvml.nvmlInit()
     except pynvml.NVMLError_LibraryNotFound:
@@ -24,3 +72,325 @@ def nvml_unavailable_reason() -> str | None:
     except pynvml.NVMLError:
         pass
     return None
+
+
+@dataclass
+class _Device:
+    index: int
+    handle: object
+    name: str = ""
+    uuid: str = ""
+    gpm_supported: bool = False
+    gpm_reason: str | None = NO_GPM
+    gpm_previous: object = None
+    gpm_previous_at: float = 0.0
+    util_seen_us: int = 0
+    proc_util_seen_us: int = 0
+    process_lister: str | None = None  # which NVML process-list variant works here
+    lost_reason: str | None = None
+    missing: dict[str, str] = field(default_factory=dict)
+
+
+class NvmlSource:
+    name = "nvml"
+
+    def __init__(self, gpu_indices: list[int] | None = None,
+                 clock=time.monotonic):
+        self.gpu_indices = gpu_indices
+        self._clock = clock
+        self._devices: list[_Device] = []
+        self.driver_version: str | None = None
+        self.calls = 0  # NVML calls made so far (the benchmark reads it)
+        self._opened = False
+
+    # ------------------------------------------------------------ lifecycle
+
+    def open(self) -> None:
+        """Initialise NVML and learn the GPUs; a second call does nothing."""
+        if self._opened:
+            return
+        reason = None
+        try:
+            pynvml.nvmlInit()
+        except pynvml.NVMLError as exc:
+            reason = nvml_unavailable_reason() or str(exc)
+        if reason:
+            raise SourceError(reason)
+        count = self._call(pynvml.nvmlDeviceGetCount)
+        wanted = self.gpu_indices if self.gpu_indices is not None else list(range(count))
+        bad = [i for i in wanted if not 0 <= i < count]
+        if bad:
+            raise SourceError(f"no GPU {bad[0]}: this machine has {count} (0-{count - 1})")
+        for index in wanted:
+            handle = self._call(pynvml.nvmlDeviceGetHandleByIndex, index)
+            device = _Device(index=index, handle=handle)
+            device.name = self._text(self._try(pynvml.nvmlDeviceGetName, handle)[0])
+            device.uuid = self._text(self._try(pynvml.nvmlDeviceGetUUID, handle)[0])
+            self._probe_gpm(device)
+            self._devices.append(device)
+        self.driver_version = self._text(self._try(pynvml.nvmlSystemGetDriverVersion)[0]) or None
+        self._opened = True
+
+    def close(self) -> None:
+        for device in self._devices:
+            if device.gpm_previous is not None:
+                self._try(pynvml.nvmlGpmSampleFree, device.gpm_previous)
+                device.gpm_previous = None
+        if self._opened:
+            self._opened = False
+            try:
+                pynvml.nvmlShutdown()
+            except pynvml.NVMLError:
+                pass
+
+    @property
+    def devices(self) -> list[_Device]:
+        return list(self._devices)
+
+    # ------------------------------------------------------------ helpers
+
+    def _call(self, fn, *args):
+        self.calls += 1
+        return fn(*args)
+
+    def _try(self, fn, *args) -> tuple[object, str | None]:
+        """(value, None) or (None, reason); a lost GPU raises GpuLost."""
+        try:
+            return self._call(fn, *args), None
+        except pynvml.NVMLError_GpuIsLost:
+            raise GpuLost("GPU is lost (fell off the bus or was reset)") from None
+        except pynvml.NVMLError as exc:
+            return None, _reason(exc)
+
+    @staticmethod
+    def _text(value) -> str:
+        if value is None:
+            return ""
+        return value.decode() if isinstance(value, bytes) else str(value)
+
+    def _probe_gpm(self, device: _Device) -> None:
+        support, reason = self._try(pynvml.nvmlGpmQueryDeviceSupport, device.handle)
+        if support is not None and getattr(support, "isSupportedDevice", 0):
+            device.gpm_supported, device.gpm_reason = True, None
+        else:
+            device.gpm_reason = NO_GPM if reason in (None, "not supported on this GPU",
+                                                     "not in this driver's NVML") else reason
+
+    # ------------------------------------------------------------ polling
+
+    def poll(self, time_mono_s: float = 0.0) -> Reading:
+        gpus, processes = [], []
+        for device in self._devices:
+            if device.lost_reason is None:
+                try:
+                    gpu, procs = self._poll_device(device)
+                    gpus.append(gpu)
+                    processes.extend(procs)
+                    continue
+                except GpuLost as exc:
+                    device.lost_reason = str(exc)
+            gpus.append(GpuSample(index=device.index, name=device.name, uuid=device.uuid,
+                                  lost=True, missing={"all": device.lost_reason}))
+        return Reading(gpus=tuple(gpus), processes=tuple(processes))
+
+    def _poll_device(self, device: _Device) -> tuple[GpuSample, list[ProcSample]]:
+        h = device.handle
+        missing: dict[str, str] = {}
+        values: dict[str, object] = {}
+
+        rates, why = self._try(pynvml.nvmlDeviceGetUtilizationRates, h)
+        if rates is None:
+            missing["util_gpu_pct"] = missing["util_mem_pct"] = why
+        else:
+            values["util_gpu_pct"] = float(rates.gpu)
+            values["util_mem_pct"] = float(rates.memory)
+        values["util_gpu_samples_pct"] = self._util_samples(device)
+
+        memory, why = self._try(pynvml.nvmlDeviceGetMemoryInfo, h)
+        if memory is None:
+            missing["mem_used_bytes"] = why
+        else:
+            values["mem_total_bytes"] = int(memory.total)
+            values["mem_used_bytes"] = int(memory.used)
+
+        power, why = self._try(pynvml.nvmlDeviceGetPowerUsage, h)
+        values["power_w"] = None if power is None else power / 1000.0
+        if why:
+            missing["power_w"] = why
+        temp, why = self._try(pynvml.nvmlDeviceGetTemperature, h, pynvml.NVML_TEMPERATURE_GPU)
+        values["temp_c"] = None if temp is None else float(temp)
+        if why:
+            missing["temp_c"] = why
+        clock, why = self._try(pynvml.nvmlDeviceGetClockInfo, h, pynvml.NVML_CLOCK_SM)
+        values["sm_clock_mhz"] = None if clock is None else float(clock)
+        values["throttle"] = self._throttle(h)
+
+        values.update(self._gpm(device, missing))
+        total = values.get("mem_total_bytes")
+        procs = self._processes(device, total, missing)
+        migs = self._migs(device)
+        if migs:
+            missing.setdefault("util_gpu_pct", "GPU-Util is not available per MIG instance")
+        gpu = GpuSample(index=device.index, name=device.name, uuid=device.uuid,
+                        missing=missing, migs=migs, **values)
+        return gpu, procs
+
+    def _util_samples(self, device: _Device) -> tuple[float, ...]:
+        """Driver-buffered GPU-Util samples newer than the last seen one, oldest first."""
+        result, _ = self._try(pynvml.nvmlDeviceGetSamples, device.handle,
+                              pynvml.NVML_GPU_UTILIZATION_SAMPLES, device.util_seen_us)
+        if not result:
+            return ()
+        _value_type, samples = result
+        fresh = sorted((s for s in samples if s.timeStamp > device.util_seen_us),
+                       key=lambda s: s.timeStamp)
+        if not fresh:
+            return ()
+        first_call = device.util_seen_us == 0
+        device.util_seen_us = fresh[-1].timeStamp
+        if first_call:
+            fresh = fresh[-10:]  # the buffer can hold minutes; a first tick shows the latest
+        return tuple(float(s.sampleValue.uiVal) for s in fresh)
+
+    def _throttle(self, handle) -> tuple[str, ...]:
+        reasons, _ = self._try(getattr(pynvml, "nvmlDeviceGetCurrentClocksEventReasons",
+                                       pynvml.nvmlDeviceGetCurrentClocksThrottleReasons), handle)
+        if not reasons:
+            return ()
+        return tuple(name for bit, name in THROTTLE_NAMES.items() if reasons & bit)
+
+    def _gpm(self, device: _Device, missing: dict[str, str]) -> dict[str, float]:
+        """SM activity from two GPM samples; nothing (not 0) until two exist."""
+        if not device.gpm_supported:
+            for name in ("sm_active_pct", "sm_occupancy_pct", "tensor_pct", "dram_bw_pct"):
+                missing[name] = device.gpm_reason or NO_GPM
+            return {}
+        now = self._clock()
+        if device.gpm_previous is not None and now - device.gpm_previous_at < GPM_MIN_GAP_S:
+            for name in GPM_METRICS:
+                missing[name] = "sampling faster than GPM allows (100 ms)"
+            return {}
+        sample, why = self._try(pynvml.nvmlGpmSampleAlloc)
+        if sample is None:
+            missing["sm_active_pct"] = f"GPM: {why}"
+            return {}
+        got, why = self._try(pynvml.nvmlGpmSampleGet, device.handle, sample)
+        if got is None:
+            self._try(pynvml.nvmlGpmSampleFree, sample)
+            missing["sm_active_pct"] = f"GPM: {why}"
+            return {}
+        previous, device.gpm_previous, device.gpm_previous_at = device.gpm_previous, sample, now
+        if previous is None:
+            for name in ("sm_active_pct", "sm_occupancy_pct", "tensor_pct", "dram_bw_pct"):
+                missing[name] = "GPM needs a second sample"
+            return {}
+        request = pynvml.c_nvmlGpmMetricsGet_t()
+        request.version = pynvml.NVML_GPM_METRICS_GET_VERSION
+        request.numMetrics = len(GPM_METRICS)
+        request.sample1 = previous
+        request.sample2 = sample
+        for i, metric_id in enumerate(GPM_METRICS.values()):
+            request.metrics[i].metricId = metric_id
+        done, why = self._try(pynvml.nvmlGpmMetricsGet, request)
+        self._try(pynvml.nvmlGpmSampleFree, previous)
+        out: dict[str, float] = {}
+        if done is None:
+            missing["sm_active_pct"] = f"GPM: {why}"
+            return out
+        for i, name in enumerate(GPM_METRICS):
+            metric = done.metrics[i]
+            if metric.nvmlReturn == pynvml.NVML_SUCCESS:
+                out[name] = float(metric.value)
+            else:
+                missing[name] = _reason(pynvml.NVMLError(metric.nvmlReturn))
+        return {k: v for k, v in out.items() if k in GpuSample.__dataclass_fields__}
+
+    # ------------------------------------------------------------ processes
+
+    _LISTERS = ("nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2",
+                "nvmlDeviceGetComputeRunningProcesses")
+
+    def _running(self, device: _Device, total: int | None) -> tuple[list, str | None]:
+        """Compute + graphics processes, trying newer process-struct layouts first.
+
+        Drivers differ in which layout (v3/v2/v1) they fill; a list whose entries look
+        garbled (pid 0, memory above the card) is read again with the next older one,
+        and the variant that worked is kept for this GPU."""
+        names = [device.process_lister] if device.process_lister else list(self._LISTERS)
+        last_reason = None
+        for name in names:
+            fn = getattr(pynvml, name, None)
+            if fn is None:
+                continue
+            procs, why = self._try(fn, device.handle)
+            if procs is None:  # keep the most telling reason ("no permission" over "not found")
+                if last_reason is None or why != "not in this driver's NVML":
+                    last_reason = why
+                continue
+            if any(p.pid == 0 or (total and p.usedGpuMemory not in (None, NOT_AVAILABLE_ULL)
+                                  and p.usedGpuMemory > total) for p in procs):
+                last_reason = "process list garbled (driver/NVML struct mismatch)"
+                continue
+            device.process_lister = name
+            graphics, _ = self._try(pynvml.nvmlDeviceGetGraphicsRunningProcesses, device.handle)
+            return list(procs) + list(graphics or []), None
+        return [], last_reason or "process list unavailable"
+
+    def _processes(self, device: _Device, total: int | None,
+                   missing: dict[str, str]) -> list[ProcSample]:
+        running, why = self._running(device, total)
+        if why:
+            missing["processes"] = why
+        sm_util = self._process_util(device)
+        by_pid: dict[int, int | None] = {}
+        for p in running:
+            mem = p.usedGpuMemory
+            mem = None if mem is None or mem == NOT_AVAILABLE_ULL else int(mem)
+            if p.pid in by_pid and by_pid[p.pid] is not None and mem is not None:
+                mem = max(mem, by_pid[p.pid])  # listed as compute and graphics: same memory
+            by_pid[p.pid] = mem if p.pid not in by_pid or mem is not None else by_pid[p.pid]
+        out = []
+        for pid, mem in sorted(by_pid.items()):
+            info = describe_process(pid)
+            out.append(ProcSample(pid=pid, gpu_index=device.index, name=info.name,
+                                  cmdline=info.cmdline, user=info.user,
+                                  start_time_s=info.start_time_s, mem_bytes=mem,
+                                  sm_util_pct=sm_util.get(pid)))
+        return out
+
+    def _process_util(self, device: _Device) -> dict[int, float]:
+        """Per-process SM util from samples newer than the last seen (NVIDIA: reliable only
+        with one process on the GPU); the newest sample per pid wins."""
+        samples, _ = self._try(pynvml.nvmlDeviceGetProcessUtilization, device.handle,
+                               device.proc_util_seen_us)
+        if not samples:
+            return {}
+        newest: dict[int, object] = {}
+        for s in samples:
+            if s.timeStamp <= device.proc_util_seen_us:
+                continue
+            if s.pid not in newest or s.timeStamp > newest[s.pid].timeStamp:
+                newest[s.pid] = s
+        if newest:
+            device.proc_util_seen_us = max(s.timeStamp for s in newest.values())
+        return {pid: float(s.smUtil) for pid, s in newest.items()}
+
+    # ------------------------------------------------------------ MIG
+
+    def _migs(self, device: _Device) -> tuple[MigSample, ...]:
+        mode, _ = self._try(pynvml.nvmlDeviceGetMigMode, device.handle)
+        if not mode or mode[0] != 1:
+            return ()
+        count, _ = self._try(pynvml.nvmlDeviceGetMaxMigDeviceCount, device.handle)
+        out = []
+        for i in range(count or 0):
+            handle, _ = self._try(pynvml.nvmlDeviceGetMigDeviceHandleByIndex, device.handle, i)
+            if handle is None:
+                continue
+            memory, _ = self._try(pynvml.nvmlDeviceGetMemoryInfo, handle)
+            name, _ = self._try(pynvml.nvmlDeviceGetName, handle)
+            uuid, _ = self._try(pynvml.nvmlDeviceGetUUID, handle)
+            out.append(MigSample(index=i, name=self._text(name), uuid=self._text(uuid),
+                                 mem_total_bytes=None if memory is None else int(memory.total),
+                                 mem_used_bytes=None if memory is None else int(memory.used)))
+        return tuple(out)

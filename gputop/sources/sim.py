@@ -321,7 +321,7 @@ class SimSource:
                 _, pool = self._pool_bytes_per_gpu()
                 engine_bytes = WEIGHTS_BYTES // n + pool + ENGINE_OTHER_BYTES
                 processes.append(ProcSample(
-                    pid=4121 if n == 1 else 4130 + g, gpu_index=g, name="python3",
+                    pid=4121 if n == 1 else 4130 + g, gpu_index=g, name="python3", user="vllm",
                     cmdline=f"vllm serve {MODEL} --gpu-memory-utilization {GPU_MEMORY_UTILIZATION}"
                     + (f" --tensor-parallel-size {n}" if n > 1 else ""),
                     start_time_s=1_700_000_000.0, mem_bytes=engine_bytes,
@@ -329,13 +329,13 @@ class SimSource:
             else:
                 engine_bytes = int(71.5 * GiB)
                 processes.append(ProcSample(
-                    pid=5001 + g, gpu_index=g, name="python3",
+                    pid=5001 + g, gpu_index=g, name="python3", user="train",
                     cmdline="torchrun --nproc-per-node %d train.py --model llama-8b" % n,
                     start_time_s=1_700_000_100.0, mem_bytes=engine_bytes,
                     sm_util_pct=round(tick.sm[g], 1)))
             used = engine_bytes + DRIVER_BYTES
             if g == 0:
-                processes.append(ProcSample(pid=3377, gpu_index=0, name="python3",
+                processes.append(ProcSample(pid=3377, gpu_index=0, name="python3", user="alice",
                                             cmdline="python3 notebook.py", start_time_s=1_699_990_000.0,
                                             mem_bytes=NOTEBOOK_BYTES, sm_util_pct=0.0))
                 used += NOTEBOOK_BYTES

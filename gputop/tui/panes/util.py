@@ -31,7 +31,8 @@ class UtilPane(Pane):
         s = gpu.sample
         big = BOLD if not ctx.alerting else ALERT
         if s.lost:
-            return [row((f"GPU {s.index} lost: {s.missing.get('all', 'fell off the bus')}", ALERT))]
+            return [row((f"GPU {s.index} {s.name}: {s.missing.get('all', 'lost')}", ALERT)),
+                    row(("the other GPUs keep updating; [ and ] switch GPU", DIM))]
         util = pct(s.util_gpu_pct) if s.util_gpu_pct is not None else na(s.missing.get("util_gpu_pct"))
         out = [
             row((f"{util:>4}", big), ("  of the time ≥1 kernel ran", DIM)),

@@ -76,6 +76,9 @@ class VramPane(Pane):
                 out.append(row(head, (na(s.missing.get("mem_used_bytes", "memory not reported")), DIM)))
                 continue
             out.append(row((head, BOLD if g is selected else None), *bar(g.vram, max(0, width - len(head)))))
+            for mig in s.migs:
+                out.append(row((f"   MIG {mig.index} {mig.name}: {gib(mig.mem_used_bytes)}/"
+                                f"{gib(mig.mem_total_bytes)} GiB (util n/a per instance)", DIM)))
         split = selected.vram
         if split is not None and len(out) < height:
             out.append(row(""))
@@ -90,10 +93,11 @@ class VramPane(Pane):
         procs = selected.processes
         if procs and len(out) + 2 < height:
             out.append(row(""))
-            out.append(row(("   pid    VRAM GiB  SM%  command", DIM)))
+            out.append(row(("   pid user     VRAM GiB  SM%  command", DIM)))
             for p in procs[: max(0, height - len(out))]:
                 sm = "n/a" if p.sm_util_pct is None else f"{p.sm_util_pct:.0f}"
-                out.append(row(f"{p.pid:>6} {gib(p.mem_bytes, 2):>10} {sm:>4}  {p.cmdline or p.name}"))
+                out.append(row(f"{p.pid:>6} {p.user[:8]:<8} {gib(p.mem_bytes, 2):>8} {sm:>4}  "
+                               f"{p.cmdline or p.name}"))
         return out
 
     def provenance(self, ctx: Ctx) -> list[str]:

@@ -1,0 +1,66 @@
+"""``gputop doctor``: one line per capability, what works here and how to fix what does not."""
+
+from __future__ import annotations
+
+import pynvml
+import psutil
+
+from gputop.sources.base import SourceError
+from gputop.sources.nvml import NvmlSource
+
+OK, NO, INFO = "ok  ", "FAIL", "--  "
+
+
+def checks(gpu_indices: list[int] | None = None) -> tuple[list[str], bool]:
+    """(lines, whether the GPU can be read at all)."""
+    lines: list[str] = []
+    source = NvmlSource(gpu_indices)
+    try:
+        source.open()
+    except SourceError as exc:
+        lines.append(f"{NO} NVML: {exc}. Fix: install the NVIDIA driver (nvidia-smi must work), "
+                     "or run 'gputop --demo' to see gputop without a GPU")
+        lines += _later()
+        return lines, False
+    try:
+        nvml_version = pynvml.nvmlSystemGetNVMLVersion()
+    except pynvml.NVMLError:
+        nvml_version = "?"
+    lines.append(f"{OK} NVML {_text(nvml_version)}, driver {source.driver_version or '?'}, "
+                 f"{len(source.devices)} GPU(s)")
+    try:
+        reading = source.poll()
+    finally:
+        source.close()
+    for device in source.devices:
+        if device.gpm_supported:
+            lines.append(f"{OK} GPU {device.index} {device.name}: SM activity via NVML GPM")
+        else:
+            lines.append(f"{INFO} GPU {device.index} {device.name}: no SM activity ({device.gpm_reason})")
+    for gpu in reading.gpus:
+        if gpu.lost:
+            lines.append(f"{NO} GPU {gpu.index}: {gpu.missing.get('all')}. Fix: check dmesg for Xid "
+                         "errors; a reset or reboot may be needed")
+        elif "processes" in gpu.missing:
+            lines.append(f"{NO} GPU {gpu.index} per-process memory: {gpu.missing['processes']}. "
+                         "Fix: run gputop as root")
+        for name, why in sorted(gpu.missing.items()):
+            if name in ("power_w", "temp_c", "util_gpu_pct"):
+                lines.append(f"{INFO} GPU {gpu.index} {name}: {why}")
+    hidden = [p.pid for p in reading.processes if not psutil.pid_exists(p.pid)]
+    if hidden:
+        lines.append(f"{NO} {len(hidden)} GPU process(es) not visible here (host PIDs, e.g. "
+                     f"{hidden[0]}). Fix: run the container with --pid=host")
+    else:
+        lines.append(f"{OK} per-process info: {len(reading.processes)} GPU process(es) visible")
+    lines += _later()
+    return lines, True
+
+
+def _later() -> list[str]:
+    return [f"{INFO} eBPF launch latency: not part of this version yet",
+            f"{INFO} engine metrics (--engine URL): not part of this version yet"]
+
+
+def _text(value) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)

@@ -1,0 +1,70 @@
+"""Who a PID is: name, command line, owner and start time, from psutil and /proc.
+
+NVML reports host PIDs.  When gputop runs inside a container without the host's
+PID namespace those PIDs are not visible here; the process is then shown by its
+PID with a one-line hint instead of a wrong name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import psutil
+
+HOST_PID_HINT = "(host PID not visible here: run the container with --pid=host)"
+
+
+@dataclass(frozen=True)
+class ProcessInfo:
+    name: str
+    cmdline: str
+    user: str
+    start_time_s: float | None
+
+
+_cache: dict[int, ProcessInfo] = {}
+
+
+def namespace_pids(pid: int) -> list[int]:
+    """The PID in each PID namespace from ours inward (/proc/PID/status NSpid)."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("NSpid:"):
+                    return [int(x) for x in line.split()[1:]]
+    except (OSError, ValueError):
+        pass
+    return [pid]
+
+
+def describe_process(pid: int) -> ProcessInfo:
+    """Cached per (pid, start time), so a recycled PID is described afresh."""
+    try:
+        proc = psutil.Process(pid)
+        started = proc.create_time()
+    except (psutil.NoSuchProcess, psutil.ZombieProcess):
+        return ProcessInfo(name="?", cmdline=HOST_PID_HINT, user="", start_time_s=None)
+    except psutil.AccessDenied:
+        return ProcessInfo(name="?", cmdline="(no permission to read this process)", user="",
+                           start_time_s=None)
+    cached = _cache.get(pid)
+    if cached is not None and cached.start_time_s == started:
+        return cached
+    with proc.oneshot():
+        try:
+            name = proc.name()
+            cmdline = " ".join(proc.cmdline()) or f"[{name}]"
+        except (psutil.AccessDenied, psutil.ZombieProcess):
+            name, cmdline = "?", "(no permission to read this process)"
+        try:
+            user = proc.username()
+        except (psutil.AccessDenied, KeyError):
+            user = ""
+    inner = namespace_pids(pid)
+    if len(inner) > 1:
+        cmdline += f"  (pid {inner[-1]} in its container)"
+    info = ProcessInfo(name=name, cmdline=cmdline, user=user, start_time_s=started)
+    if len(_cache) > 4096:
+        _cache.clear()
+    _cache[pid] = info
+    return info
