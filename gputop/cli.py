@@ -107,6 +107,12 @@ def _add_source_options(parser: argparse.ArgumentParser, suppress: bool = False)
                         help="only these GPUs (NVML indexes)")
     parser.add_argument("--dcgm", type=_url, default=default(None), metavar="URL",
                         help="a dcgm-exporter /metrics URL: SM activity on GPUs without GPM")
+    parser.add_argument("--engine", type=_url, default=default(None), metavar="URL",
+                        help="a serving engine's /metrics URL (vLLM, SGLang, TGI, llama.cpp); "
+                        "without it, engines among the GPU processes are found by their ports")
+    parser.add_argument("--model", default=default(None), metavar="PATH_OR_ID",
+                        help="the engine's model directory, config.json or a model id in the local "
+                        "Hugging Face cache (for the weights / KV split of VRAM)")
     parser.add_argument("--gpus", type=_positive_int, default=default(None), help="number of simulated GPUs (demo)")
     parser.add_argument("--seed", type=int, default=default(0), help="simulator seed (demo)")
     parser.add_argument("-d", "--delay", type=_delay, default=default(1.0), metavar="SECONDS",
@@ -131,6 +137,12 @@ def build_parser() -> argparse.ArgumentParser:
     snap.add_argument("--samples", type=_positive_int, default=2,
                       help="samples to take before printing, so rates exist (default 2)")
     _add_source_options(snap, suppress=True)
+    kv = sub.add_parser("kv", help="KV-cache bytes per token and sizes from a model config")
+    kv.add_argument("model", metavar="CONFIG_OR_DIR_OR_ID",
+                    help="config.json, a model directory, or a model id in the local HF cache")
+    kv.add_argument("--kv-dtype", default="auto", choices=["auto", "bf16", "fp16", "fp8", "fp32"])
+    kv.add_argument("--tp", type=_positive_int, default=1, help="tensor-parallel size")
+    kv.add_argument("--json", action="store_true", help="JSON for scripts")
     doctor = sub.add_parser("doctor", help="what works on this machine and how to fix the rest")
     doctor.add_argument("-i", "--gpu", type=_gpu_list, default=argparse.SUPPRESS, metavar="0,2")
     return parser
@@ -159,13 +171,23 @@ def _sources(args):
     from gputop.sources.host import HostSource
     from gputop.sources.nvml import NvmlSource
 
+    from gputop.model.kv import ConfigError
+    from gputop.sources.engine import EngineSource
+
     nvml = NvmlSource(args.gpu)
     try:
         nvml.open()
-    except SourceError as exc:  # NVML was the only thing to show
-        raise UsageError(f"cannot read the GPU: {exc}; "
-                         "to see gputop without a GPU run 'gputop --demo'") from None
-    sources = [nvml, HostSource()]  # nvml.open() again is a no-op
+    except SourceError as exc:
+        if not args.engine:  # NVML was the only thing to show
+            raise UsageError(f"cannot read the GPU: {exc}; "
+                             "to see gputop without a GPU run 'gputop --demo'") from None
+    engine = EngineSource(args.engine, args.model)
+    try:
+        engine.open()
+    except ConfigError as exc:
+        raise UsageError(f"--model: {exc}") from None
+    sources = [nvml, engine, HostSource()]  # opening nvml again is a no-op; if it failed,
+    # it fails again in the sampler and shows as "n/a (reason)" beside the engine
     if args.dcgm:
         from gputop.sources.dcgm import DcgmSource
 
@@ -188,6 +210,36 @@ def cmd_snapshot(args) -> int:
         sampler.close()
     view = derive(timeline, timeline.last_index)
     print(json.dumps(snapshot_dict(view, label), indent=2))
+    return 0
+
+
+def cmd_kv(args) -> int:
+    from gputop.model import kv
+    from gputop.sources.modelinfo import load
+
+    try:
+        info = load(args.model)
+        layout = kv.kv_layout(info.config, args.kv_dtype, args.tp)
+    except kv.ConfigError as exc:
+        raise UsageError(f"{args.model}: {exc}") from None
+    rows = kv.table(layout)
+    if args.json:
+        print(json.dumps({"model": args.model, "kv_bytes_per_token": layout.bytes_per_token,
+                          "tp": layout.tp, "mla": layout.mla, "formula": layout.formula,
+                          "weights_bytes": info.weights_bytes, "table": rows}, indent=2))
+        return 0
+    per_token = layout.bytes_per_token
+    print(f"{args.model}: {per_token:,} B = {per_token / 1024:,.1f} KiB of KV cache per token"
+          + (f" per GPU (TP {args.tp})" if args.tp > 1 else ""))
+    print(f"  = {layout.formula}")
+    if info.weights_bytes is not None:
+        print(f"weights: {info.weights_bytes / 2**30:.2f} GiB ({info.weights_source})")
+    print()
+    header = "tokens per request" + "".join(f"{f'x{r} req':>12}" for r in kv.REQUESTS)
+    print(header)
+    for tokens in kv.TOKENS:
+        cells = [f"{per_token * tokens * r / 2**30:>8.2f} GiB" for r in kv.REQUESTS]
+        print(f"{tokens:>18,}" + "".join(f"{c:>12}" for c in cells))
     return 0
 
 
@@ -220,6 +272,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_snapshot(args)
         if args.command == "doctor":
             return cmd_doctor(args)
+        if args.command == "kv":
+            return cmd_kv(args)
         return cmd_live(args)
     except UsageError as exc:
         print(f"gputop: {exc}", file=sys.stderr)

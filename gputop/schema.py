@@ -98,11 +98,16 @@ class EngineSample:
     num_gpu_blocks: int | None = None
     block_size: int | None = None
     kv_pool_bytes: int | None = None  # per GPU, when the engine reports it directly
+    kv_pool_tokens: int | None = None  # per GPU (SGLang's max_total_num_tokens)
     # model facts
     kv_bytes_per_token: int | None = None  # per GPU (tensor-parallel rank)
     weights_bytes: int | None = None  # per GPU
-    gpu_indices: tuple[int, ...] = ()
-    pids: tuple[int, ...] = ()
+    weights_source: str = ""
+    tensor_parallel: int | None = None
+    data_parallel: int | None = None
+    gpu_indices: tuple[int, ...] = ()  # GPUs known to hold it (else: where its pids are)
+    pids: tuple[int, ...] = ()  # the engine's process tree on this machine
+    note: str = ""  # what could not be tied or found, for the explain page
 
 
 @dataclass(frozen=True)

@@ -72,7 +72,11 @@ def kv_pool_bytes(engine: EngineSample) -> int | None:
     """Per-GPU KV pool: reported bytes, else blocks x block size x KV bytes per token."""
     if engine.kv_pool_bytes is not None:
         return engine.kv_pool_bytes
-    if None in (engine.num_gpu_blocks, engine.block_size, engine.kv_bytes_per_token):
+    if engine.kv_bytes_per_token is None:
+        return None
+    if engine.kv_pool_tokens is not None:
+        return engine.kv_pool_tokens * engine.kv_bytes_per_token
+    if engine.num_gpu_blocks is None or engine.block_size is None:
         return None
     return engine.num_gpu_blocks * engine.block_size * engine.kv_bytes_per_token
 
@@ -80,10 +84,25 @@ def kv_pool_bytes(engine: EngineSample) -> int | None:
 def _pool_provenance(engine: EngineSample) -> str:
     if engine.kv_pool_bytes is not None:
         return f"KV pool: {engine.kv_pool_bytes:,} B reported by the engine ({engine.kind})"
+    if kv_pool_bytes(engine) is not None and engine.kv_pool_tokens is not None:
+        return (f"KV pool: {engine.kv_pool_tokens:,} tokens x "
+                f"{engine.kv_bytes_per_token / 1024:,.0f} KiB/token, from {engine.kind} metrics")
     if kv_pool_bytes(engine) is not None:
         return (f"KV pool: {engine.num_gpu_blocks:,} blocks x {engine.block_size} tokens x "
                 f"{engine.kv_bytes_per_token / 1024:,.0f} KiB/token, from {engine.kind} cache config")
+    if engine.kv_bytes_per_token is None and (engine.num_gpu_blocks or engine.kv_pool_tokens):
+        return "KV pool: unknown (KV bytes per token needs the model's config: --model PATH)"
     return "KV pool: unknown (the engine does not report its cache config)"
+
+
+def engine_on_gpu(engine: EngineSample | None, gpu_index: int,
+                  processes: tuple[ProcSample, ...]) -> bool:
+    if engine is None:
+        return False
+    if gpu_index in engine.gpu_indices:
+        return True
+    pids = set(engine.pids)
+    return any(p.gpu_index == gpu_index and p.pid in pids for p in processes)
 
 
 def vram_split(gpu: GpuSample, processes: tuple[ProcSample, ...],
@@ -91,7 +110,7 @@ def vram_split(gpu: GpuSample, processes: tuple[ProcSample, ...],
     if gpu.mem_total_bytes is None or gpu.mem_used_bytes is None:
         return None
     on_gpu = [p for p in processes if p.gpu_index == gpu.index]
-    if engine is None or gpu.index not in engine.gpu_indices:
+    if not engine_on_gpu(engine, gpu.index, processes):
         return split_vram(gpu.mem_total_bytes, gpu.mem_used_bytes,
                           provenance=("used memory: card total from the GPU source; no engine "
                                       "on this GPU, so its contents are unsplit",))
@@ -101,13 +120,18 @@ def vram_split(gpu: GpuSample, processes: tuple[ProcSample, ...],
         engine_bytes = sum(p.mem_bytes for p in engine_procs)
     provenance = (
         f"weights: {engine.weights_bytes / 2**30:.2f} GiB per GPU of {engine.model or 'the model'}"
-        if engine.weights_bytes is not None else "weights: unknown (model size not found)",
+        + (f" ({engine.weights_source}, TP {engine.tensor_parallel or 1})"
+           if engine.weights_source else "")
+        if engine.weights_bytes is not None
+        else "weights: unknown (no safetensors found for the model: --model PATH)",
         _pool_provenance(engine),
         f"KV used: pool x {engine.kind} KV usage {engine.kv_usage_ratio:.1%}"
         if engine.kv_usage_ratio is not None else "KV used: unknown",
         f"engine process memory: {engine_bytes / 2**30:.2f} GiB from the per-process list"
         if engine_bytes is not None else "engine process memory: unknown (not in the process list)",
     )
+    if engine.note:
+        provenance += (f"note: {engine.note}",)
     return split_vram(gpu.mem_total_bytes, gpu.mem_used_bytes, engine_bytes,
                       engine.weights_bytes, kv_pool_bytes(engine), engine.kv_usage_ratio,
                       provenance)

@@ -370,4 +370,5 @@ class SimSource:
             kv_usage_ratio=None if tick.kv_usage is None else round(tick.kv_usage, 4),
             num_gpu_blocks=blocks, block_size=BLOCK_SIZE,
             kv_bytes_per_token=KV_BYTES_PER_TOKEN // n, weights_bytes=WEIGHTS_BYTES // n,
+            weights_source="8.03e9 parameters x 2 B, simulated", tensor_parallel=n,
             gpu_indices=tuple(range(n)), pids=(4121,) if n == 1 else tuple(4130 + g for g in range(n)))

@@ -132,11 +132,11 @@ class SweepPlot:
 
 
 def nice_top(values: Sequence[float | None], floor: float = 1.0) -> float:
-    """A round axis maximum (1, 2, 5 x 10^k) at or above the largest value."""
+    """A round axis maximum (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 x 10^k) at or above the largest value."""
     peak = max((v for v in values if v is not None), default=0.0)
     peak = max(peak, floor)
     exponent = 10 ** math.floor(math.log10(peak))
-    for step in (1, 2, 5, 10):
+    for step in (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10):
         if step * exponent >= peak:
             return step * exponent
     return 10 * exponent

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.style import Style
 
 from gputop.tui.panes.base import Ctx, Pane
+from gputop.tui.widgets import clock_text
 from gputop.tui.render import ALERT, BOLD, DIM, Row, count, hbar, na, rate, row
 
 PLOT = Style(color="green")
@@ -49,7 +50,8 @@ class ThroughputPane(Pane):
             out.append(row(label, *hbar(kv, max(0, width - len(label)), KV_BAR) if kv is not None else ""))
         else:
             out.append(row((f"{s.model} · {len(s.gpu_indices)} GPU(s)", DIM)))
-        plot_h = max(0, height - len(out) - 1)
+        episodes = self.episode_rows(ctx, width, max_rows=3 if height >= 14 else 0)
+        plot_h = max(0, height - len(out) - len(episodes) - 1)
 
         def tokens(_frame, state):
             return state.point.tokens_per_s
@@ -57,12 +59,35 @@ class ThroughputPane(Pane):
         style = PLOT_ALERT if ctx.alerting else PLOT
         plot, top = ctx.plot(self.sweep, tokens, width, plot_h, style, floor=(baseline or 0) * 1.1)
         out += plot
+        out += episodes
         out.append(self.footer_row(ctx, width, f"0-{rate(top)} tok/s"))
         return out
 
+    @staticmethod
+    def episode_rows(ctx: Ctx, width: int, max_rows: int) -> list[Row]:
+        """The latest "busy but unproductive" episodes, newest last (also in snapshot alerts)."""
+        state = ctx.view.detector
+        episodes = list(state.episodes) + ([state.active] if state.active else [])
+        if not episodes or max_rows <= 0:
+            return []
+        rows = []
+        for ep in episodes[-max_rows:]:
+            until = "now" if ep.end_wall_s is None else clock_text(ep.end_wall_s)
+            cause = ep.suspects[0][0].replace("_", " ") if ep.suspects else "unknown"
+            style = ALERT if ep.end_wall_s is None else DIM
+            rows.append(row((f"{clock_text(ep.start_wall_s)}-{until} {ep.kind.replace('_', ' ')}: "
+                             f"{cause}"[:width], style)))
+        return rows
     def provenance(self, ctx: Ctx) -> list[str]:
         engine = ctx.view.engine
         if engine is None:
             return [f"no engine source ({ctx.source_reason('engine') or 'none configured'})"]
-        return [f"engine: {engine.sample.kind} at {engine.sample.url}",
-                f"model: {engine.sample.model}"]
+        s = engine.sample
+        lines = [f"engine: {s.kind} at {s.url}", f"model: {s.model or 'unknown'}",
+                 f"tensor parallel {s.tensor_parallel or '?'}, data-parallel engines "
+                 f"{s.data_parallel or 1}, process tree {', '.join(map(str, s.pids)) or 'unknown'}"]
+        if s.note:
+            lines.append(f"note: {s.note}")
+        for ep in ctx.view.detector.episodes[-5:]:
+            lines.append(f"episode {ep.headline}: " + "; ".join(ep.evidence))
+        return lines

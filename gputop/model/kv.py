@@ -1,0 +1,100 @@
+"""KV-cache bytes per token from a Hugging Face model config.
+
+bytes/token = 2 (K and V) x layers x KV heads x head dim x dtype bytes.
+- KV heads = ``num_key_value_heads`` (GQA/MQA); missing means MHA (= attention heads).
+- head dim = ``head_dim`` when the config has one, else hidden_size / attention heads.
+- MLA (DeepSeek V2/V3: ``kv_lora_rank``): one latent of kv_lora_rank + qk_rope_head_dim
+  elements per layer, stored once (coefficient 1), and every tensor-parallel rank keeps
+  the whole latent.
+- Tensor parallelism splits the KV heads over ranks (at least one head per rank).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+DTYPE_BYTES = {"fp32": 4, "float32": 4, "bf16": 2, "bfloat16": 2, "fp16": 2, "float16": 2,
+               "half": 2, "fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "float8_e4m3fn": 1}
+TOKENS = (1024, 4096, 8192, 32768, 131072)
+REQUESTS = (1, 8, 32, 128)
+
+
+class ConfigError(ValueError):
+    """The config cannot give KV bytes per token; the message names the field."""
+
+
+@dataclass(frozen=True)
+class KvLayout:
+    bytes_per_token: int  # per tensor-parallel rank
+    layers: int
+    kv_heads_per_rank: int | None  # None for MLA
+    head_dim: int | None
+    dtype_bytes: int
+    mla: bool
+    tp: int
+    formula: str
+
+
+def _positive_int(config: dict, name: str) -> int:
+    if name not in config:
+        raise ConfigError(f"config lacks {name}")
+    value = config[name]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
+        raise ConfigError(f"{name} must be a whole number, got {value!r}")
+    if value <= 0:
+        raise ConfigError(f"{name} must be > 0, got {value}")
+    return int(value)
+
+
+def text_config(config: dict) -> dict:
+    """Multimodal configs keep the language model's fields under ``text_config``."""
+    if "num_hidden_layers" not in config and isinstance(config.get("text_config"), dict):
+        return {**config, **config["text_config"]}
+    return config
+
+
+def dtype_bytes(config: dict, kv_dtype: str = "auto") -> int:
+    if kv_dtype != "auto":
+        if kv_dtype not in DTYPE_BYTES:
+            raise ConfigError(f"unknown KV dtype {kv_dtype!r}; use auto, bf16, fp16, fp8 or fp32")
+        return DTYPE_BYTES[kv_dtype]
+    name = str(config.get("torch_dtype") or config.get("dtype") or "bfloat16")
+    return DTYPE_BYTES.get(name, 2)
+
+
+def kv_layout(config: dict, kv_dtype: str = "auto", tp: int = 1) -> KvLayout:
+    if not isinstance(config, dict):
+        raise ConfigError("config is not a JSON object")
+    if tp < 1:
+        raise ConfigError(f"--tp must be >= 1, got {tp}")
+    config = text_config(config)
+    layers = _positive_int(config, "num_hidden_layers")
+    size = dtype_bytes(config, kv_dtype)
+    if config.get("kv_lora_rank"):
+        latent = _positive_int(config, "kv_lora_rank") + int(config.get("qk_rope_head_dim") or 0)
+        return KvLayout(latent * layers * size, layers, None, latent, size, True, tp,
+                        f"1 x {layers} layers x ({config['kv_lora_rank']} + "
+                        f"{config.get('qk_rope_head_dim') or 0}) latent x {size} B (MLA, "
+                        "every rank holds the whole latent)")
+    heads = _positive_int(config, "num_attention_heads")
+    kv_heads = _positive_int(config, "num_key_value_heads") if "num_key_value_heads" in config \
+        else heads
+    if config.get("head_dim"):
+        head_dim = _positive_int(config, "head_dim")
+    else:
+        hidden = _positive_int(config, "hidden_size")
+        if hidden % heads:
+            raise ConfigError(f"hidden_size {hidden} is not a multiple of num_attention_heads {heads}")
+        head_dim = hidden // heads
+    per_rank = max(1, math.ceil(kv_heads / tp))
+    bytes_per_token = 2 * layers * per_rank * head_dim * size
+    return KvLayout(bytes_per_token, layers, per_rank, head_dim, size, False, tp,
+                    f"2 x {layers} layers x {per_rank} KV heads"
+                    f"{f' (of {kv_heads}, TP {tp})' if tp > 1 else ''} x {head_dim} head dim x "
+                    f"{size} B")
+
+
+def table(layout: KvLayout, tokens=TOKENS, requests=REQUESTS) -> list[dict]:
+    return [{"tokens": t, "requests": r, "bytes": layout.bytes_per_token * t * r}
+            for t in tokens for r in requests]

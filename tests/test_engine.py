@@ -1,0 +1,238 @@
+"""Engine metrics: parsing each engine's text, and a real HTTP server on 127.0.0.1."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gputop.model.derive import derive, snapshot_dict
+from gputop.model.detect import make_fold
+from gputop.model.timeline import Timeline
+from gputop.sampler import Sampler
+from gputop.sources.base import SourceError
+from gputop.sources.engine import EngineSource, recognise
+from gputop.sources.nvml import NvmlSource
+from tests.fake_nvml import FakeGpu, FakeNvml, FakeProc, GiB
+from tests.http_server import Response, ScriptedServer
+
+DATA = Path(__file__).parent / "data" / "metrics"
+
+
+def text(name):
+    return (DATA / name).read_text()
+
+
+@pytest.mark.parametrize("name, kind, expected", [
+    ("vllm_v1.txt", "vllm", dict(generation_tokens_total=27453.0, prompt_tokens_total=120000.0,
+                                 requests_finished_total=152.0, requests_running=24.0,
+                                 requests_waiting=2.0, kv_usage_ratio=0.375)),
+    ("vllm_v1_dp2.txt", "vllm", dict(generation_tokens_total=4000.0, prompt_tokens_total=1200.0,
+                                     requests_running=8.0, requests_waiting=1.0)),
+    ("vllm_v0.txt", "vllm", dict(generation_tokens_total=9000.0, kv_usage_ratio=0.125,
+                                 requests_running=6.0)),
+    ("sglang.txt", "sglang", dict(generation_tokens_total=412000.0, prompt_tokens_total=880000.0,
+                                  requests_running=12.0, requests_waiting=3.0,
+                                  kv_usage_ratio=0.25)),
+    ("tgi.txt", "tgi", dict(generation_tokens_total=51234.0, prompt_tokens_total=99000.0,
+                            requests_finished_total=220.0, requests_running=4.0,
+                            requests_waiting=2.0, kv_usage_ratio=None)),
+    ("llamacpp.txt", "llamacpp", dict(generation_tokens_total=7100.0, prompt_tokens_total=3300.0,
+                                      requests_running=1.0, requests_waiting=0.0,
+                                      kv_usage_ratio=0.0625, requests_finished_total=None)),
+])
+def test_each_engine_is_recognised(name, kind, expected):
+    parsed = recognise(text(name))
+    assert parsed.kind == kind
+    for key, value in expected.items():
+        assert parsed.values[key] == pytest.approx(value) if value is not None \
+            else parsed.values[key] is None, key
+
+
+def test_vllm_cache_config_and_data_parallel_engines():
+    parsed = recognise(text("vllm_v1.txt"))
+    assert parsed.model == "meta-llama/Llama-3.1-8B-Instruct"
+    assert parsed.cache["num_gpu_blocks"] == "27712" and parsed.cache["block_size"] == "16"
+    dp = recognise(text("vllm_v1_dp2.txt"))
+    assert dp.engines == 2
+    assert dp.values["kv_usage_ratio"] == pytest.approx((9.75010481363281e-06 + 0.2) / 2)
+    assert dp.cache["kv_cache_memory_bytes"] == "42949672960"
+    assert recognise(text("sglang.txt")).cache["kv_pool_tokens"] == "80000"
+
+
+@pytest.mark.parametrize("bad, reason", [
+    ("# TYPE up gauge\nup 1\n", "no vLLM, SGLang, TGI or llama.cpp metrics"),
+    ("vllm:num_requests_running{engine=\"0\" 3\n", "is not Prometheus text"),
+])
+def test_unrecognised_text(bad, reason):
+    with pytest.raises(SourceError, match=reason):
+        recognise(bad)
+
+
+def vllm_text(generation, prompt=1000.0, running=8, waiting=0):
+    return (text("vllm_v1.txt")
+            .replace("27453.0", f"{generation:.1f}").replace("120000.0", f"{prompt:.1f}")
+            .replace('"} 24.0', f'"}} {running}.0').replace('"} 2.0', f'"}} {waiting}.0'))
+
+
+def run_ticks(sources, count, step_s=1.0, virtual_clock=True):
+    """Tick the sampler ``count`` times (on a virtual clock unless told otherwise)."""
+    sources = sources if isinstance(sources, list) else [sources]
+    frame_time = (lambda seq: (1_700_000_000.0 + seq * step_s, seq * step_s)) \
+        if virtual_clock else None
+    sampler = Sampler(sources, step_s, source_timeout_s=2.0, frame_time=frame_time)
+    sampler.open()
+    timeline = Timeline(100, make_fold())
+    try:
+        for _ in range(count):
+            timeline.append(sampler.tick())
+    finally:
+        sampler.close()
+    return timeline
+
+
+def test_rates_and_a_counter_reset_from_a_real_server():
+    responses = [Response(vllm_text(g)) for g in (1000, 1500, 2100, 2800, 300, 900)]
+    with ScriptedServer(responses) as server:
+        timeline = run_ticks(EngineSource(server.url), 6)
+    rates = [timeline.state(i).point.tokens_per_s for i in range(6)]
+    assert rates[0] is None  # one sample: no rate, not 0
+    assert rates[1:4] == [500.0, 600.0, 700.0]
+    assert rates[4] == 300.0  # the engine restarted: counted from zero, never negative
+    assert rates[5] == 600.0
+
+
+def test_failures_show_reasons_back_off_and_recover():
+    ok = Response(vllm_text(1000))
+    responses = [ok, Response("boom", status=500), Response("<html>login</html>",
+                 content_type="text/html"), Response(b"\x00\x01\xff binary"),
+                 Response(vllm_text(1000), delay_s=1.2), Response(vllm_text(3000))]
+    with ScriptedServer(responses) as server:
+        source = EngineSource(server.url, timeout_s=0.3)
+        reasons = []
+        t = 0.0
+        for _ in range(40):
+            try:
+                source.poll(t)
+                reasons.append("ok")
+            except SourceError as exc:
+                reasons.append(str(exc))
+            t += 1.0
+            if reasons[-1] == "ok" and len(reasons) > 1:
+                break
+        requests = server.requests
+    assert reasons[0] == "ok"
+    assert "HTTP 500" in reasons[1]
+    assert any("returned HTML" in r for r in reasons)
+    assert any("binary data" in r for r in reasons)
+    assert any("no answer" in r for r in reasons)
+    assert any("retry in" in r for r in reasons)  # back-off: not asked every tick
+    assert reasons[-1] == "ok"
+    assert requests == 6  # each failure was asked once, then the server recovered
+    assert all(r.startswith("engine unreachable: ") for r in reasons[1:-1])
+
+
+def test_huge_or_nonhttp_endpoints():
+    with ScriptedServer([Response("x" * (9 * 2**20))]) as server:
+        with pytest.raises(SourceError, match="more than 8 MiB"):
+            EngineSource(server.url).poll(0.0)
+    with pytest.raises(ValueError, match="not an http"):
+        EngineSource("file:///etc/passwd")
+
+
+SERVER = """
+import http.server, sys, time
+text = open(sys.argv[1]).read()
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = text.encode()
+        self.send_response(200); self.send_header("Content-Length", str(len(body)))
+        self.end_headers(); self.wfile.write(body)
+    def log_message(self, *a): pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+print(s.server_address[1], flush=True)
+s.serve_forever()
+"""
+
+
+@pytest.fixture
+def fake_vllm(tmp_path):
+    """A real process tree like vLLM V1: an API server (the parent, listening) whose child
+    would hold the GPU memory.  Its command line says vllm."""
+    script = tmp_path / "vllm_serve.py"
+    script.write_text(SERVER + "\n")
+    wrapper = tmp_path / "wrapper.py"
+    wrapper.write_text(
+        "import subprocess, sys, time\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'])\n"
+        "exec(open(sys.argv[2]).read())\n")
+    metrics = tmp_path / "metrics.txt"
+    metrics.write_text(text("vllm_v1.txt"))
+    proc = subprocess.Popen([sys.executable, str(wrapper), str(metrics), str(script),
+                             "vllm", "serve", "--tensor-parallel-size", "1"],
+                            stdout=subprocess.PIPE, text=True)
+    port = int(proc.stdout.readline())
+    yield proc, port
+    import psutil
+    for child in psutil.Process(proc.pid).children(recursive=True):
+        child.kill()
+    proc.kill()
+    proc.wait()
+
+
+def test_discovers_an_engine_by_its_process_and_port(fake_vllm):
+    proc, port = fake_vllm
+    source = EngineSource()
+    reading = source.poll(10.0)
+    engine = reading.engine
+    assert engine.url == f"http://127.0.0.1:{port}/metrics"
+    assert engine.kind == "vllm"
+    assert proc.pid in engine.pids and len(engine.pids) >= 2  # the server and its child
+
+
+def test_vram_split_from_engine_model_and_nvml(monkeypatch, fake_vllm, tmp_path):
+    proc, port = fake_vllm
+    import psutil
+    child = psutil.Process(proc.pid).children()[0].pid
+    model = tmp_path / "llama"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps(
+        {"hidden_size": 4096, "num_attention_heads": 32, "num_hidden_layers": 32,
+         "num_key_value_heads": 8, "torch_dtype": "bfloat16"}))
+    (model / "model.safetensors.index.json").write_text(json.dumps(
+        {"metadata": {"total_size": 16_060_522_496}, "weight_map": {}}))
+    pool = 27712 * 16 * 131072
+    engine_bytes = 16_060_522_496 + pool + 3 * GiB
+    FakeNvml([FakeGpu("NVIDIA H100 80GB HBM3", 80 * GiB, engine_bytes + 2 * GiB, util_pct=50,
+                      procs=[FakeProc(child, engine_bytes)])]).install(monkeypatch)
+    engine = EngineSource(f"http://127.0.0.1:{port}/metrics", model=str(model))
+    timeline = run_ticks([NvmlSource(), engine], 2, virtual_clock=False)
+    data = snapshot_dict(derive(timeline, timeline.last_index), "nvml")
+    vram = data["gpus"][0]["vram"]
+    assert vram["weights_bytes"] == 16_060_522_496
+    assert vram["kv_pool_bytes"] == pool
+    assert vram["kv_used_bytes"] == int(pool * 0.375)
+    assert vram["other_bytes"] == 3 * GiB
+    assert vram["other_processes_bytes"] == 2 * GiB
+    assert vram["unsplit_bytes"] == 0 and vram["overflow_bytes"] == 0
+    view = derive(timeline, timeline.last_index)
+    assert any("27,712 blocks x 16 tokens x 128 KiB/token" in line
+               for line in view.gpus[0].vram.provenance)
+
+
+def test_engine_alone_when_there_is_no_gpu(tmp_path):
+    """No NVML here: with --engine, gputop still runs and reports NVML as unavailable."""
+    with ScriptedServer([Response(vllm_text(1000 + 100 * i)) for i in range(5)]) as server:
+        result = subprocess.run([sys.executable, "-m", "gputop", "snapshot", "--engine",
+                                 server.url, "--samples", "2", "-d", "0.3"],
+                                capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["sources"]["nvml"]["ok"] is False
+    assert "libnvidia-ml.so.1" in data["sources"]["nvml"]["reason"]
+    assert data["engine"]["kind"] == "vllm"
+    assert data["engine"]["generation_tokens_per_s"] > 0
