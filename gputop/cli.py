@@ -84,6 +84,24 @@ def _gpu_list(text: str) -> list[int]:
     return sorted(set(indexes))
 
 
+def _duration(text: str) -> float:
+    from gputop.record.timespec import parse_duration
+
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _size(text: str) -> int:
+    from gputop.record.timespec import parse_size
+
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _url(text: str) -> str:
     from gputop.sources.prom import check_url
 
@@ -129,6 +147,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="gputop", description="What an NVIDIA GPU is really doing.")
     parser.add_argument("--version", action="version", version=f"gputop {__version__}")
     parser.add_argument("--no-color", action="store_true", help="monochrome output")
+    parser.add_argument("--record", metavar="FILE", help="record while showing the dashboard "
+                        "(r toggles recording too)")
     _add_source_options(parser)
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     snap = sub.add_parser("snapshot", help="print the derived state once, as JSON")
@@ -137,6 +157,26 @@ def build_parser() -> argparse.ArgumentParser:
     snap.add_argument("--samples", type=_positive_int, default=2,
                       help="samples to take before printing, so rates exist (default 2)")
     _add_source_options(snap, suppress=True)
+    record = sub.add_parser("record", help="record frames to a file, headless (works under nohup)")
+    record.add_argument("file", metavar="FILE")
+    record.add_argument("--duration", type=_duration, default=None, metavar="2h",
+                        help="stop after this long (e.g. 90m, 2h, 1h30m)")
+    record.add_argument("--max-size", type=_size, default=500 * 2**20, metavar="500MB",
+                        help="keep the file under this size by dropping the oldest frames "
+                        "(default 500MB)")
+    _add_source_options(record, suppress=True)
+    replay = sub.add_parser("replay", help="open a recording in the dashboard")
+    replay.add_argument("file", metavar="FILE")
+    export = sub.add_parser("export", help="export a recording as CSV, JSON lines or Perfetto")
+    export.add_argument("file", metavar="FILE")
+    export.add_argument("--format", choices=["csv", "jsonl", "perfetto"], required=True)
+    export.add_argument("-o", "--output", required=True, metavar="OUT",
+                        help="output file ('-' for standard output)")
+    export.add_argument("--from", dest="from_time", metavar="T",
+                        help="start: 10:32, +5m (after the start), -5m (before the end)")
+    export.add_argument("--to", dest="to_time", metavar="T", help="end, same forms")
+    report = sub.add_parser("report", help="a short text summary of a recording")
+    report.add_argument("file", metavar="FILE")
     kv = sub.add_parser("kv", help="KV-cache bytes per token and sizes from a model config")
     kv.add_argument("model", metavar="CONFIG_OR_DIR_OR_ID",
                     help="config.json, a model directory, or a model id in the local HF cache")
@@ -251,15 +291,119 @@ def cmd_doctor(args) -> int:
     return 0 if gpu_readable else 1
 
 
+def cmd_record(args) -> int:
+    """Headless recording until --duration, Ctrl-C, SIGTERM or SIGHUP (an SSH drop)."""
+    import signal
+
+    from gputop.record.store import Recorder, RecordingError
+
+    sampler, label = _sources(args)
+    try:
+        recorder = Recorder(args.file, label, max_bytes=args.max_size)
+    except RecordingError as exc:
+        raise UsageError(str(exc)) from None
+    deadline = None if args.duration is None else time.monotonic() + args.duration
+    errors: list[str] = []
+
+    def on_frame(frame) -> None:
+        try:
+            recorder.append(frame)
+        except RecordingError as exc:
+            errors.append(str(exc))
+            sampler.stop()
+        if deadline is not None and time.monotonic() >= deadline:
+            sampler.stop()
+
+    def stop(signum, _frame) -> None:
+        sampler.stop()
+
+    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(signum, stop)
+    print(f"gputop: recording {label} to {args.file} every {args.delay:g}s "
+          f"(Ctrl-C stops; cap {args.max_size / 2**20:.0f} MiB)", file=sys.stderr)
+    sampler.open()
+    try:
+        sampler.run(on_frame)
+    finally:
+        sampler.close()
+        recorder.close()
+    print(f"gputop: {recorder.frames_written} frames, {recorder.size_bytes() / 1024:.0f} KiB "
+          f"in {args.file}" + (f" ({recorder.frames_dropped} oldest dropped for the cap)"
+                               if recorder.frames_dropped else ""), file=sys.stderr)
+    if errors:
+        raise UsageError(errors[0])
+    return 0
+
+
+def _open_recording(path: str):
+    from gputop.record.store import Recording, RecordingError
+
+    try:
+        recording = Recording(path)
+        if recording.count() == 0:
+            raise RecordingError(f"{path} holds no frames yet")
+    except RecordingError as exc:
+        raise UsageError(str(exc)) from None
+    return recording
+
+
+def cmd_replay(args) -> int:
+    if args.no_color:
+        os.environ["NO_COLOR"] = "1"
+    recording = _open_recording(args.file)
+    from gputop.tui.replay import ReplayApp
+
+    app = ReplayApp(recording, detect_config=_detect_config(args))
+    app.run()
+    return app.return_code or 0
+
+
+def cmd_export(args) -> int:
+    from gputop.record.export import export
+    from gputop.record.store import RecordingError
+
+    recording = _open_recording(args.file)
+    try:
+        count = export(recording, args.format, args.output, args.from_time, args.to_time,
+                       _detect_config(args))
+    except (RecordingError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+    if args.output != "-":
+        print(f"gputop: exported {count} frames to {args.output}", file=sys.stderr)
+    return 0
+
+
+def cmd_report(args) -> int:
+    from gputop.record.report import report
+    from gputop.record.store import RecordingError
+
+    recording = _open_recording(args.file)
+    try:
+        print(report(recording, _detect_config(args)))
+    except RecordingError as exc:
+        raise UsageError(str(exc)) from None
+    return 0
+
+
 def cmd_live(args) -> int:
     if args.no_color:
         os.environ["NO_COLOR"] = "1"
     sampler, label = _sources(args)
     config = _detect_config(args)
+    from gputop.record.store import Recorder, RecordingError
     from gputop.tui.app import GputopApp  # textual is imported only for the TUI
 
+    recorder = None
+    if args.record:
+        try:
+            recorder = Recorder(args.record, label)
+        except RecordingError as exc:
+            raise UsageError(str(exc)) from None
     sampler.open()
-    app = GputopApp(sampler, label, interval_s=args.delay, detect_config=config)
+    app = GputopApp(sampler, label, interval_s=args.delay, detect_config=config,
+                    recorder=recorder)
     app.run()
     return app.return_code or 0
 
@@ -274,6 +418,9 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_doctor(args)
         if args.command == "kv":
             return cmd_kv(args)
+        if args.command in ("record", "replay", "export", "report"):
+            return {"record": cmd_record, "replay": cmd_replay, "export": cmd_export,
+                    "report": cmd_report}[args.command](args)
         return cmd_live(args)
     except UsageError as exc:
         print(f"gputop: {exc}", file=sys.stderr)

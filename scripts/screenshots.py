@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -35,12 +36,32 @@ async def shoot(app: GputopApp, size: tuple[int, int], path: Path) -> None:
     path.write_text(svg)
 
 
+async def shoot_replay(path: Path) -> None:
+    """Replay of a launch-jitter recording, stepped to 25 s in."""
+    from gputop.record.store import Recorder, Recording
+    from gputop.tui.replay import ReplayApp
+
+    with tempfile.TemporaryDirectory() as tmp:
+        file = Path(tmp) / "launch-jitter.gtrec"
+        recorder = Recorder(file, "demo:launch-jitter")
+        for frame in demo_frames("launch-jitter", 90):
+            recorder.append(frame)
+        recorder.close()
+        app = ReplayApp(Recording(file))
+        async with app.run_test(size=(160, 45)) as pilot:
+            app.seek(25)
+            await pilot.pause()
+            svg = app.export_screenshot(title="gputop replay")
+    path.write_text(svg)
+
+
 async def main() -> int:
     OUT.mkdir(exist_ok=True)
     for scenario in SCENARIOS:
         await shoot(demo_app(scenario), (160, 45), OUT / f"{scenario}.svg")
     await shoot(demo_app("logprobs-storm"), (80, 24), OUT / "logprobs-storm-80x24.svg")
-    print(f"wrote {len(SCENARIOS) + 1} screenshots to {OUT}")
+    await shoot_replay(OUT / "replay.svg")
+    print(f"wrote {len(SCENARIOS) + 2} screenshots to {OUT}")
     return 0
 
 

@@ -35,6 +35,12 @@ def assert_one_line_error(result, *fragments):
     (["--demo", "serving", "--gpus", "99"], "--gpus must be between 1 and 16"),
     (["--demo", "serving", "--collapse-ratio", "2"], "ratio between 0 and 1"),
     (["--frobnicate"], "unrecognized arguments"),
+    (["record", "/tmp/x.gtrec", "--demo", "serving", "--duration", "soon"], "cannot read duration"),
+    (["record", "/tmp/x.gtrec", "--demo", "serving", "--max-size", "lots"], "cannot read size"),
+    (["record", "/nonexistent-dir/x.gtrec", "--demo", "serving"], "cannot create"),
+    (["export", "/tmp/none.gtrec", "--format", "xml", "-o", "-"], "invalid choice"),
+    (["--engine", "ftp://example/metrics", "--demo"], "not an http(s) URL"),
+    (["-i", "zero", "--demo"], "expected GPU indexes"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, fragment):
     assert_one_line_error(gputop(*args), fragment)

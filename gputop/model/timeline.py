@@ -69,6 +69,11 @@ class Timeline(Generic[State]):
             start += 1
         return [self._frames[i] for i in range(start, end_index + 1)]
 
+    def index_of_seq(self, seq: int) -> int:
+        """Index of the frame with ``seq`` (or the nearest before it; 0 if before all)."""
+        position = bisect.bisect_right(_SeqView(self._frames), seq)
+        return max(0, position - 1)
+
     def index_at(self, time_mono_s: float, hi: int | None = None) -> int:
         """Index of the last frame at or before ``time_mono_s`` (0 if before the first)."""
         hi = len(self._frames) if hi is None else hi + 1
@@ -88,3 +93,8 @@ class _TimesView:
 
     def __getitem__(self, index: int) -> float:
         return self._frames[index].time_mono_s
+
+
+class _SeqView(_TimesView):
+    def __getitem__(self, index: int) -> int:
+        return self._frames[index].seq

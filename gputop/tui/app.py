@@ -6,6 +6,7 @@ and every view are touched on the UI thread alone.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from textual.app import App, ComposeResult
@@ -27,7 +28,8 @@ from gputop.tui.panes.throughput import ThroughputPane
 from gputop.tui.panes.util import UtilPane
 from gputop.tui.panes.vram import VramPane
 from gputop.tui import partial_paint
-from gputop.tui.widgets import Banner, StatusBar, Summary, TextScreen, help_text
+from gputop.tui.widgets import (LIVE_STYLE, PAUSED_STYLE, Banner, StatusBar, Summary,
+                                TextScreen, help_text)
 
 partial_paint.install()
 
@@ -43,6 +45,7 @@ KEYS = [
     ("[ / ]", "previous / next GPU"),
     ("+ / -", "longer / shorter time window"),
     ("e", "explain the focused pane: definitions and where its numbers came from"),
+    ("r", "start / stop recording to a file (live view)"),
     ("?", "this help"),
     ("q", "quit"),
 ]
@@ -69,6 +72,7 @@ class GputopApp(App):
         Binding("plus,equals_sign", "window(1)", "window+", key_display="+"),
         Binding("minus", "window(-1)", "window-", key_display="-"),
         Binding("e", "explain", "explain"),
+        Binding("r", "record", "rec"),
         Binding("escape", "unzoom", "all panes", show=False),
         # Panes hidden in the narrow layout cannot take focus, so tab walks the panes itself.
         Binding("tab", "cycle(1)", "next pane", show=False, priority=True),
@@ -78,8 +82,9 @@ class GputopApp(App):
 
     def __init__(self, sampler: Sampler | None, source_label: str, *, interval_s: float = 1.0,
                  detect_config: DetectConfig = DetectConfig(), frames: list[Frame] = (),
-                 window_s: float = 60.0):
+                 window_s: float = 60.0, recorder=None):
         super().__init__()
+        self.recorder = recorder  # a record.store.Recorder while recording
         self.sampler = sampler
         self.source_label = source_label
         capacity = int(min(36000, max(600, WINDOWS_S[-1] / interval_s + 10)))
@@ -115,6 +120,8 @@ class GputopApp(App):
     def on_unmount(self) -> None:
         if self.sampler is not None:
             self.sampler.close()
+        if self.recorder is not None:
+            self.recorder.close()
 
     def on_resize(self) -> None:
         self._apply_layout()
@@ -138,6 +145,15 @@ class GputopApp(App):
 
     def add_frame(self, frame: Frame) -> None:
         self.timeline.append(frame)
+        if self.recorder is not None:
+            from gputop.record.store import RecordingError
+
+            try:
+                self.recorder.append(frame)
+            except RecordingError as exc:  # e.g. disk full: keep showing, stop recording
+                self.recorder.close()
+                self.recorder = None
+                self.notify(f"recording stopped: {exc}", severity="error", timeout=10)
         if self.paused_seq is None:
             self.refresh_view()
         else:
@@ -146,8 +162,7 @@ class GputopApp(App):
     def _cursor_index(self) -> int:
         if self.paused_seq is None or len(self.timeline) == 0:
             return self.timeline.last_index
-        first_seq = self.timeline.frame(0).seq
-        return max(0, min(self.timeline.last_index, self.paused_seq - first_seq))
+        return self.timeline.index_of_seq(self.paused_seq)
 
     def ctx(self) -> Ctx | None:
         if len(self.timeline) == 0:
@@ -176,10 +191,35 @@ class GputopApp(App):
         ctx = ctx or self.ctx()
         if ctx is None:
             return
-        back = None
-        if self.paused_seq is not None:
-            back = self._cursor_index() - self.timeline.last_index
-        self.query_one(StatusBar).render_status(ctx, back)
+        mode, style = self.status_mode()
+        extra = ""
+        if self.recorder is not None:
+            extra = f" REC {self.recorder.path.name} {self.recorder.size_bytes() / 1024:.0f} KiB"
+        self.query_one(StatusBar).render_status(ctx, mode, style, extra)
+
+    def status_mode(self):
+        if self.paused_seq is None:
+            return "LIVE", LIVE_STYLE
+        back = self._cursor_index() - self.timeline.last_index
+        return f"PAUSED {back:+d} frames", PAUSED_STYLE
+
+    def action_record(self) -> None:
+        from gputop.record.store import Recorder, RecordingError
+
+        if self.recorder is not None:
+            path = self.recorder.path
+            self.recorder.close()
+            self.recorder = None
+            self.notify(f"recording saved: {path}")
+        else:
+            name = time.strftime("gputop-%Y%m%d-%H%M%S.gtrec")
+            try:
+                self.recorder = Recorder(name, self.source_label)
+            except RecordingError as exc:
+                self.notify(str(exc), severity="error")
+                return
+            self.notify(f"recording to {name} (r stops)")
+        self._status()
 
     # ------------------------------------------------------------ keys
 

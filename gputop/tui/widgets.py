@@ -35,16 +35,19 @@ def clock_text(time_wall_s: float) -> str:
 class StatusBar(DiffLines):
     DEFAULT_CSS = "StatusBar { height: 1; background: $panel; }"
 
-    def render_status(self, ctx: Ctx, paused_back: int | None, extra: str = "") -> None:
+    def render_status(self, ctx: Ctx, mode: str, mode_style: Style, extra: str = "") -> None:
         gpu = ctx.gpu
         gpus = ctx.view.gpus
         gpu_text = (f"GPU {ctx.gpu_index} ({len(gpus)}) {gpu.sample.name}" if gpu is not None
                     else "no GPU")
-        mode = ("LIVE", Style(color="green", bold=True)) if paused_back is None else (
-            f"PAUSED {paused_back:+d} frames", Style(color="yellow", bold=True))
-        self.show([row((" gputop ", BOLD), "│ ", clock_text(ctx.view.frame.time_wall_s), " ", mode,
-                       " │ ", ctx.source_label, " │ ", gpu_text,
-                       f" │ window {ctx.window_s:.0f}s", extra)])
+        self.show([row((" gputop ", BOLD), "│ ", clock_text(ctx.view.frame.time_wall_s), " ",
+                       (mode, mode_style), extra, " │ ", ctx.source_label, " │ ", gpu_text,
+                       f" │ window {ctx.window_s:.0f}s")])
+
+
+LIVE_STYLE = Style(color="green", bold=True)
+PAUSED_STYLE = Style(color="yellow", bold=True)
+REC_STYLE = Style(color="red", bold=True)
 
 
 class Banner(DiffLines):

@@ -1,0 +1,1 @@
+"""Recordings: the append-only store, time specs, export and report."""

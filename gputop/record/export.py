@@ -1,0 +1,185 @@
+"""Export a recording: CSV (one row per frame per GPU), JSON lines of snapshots, Perfetto.
+
+Every format is derived by the same model as the live view: frames are folded
+through a bounded timeline, so an exported row equals what the screen showed.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from gputop.model.derive import View, derive, snapshot_dict
+from gputop.model.detect import DetectConfig, make_fold
+from gputop.model.timeline import Timeline
+from gputop.record.store import Recording, RecordingError
+from gputop.record.timespec import parse_time
+
+CSV_COLUMNS = [
+    "time", "time_wall_s", "gpu", "name", "util_gpu_pct", "util_mem_pct", "sm_active_pct",
+    "sm_occupancy_pct", "dram_bw_pct", "tensor_pct", "mem_total_bytes", "mem_used_bytes",
+    "weights_bytes", "kv_pool_bytes", "kv_used_bytes", "other_bytes", "other_processes_bytes",
+    "free_bytes", "unsplit_bytes", "overflow_bytes", "power_w", "temp_c", "sm_clock_mhz",
+    "throttle", "generation_tokens_per_s", "prompt_tokens_per_s", "requests_running",
+    "requests_waiting", "kv_usage_ratio", "launch_p50_us", "launch_p99_us", "alert",
+]
+
+
+def seq_range(recording: Recording, from_text: str | None, to_text: str | None):
+    span = recording.time_range()
+    if span is None:
+        raise RecordingError(f"{recording.path} holds no frames")
+    first, last = span
+    low = parse_time(from_text, first, last, first) if from_text else first
+    high = parse_time(to_text, first, last, first) if to_text else last
+    if high < low:
+        raise ValueError(f"--to ({to_text}) is before --from ({from_text})")
+    from_seq = recording.seq_at(low)
+    if from_text and recording.seq_at(low) is not None:
+        frame = next(recording.frames(from_seq, from_seq), None)
+        if frame is not None and frame.time_wall_s < low:
+            from_seq += 1
+    return from_seq, recording.seq_at(high)
+
+
+def views(recording: Recording, from_seq: int | None = None, to_seq: int | None = None,
+          config: DetectConfig = DetectConfig(), lead_s: float = 600.0) -> Iterator[View]:
+    """Derived views of frames from_seq..to_seq, folding from ``lead_s`` earlier so the
+    detector has its history; memory stays bounded by the timeline's capacity."""
+    timeline: Timeline = Timeline(4096, make_fold(config))
+    start = from_seq
+    if from_seq is not None:
+        first = next(recording.frames(from_seq, from_seq), None)
+        if first is not None:
+            start = recording.seq_at(first.time_wall_s - lead_s)
+    for frame in recording.frames(start, to_seq):
+        try:
+            timeline.append(frame)
+        except ValueError:
+            continue
+        if from_seq is None or frame.seq >= from_seq:
+            yield derive(timeline, timeline.last_index)
+
+
+@contextmanager
+def _output(path: str):
+    if path == "-":
+        yield sys.stdout
+    else:
+        with open(path, "w", newline="") as handle:
+            yield handle
+
+
+def _worst_launch(view: View) -> tuple[float | None, float | None]:
+    launches = [a.stats for a in view.launch if "Launch" in a.api and a.stats.p99_us is not None]
+    if not launches:
+        return None, None
+    worst = max(launches, key=lambda s: s.p99_us)
+    return worst.p50_us, worst.p99_us
+
+
+def csv_rows(view: View) -> Iterator[dict]:
+    engine = view.engine
+    p50, p99 = _worst_launch(view)
+    for g in view.gpus:
+        s, vram = g.sample, (g.vram.as_dict() if g.vram else {})
+        yield {
+            "time": _iso(view.frame.time_wall_s), "time_wall_s": view.frame.time_wall_s,
+            "gpu": s.index, "name": s.name, "util_gpu_pct": s.util_gpu_pct,
+            "util_mem_pct": s.util_mem_pct, "sm_active_pct": s.sm_active_pct,
+            "sm_occupancy_pct": s.sm_occupancy_pct, "dram_bw_pct": s.dram_bw_pct,
+            "tensor_pct": s.tensor_pct, "mem_total_bytes": s.mem_total_bytes,
+            "mem_used_bytes": s.mem_used_bytes, **vram, "power_w": s.power_w, "temp_c": s.temp_c,
+            "sm_clock_mhz": s.sm_clock_mhz, "throttle": "|".join(s.throttle),
+            "generation_tokens_per_s": engine.tokens_per_s if engine else None,
+            "prompt_tokens_per_s": engine.prompt_tokens_per_s if engine else None,
+            "requests_running": engine.sample.requests_running if engine else None,
+            "requests_waiting": engine.sample.requests_waiting if engine else None,
+            "kv_usage_ratio": engine.sample.kv_usage_ratio if engine else None,
+            "launch_p50_us": p50, "launch_p99_us": p99,
+            "alert": view.alert.kind if view.alert and s.index in view.alert.gpus else "",
+        }
+
+
+def _iso(time_wall_s: float) -> str:
+    import datetime as dt
+    return dt.datetime.fromtimestamp(time_wall_s, dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def perfetto_events(recording: Recording, all_views: Iterator[View]) -> Iterator[dict]:
+    """Chrome/Perfetto trace events: a counter track per metric per GPU, instants for
+    episodes.  One "process" per GPU plus one for the engine."""
+    named: set[int] = set()
+    open_episode = None
+    for view in all_views:
+        ts = view.frame.time_wall_s * 1e6
+        for g in view.gpus:
+            pid = g.sample.index + 1
+            if pid not in named:
+                named.add(pid)
+                yield {"ph": "M", "name": "process_name", "pid": pid,
+                       "args": {"name": f"GPU {g.sample.index} {g.sample.name}"}}
+            tracks = {"GPU-Util %": g.sample.util_gpu_pct, "SM active %": g.sample.sm_active_pct,
+                      "DRAM bw %": g.sample.dram_bw_pct}
+            if g.vram:
+                tracks["VRAM GiB"] = {k: round(v / 2**30, 3) for k, v in g.vram.parts()}
+            for name, value in tracks.items():
+                if value is None:
+                    continue
+                args = value if isinstance(value, dict) else {"value": value}
+                yield {"ph": "C", "name": name, "pid": pid, "ts": ts, "args": args}
+        if view.engine and view.engine.tokens_per_s is not None:
+            if 0 not in named:
+                named.add(0)
+                yield {"ph": "M", "name": "process_name", "pid": 0, "args": {"name": "engine"}}
+            yield {"ph": "C", "name": "tokens/s", "pid": 0, "ts": ts,
+                   "args": {"generation": view.engine.tokens_per_s,
+                            "prompt": view.engine.prompt_tokens_per_s or 0}}
+        p50, p99 = _worst_launch(view)
+        if p99 is not None:
+            yield {"ph": "C", "name": "launch p99 us", "pid": 0, "ts": ts, "args": {"value": p99}}
+        alert = view.alert
+        if alert is not None and open_episode is None:
+            open_episode = alert
+            yield {"ph": "i", "s": "g", "name": f"episode: {alert.headline}", "pid": 0,
+                   "ts": alert.start_wall_s * 1e6,
+                   "args": {"evidence": list(alert.evidence),
+                            "suspects": [c for c, _ in alert.suspects]}}
+        elif alert is None and open_episode is not None:
+            yield {"ph": "i", "s": "g", "name": "episode ended", "pid": 0, "ts": ts}
+            open_episode = None
+
+
+def export(recording: Recording, fmt: str, output: str, from_text: str | None = None,
+           to_text: str | None = None, config: DetectConfig = DetectConfig()) -> int:
+    from_seq, to_seq = seq_range(recording, from_text, to_text)
+    count = 0
+
+    def counted(it):
+        nonlocal count
+        for view in it:
+            count += 1
+            yield view
+
+    all_views = counted(views(recording, from_seq, to_seq, config))
+    with _output(output) as out:
+        if fmt == "csv":
+            writer = csv.DictWriter(out, CSV_COLUMNS)
+            writer.writeheader()
+            for view in all_views:
+                writer.writerows(csv_rows(view))
+        elif fmt == "jsonl":
+            label = f"replay:{recording.path.name}"
+            for view in all_views:
+                out.write(json.dumps(snapshot_dict(view, label)) + "\n")
+        else:
+            out.write('{"displayTimeUnit": "ms", "traceEvents": [\n')
+            first = True
+            for event in perfetto_events(recording, all_views):
+                out.write(("" if first else ",\n") + json.dumps(event))
+                first = False
+            out.write("\n]}\n")
+    return count

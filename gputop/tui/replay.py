@@ -1,0 +1,201 @@
+"""The same dashboard over a recording, with time travel.
+
+Only a window of frames around the cursor is decoded (bounded memory for a
+24-hour file); seeking outside it reloads the window from the store by time or
+sequence number, which SQLite finds through its index.  The window starts
+``LEAD_S`` before the cursor so the detector has history to fold over, which
+makes a replayed screen match what was live unless an episode began more than
+``LEAD_S`` earlier.
+"""
+
+from __future__ import annotations
+
+import time
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Static
+
+from gputop.model.detect import DetectConfig, make_fold
+from gputop.model.timeline import Timeline
+from gputop.record.store import Recording
+from gputop.record.timespec import HELP, parse_time
+from gputop.tui.app import GputopApp
+from gputop.tui.widgets import LIVE_STYLE, PAUSED_STYLE, clock_text
+
+LEAD_S = 600.0
+AHEAD_FRAMES = 600
+SPEEDS = (0.25, 0.5, 1, 2, 4, 8, 16, 64)
+PLAY_TICK_S = 0.05
+
+
+class JumpScreen(ModalScreen[str | None]):
+    BINDINGS = [Binding("escape", "cancel", "cancel")]
+    DEFAULT_CSS = """
+    JumpScreen { align: center middle; }
+    JumpScreen > Vertical { width: 60; height: 6; border: round $accent; background: $surface; }
+    """
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static("jump to: 10:32, 10:32:05, -5m, +30s, 2024-05-01T10:32")
+            yield Input(id="when")
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class ReplayApp(GputopApp):
+    BINDINGS = [
+        Binding("space", "play", "play/pause"),
+        Binding("shift+left", "jump_seconds(-60)", "-1 min", key_display="⇧←"),
+        Binding("shift+right", "jump_seconds(60)", "+1 min", key_display="⇧→"),
+        Binding("j", "jump_prompt", "jump"),
+        Binding("less_than_sign", "speed(-1)", "slower", key_display="<"),
+        Binding("greater_than_sign", "speed(1)", "faster", key_display=">"),
+        Binding("home", "edge(0)", "start", show=False),
+        Binding("end", "edge(1)", "end", show=False),
+        Binding("r", "noop", show=False),
+    ]
+
+    def __init__(self, recording: Recording, detect_config: DetectConfig = DetectConfig(),
+                 window_s: float = 60.0):
+        super().__init__(None, f"replay:{recording.path.name}", detect_config=detect_config,
+                         window_s=window_s)
+        self.recording = recording
+        self.detect_config = detect_config
+        self.total_frames = recording.count()
+        self.first_seq, self.last_seq = recording.seq_bounds()
+        self.playing = False
+        self.speed = 1.0
+        self._play_clock = 0.0
+        self._rank_cache: tuple[int, int] | None = None
+        self.load_around(self.first_seq)
+        self.paused_seq = self.first_seq
+
+    # ------------------------------------------------------------ the window
+
+    def load_around(self, seq: int) -> None:
+        """Decode the frames from LEAD_S before ``seq`` to AHEAD_FRAMES after it."""
+        frame = next(self.recording.frames(seq, seq), None)
+        start_seq = self.first_seq
+        if frame is not None:
+            start_seq = self.recording.seq_at(frame.time_wall_s - LEAD_S) or self.first_seq
+        frames = list(self.recording.frames(start_seq, seq + AHEAD_FRAMES))
+        capacity = max(2, len(frames) + 1)
+        timeline: Timeline = Timeline(capacity, make_fold(self.detect_config))
+        for f in frames:
+            try:
+                timeline.append(f)
+            except ValueError:  # out of order (clock stepped back while recording): skip
+                continue
+        self.timeline = timeline
+
+    def seek(self, seq: int) -> None:
+        seq = max(self.first_seq, min(self.last_seq, seq))
+        if not len(self.timeline) or not (self.timeline.frame(0).seq <= seq
+                                          <= self.timeline.frame(self.timeline.last_index).seq):
+            self.load_around(seq)
+        elif seq > self.timeline.frame(self.timeline.last_index).seq - 5 and \
+                seq + 5 < self.last_seq:
+            self.load_around(seq)
+        self.paused_seq = self.timeline.frame(self.timeline.index_of_seq(seq)).seq
+        self.refresh_view()
+
+    def cursor_frame(self):
+        return self.timeline.frame(self._cursor_index())
+
+    # ------------------------------------------------------------ status
+
+    def status_mode(self):
+        seq = self.paused_seq
+        if self._rank_cache is None or self._rank_cache[0] != seq:
+            self._rank_cache = (seq, self.recording.rank_of(seq) + 1)
+        state = f"▶ {self.speed:g}x" if self.playing else "❚❚"
+        text = (f"REPLAY {time.strftime('%Y-%m-%d', time.localtime(self.cursor_frame().time_wall_s))}"
+                f" frame {self._rank_cache[1]}/{self.total_frames} {state}")
+        return text, LIVE_STYLE if self.playing else PAUSED_STYLE
+
+    # ------------------------------------------------------------ keys
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.set_interval(PLAY_TICK_S, self._play_tick)
+
+    def action_noop(self) -> None:
+        pass
+
+    def action_play(self) -> None:
+        if self.paused_seq == self.last_seq and not self.playing:
+            self.seek(self.first_seq)
+        self.playing = not self.playing
+        self._play_clock = 0.0
+        self._status()
+
+    def action_pause(self) -> None:  # the live view's space binding; replay plays instead
+        self.action_play()
+
+    def _play_tick(self) -> None:
+        if not self.playing:
+            return
+        self._play_clock += PLAY_TICK_S * self.speed
+        current = self.cursor_frame()
+        index = self._cursor_index()
+        target = index
+        while target < self.timeline.last_index and \
+                self.timeline.frame(target + 1).time_wall_s - current.time_wall_s <= self._play_clock:
+            target += 1
+        if target != index:
+            self._play_clock -= self.timeline.frame(target).time_wall_s - current.time_wall_s
+            self.seek(self.timeline.frame(target).seq)
+        elif self.paused_seq >= self.last_seq:
+            self.playing = False
+            self._status()
+        elif index == self.timeline.last_index:
+            self.seek(self.paused_seq + 1)
+
+    def action_step(self, frames: int) -> None:
+        index = self._cursor_index() + frames
+        if 0 <= index <= self.timeline.last_index:
+            self.seek(self.timeline.frame(index).seq)
+        else:
+            self.seek(self.paused_seq + frames)
+
+    def action_jump_seconds(self, seconds: float) -> None:
+        target = self.cursor_frame().time_wall_s + seconds
+        self.seek(self.recording.seq_at(target))
+
+    def action_edge(self, end: int) -> None:
+        self.playing = False
+        self.seek(self.last_seq if end else self.first_seq)
+
+    def action_speed(self, step: int) -> None:
+        position = min(range(len(SPEEDS)), key=lambda i: abs(SPEEDS[i] - self.speed))
+        self.speed = SPEEDS[max(0, min(len(SPEEDS) - 1, position + step))]
+        self._status()
+
+    def action_jump_prompt(self) -> None:
+        def done(text: str | None) -> None:
+            if text:
+                self.jump_to(text)
+        self.push_screen(JumpScreen(), done)
+
+    def jump_to(self, text: str) -> bool:
+        now = self.cursor_frame().time_wall_s
+        first, _last = self.recording.time_range()
+        try:
+            target = parse_time(text, now, now, first)
+        except ValueError:
+            self.notify(f"cannot read time {text!r}: {HELP}", severity="error")
+            return False
+        self.seek(self.recording.seq_at(target))
+        self.notify(f"at {clock_text(self.cursor_frame().time_wall_s)}")
+        return True
