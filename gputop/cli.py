@@ -131,6 +131,11 @@ def _add_source_options(parser: argparse.ArgumentParser, suppress: bool = False)
     parser.add_argument("--model", default=default(None), metavar="PATH_OR_ID",
                         help="the engine's model directory, config.json or a model id in the local "
                         "Hugging Face cache (for the weights / KV split of VRAM)")
+    parser.add_argument("--pid", type=_positive_int, default=default(None),
+                        help="pin every pane to this process and its children")
+    parser.add_argument("--match", default=default(None), metavar="PATTERN",
+                        help="pin to processes whose command line matches this regular "
+                        "expression (waits for one; re-pins when it restarts)")
     parser.add_argument("--gpus", type=_positive_int, default=default(None), help="number of simulated GPUs (demo)")
     parser.add_argument("--seed", type=int, default=default(0), help="simulator seed (demo)")
     parser.add_argument("-d", "--delay", type=_delay, default=default(1.0), metavar="SECONDS",
@@ -195,7 +200,32 @@ def _detect_config(args) -> DetectConfig:
                         hold_s=args.hold_s, clear_ratio=min(0.95, args.collapse_ratio + 0.1))
 
 
-def _sources(args):
+def _pin(args):
+    """(pin_state for live sources, derive-time pin for simulated/recorded frames)."""
+    from gputop.sources.proctree import PinError, PinState, compile_pattern, pin_pattern, pin_pid
+
+    if args.pid is not None and args.match is not None:
+        raise UsageError("use --pid or --match, not both")
+    if args.demo is not None:  # simulated PIDs exist only in the frames
+        if args.match is not None:
+            try:
+                compile_pattern(args.match)
+            except PinError as exc:
+                raise UsageError(str(exc)) from None
+        if args.pid is None and args.match is None:
+            return None, None
+        return None, ((args.pid,) if args.pid else (), args.match)
+    try:
+        if args.pid is not None:
+            return PinState(pin_pid(args.pid)), None
+        if args.match is not None:
+            return PinState(pin_pattern(args.match)), None
+    except PinError as exc:
+        raise UsageError(str(exc)) from None
+    return PinState(), None
+
+
+def _sources(args, pin_state=None):
     """(sampler, label) for the chosen sources; raises UsageError when nothing can be shown."""
     if args.demo is not None:
         scenario = None if args.demo == "cycle" else args.demo
@@ -221,13 +251,17 @@ def _sources(args):
         if not args.engine:  # NVML was the only thing to show
             raise UsageError(f"cannot read the GPU: {exc}; "
                              "to see gputop without a GPU run 'gputop --demo'") from None
-    engine = EngineSource(args.engine, args.model)
+    from gputop.sources.proctree import ProcTreeSource
+
+    engine = EngineSource(args.engine, args.model, pin_state=pin_state)
     try:
         engine.open()
     except ConfigError as exc:
         raise UsageError(f"--model: {exc}") from None
     sources = [nvml, engine, HostSource()]  # opening nvml again is a no-op; if it failed,
     # it fails again in the sampler and shows as "n/a (reason)" beside the engine
+    if pin_state is not None:
+        sources.append(ProcTreeSource(pin_state))
     if args.dcgm:
         from gputop.sources.dcgm import DcgmSource
 
@@ -237,7 +271,8 @@ def _sources(args):
 
 
 def cmd_snapshot(args) -> int:
-    sampler, label = _sources(args)
+    pin_state, pin = _pin(args)
+    sampler, label = _sources(args, pin_state)
     timeline = Timeline(max(2, args.samples), make_fold(_detect_config(args)))
     sampler.open()
     try:
@@ -248,7 +283,7 @@ def cmd_snapshot(args) -> int:
             sampler.run(timeline.append, max_frames=args.samples)
     finally:
         sampler.close()
-    view = derive(timeline, timeline.last_index)
+    view = derive(timeline, timeline.last_index, pin=pin)
     print(json.dumps(snapshot_dict(view, label), indent=2))
     return 0
 
@@ -297,7 +332,8 @@ def cmd_record(args) -> int:
 
     from gputop.record.store import Recorder, RecordingError
 
-    sampler, label = _sources(args)
+    pin_state, _pin_in_frames = _pin(args)  # a recording keeps every process; pin in replay
+    sampler, label = _sources(args, pin_state)
     try:
         recorder = Recorder(args.file, label, max_bytes=args.max_size)
     except RecordingError as exc:
@@ -390,7 +426,8 @@ def cmd_report(args) -> int:
 def cmd_live(args) -> int:
     if args.no_color:
         os.environ["NO_COLOR"] = "1"
-    sampler, label = _sources(args)
+    pin_state, pin = _pin(args)
+    sampler, label = _sources(args, pin_state)
     config = _detect_config(args)
     from gputop.record.store import Recorder, RecordingError
     from gputop.tui.app import GputopApp  # textual is imported only for the TUI
@@ -403,7 +440,7 @@ def cmd_live(args) -> int:
             raise UsageError(str(exc)) from None
     sampler.open()
     app = GputopApp(sampler, label, interval_s=args.delay, detect_config=config,
-                    recorder=recorder)
+                    recorder=recorder, pin_state=pin_state, pin=pin)
     app.run()
     return app.return_code or 0
 

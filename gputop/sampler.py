@@ -160,13 +160,14 @@ def _merge_gpus(samples: list[GpuSample]) -> tuple[GpuSample, ...]:
 def _merge(seq: int, wall: float, mono: float, readings: list[Reading],
            statuses: dict[str, SourceStatus]) -> Frame:
     gpus, processes, launch = [], [], []
-    engine = host = None
+    engine = host = pinned = None
     for reading in readings:
         gpus.extend(reading.gpus)
         processes.extend(reading.processes)
         launch.extend(reading.launch)
         engine = engine or reading.engine
         host = host or reading.host
+        pinned = pinned or reading.pinned
     return Frame(seq=seq, time_wall_s=wall, time_mono_s=mono, gpus=_merge_gpus(gpus),
                  processes=tuple(processes), engine=engine, launch=tuple(launch), host=host,
-                 sources=statuses)
+                 pinned=pinned, sources=statuses)

@@ -73,6 +73,7 @@ class ProcSample:
     name: str = ""
     cmdline: str = ""
     user: str = ""
+    ppid: int | None = None
     start_time_s: float | None = None
     mem_bytes: int | None = None
     sm_util_pct: float | None = None
@@ -133,6 +134,36 @@ class HostSample:
 
 
 @dataclass(frozen=True)
+class ThreadSample:
+    """One thread of the pinned tree; CPU time is cumulative (rates are derived)."""
+
+    tid: int
+    pid: int
+    name: str = ""
+    cpu_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class PinnedSample:
+    """The pinned process tree as the pin source resolved it this tick."""
+
+    label: str = ""
+    pattern: str | None = None
+    root_pids: tuple[int, ...] = ()
+    tree_pids: tuple[int, ...] = ()
+    exited: dict[int, float] = field(default_factory=dict)  # root pid -> wall time it exited
+    waiting: str | None = None  # why nothing is pinned yet (no match)
+    cpu_s: float | None = None  # the tree's cumulative CPU time
+    ctx_voluntary: int | None = None  # cumulative, whole tree
+    ctx_involuntary: int | None = None
+    threads: tuple[ThreadSample, ...] = ()  # the busiest threads
+    cores: tuple[int, ...] = ()  # CPUs the tree may run on
+    cpu_pressure_some_pct: float | None = None  # /proc/pressure/cpu some avg10
+    run_queue: int | None = None  # procs_running from /proc/stat
+    listening_ports: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
 class Frame:
     seq: int
     time_wall_s: float
@@ -142,6 +173,7 @@ class Frame:
     engine: EngineSample | None = None
     launch: tuple[LaunchHist, ...] = ()
     host: HostSample | None = None
+    pinned: PinnedSample | None = None
     sources: dict[str, SourceStatus] = field(default_factory=dict)
 
 

@@ -4,9 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# System packages: tmux gives the TUI tests a real terminal.
+# System packages: tmux gives the TUI tests a real terminal; OpenSSH a real SSH session.
 missing=()
 command -v tmux >/dev/null 2>&1 || missing+=(tmux)
+{ command -v sshd >/dev/null 2>&1 || [ -x /usr/sbin/sshd ]; } || missing+=(openssh-server)
+command -v ssh >/dev/null 2>&1 || missing+=(openssh-client)
 if [ ${#missing[@]} -gt 0 ]; then
     if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
         echo "scripts/test.sh: please install: ${missing[*]}" >&2

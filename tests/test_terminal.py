@@ -105,6 +105,16 @@ def test_logprobs_storm_in_a_real_terminal(terminal):
     assert "GPU-Util" not in term.screen()
 
 
+def test_monochrome_full_screen(terminal):
+    term = terminal("--demo", "serving", "--no-color", width=120, height=40,
+                    env={"TERM": "vt100", "PYTHONPATH": os.getcwd()})
+    term.wait_for("6 Host")
+    screen = term.screen()
+    assert "1 GPU-Util" in screen and "Traceback" not in screen and "Error" not in screen
+    term.keys("q")
+    assert term.exit_status() == 0
+
+
 def test_monochrome_and_tiny_terminal(terminal):
     term = terminal("--demo", "serving", "--no-color", width=36, height=10,
                     env={"TERM": "vt100", "PYTHONPATH": os.getcwd()})

@@ -25,7 +25,7 @@ def pane(app, key):
     return app.query_one(f"#pane-{key}")
 
 
-async def test_all_five_panes_render_with_the_banner():
+async def test_all_six_panes_render_with_the_banner():
     app = make_app()
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.pause()
@@ -35,6 +35,7 @@ async def test_all_five_panes_render_with_the_banner():
         assert "tok/s" in text_of(pane(app, "3"))
         assert "KV free" in text_of(pane(app, "4"))
         assert "cudaLaunchKernel" in text_of(pane(app, "5"))
+        assert "press p to pin a process" in text_of(pane(app, "6"))
         banner = app.query_one(Banner)
         assert banner.display and "busy" in text_of(banner) and "oversized request" in text_of(banner)
         assert pane(app, "1").has_class("alert") and pane(app, "3").has_class("alert")
@@ -51,7 +52,7 @@ async def test_healthy_scenario_has_no_banner():
 async def test_number_keys_zoom_and_unzoom():
     app = make_app()
     async with app.run_test(size=(160, 45)) as pilot:
-        for key in "12345":
+        for key in "123456":
             await pilot.press(key)
             await pilot.pause()
             assert app.zoomed == key
@@ -59,7 +60,7 @@ async def test_number_keys_zoom_and_unzoom():
             assert shown == [key]
             assert app.focused is pane(app, key)
             assert pane(app, key).size.width == 158  # the whole width inside its border
-        await pilot.press("5")
+        await pilot.press("6")
         await pilot.pause()
         assert app.zoomed is None and all(p.display for p in app.panes)
         await pilot.press("3", "escape")
@@ -72,10 +73,10 @@ async def test_tab_cycles_focus_through_panes():
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.pause()
         seen = []
-        for _ in range(5):
+        for _ in range(6):
             seen.append(app.focused.id)
             await pilot.press("tab")
-        assert seen == [f"pane-{k}" for k in "12345"]
+        assert seen == [f"pane-{k}" for k in "123456"]
         assert app.focused.id == "pane-1"
 
 

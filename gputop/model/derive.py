@@ -14,7 +14,9 @@ from gputop.model import latency
 from gputop.model.detect import DetectState, Episode
 from gputop.model.timeline import Timeline
 from gputop.model.vram import VramSplit, split_vram
-from gputop.schema import EngineSample, Frame, GpuSample, ProcSample, SourceStatus
+from gputop.model.point import counter_rate
+from gputop.schema import (EngineSample, Frame, GpuSample, PinnedSample, ProcSample,
+                           SourceStatus, ThreadSample)
 
 LAUNCH_WINDOW_S = 10.0
 
@@ -47,6 +49,27 @@ class ApiLatency:
 
 
 @dataclass(frozen=True)
+class PinnedView:
+    """The pinned tree and what its CPU did over the last tick."""
+
+    sample: PinnedSample
+    cpu_pct: float | None
+    voluntary_per_s: float | None
+    involuntary_per_s: float | None
+    threads: tuple[tuple[ThreadSample, float], ...]  # busiest first, with CPU %
+
+    @property
+    def title(self) -> str:
+        s = self.sample
+        if not s.root_pids:
+            return f"pinned: {s.waiting or 'nothing'}"
+        children = len(s.tree_pids) - len(s.root_pids)
+        pids = ",".join(str(p) for p in s.root_pids[:3])
+        return (f"pinned: {s.label} (pid {pids}" + (f" + {children} children" if children else "")
+                + ")")
+
+
+@dataclass(frozen=True)
 class View:
     index: int
     frame: Frame
@@ -56,6 +79,7 @@ class View:
     launch_window_s: float
     detector: DetectState
     sources: dict[str, SourceStatus]
+    pinned: PinnedView | None = None
 
     @property
     def alert(self) -> Episode | None:
@@ -106,10 +130,19 @@ def engine_on_gpu(engine: EngineSample | None, gpu_index: int,
 
 
 def vram_split(gpu: GpuSample, processes: tuple[ProcSample, ...],
-               engine: EngineSample | None) -> VramSplit | None:
+               engine: EngineSample | None, tree: frozenset[int] | None = None) -> VramSplit | None:
+    """The card's split; with a pinned ``tree`` the tree's memory is the process part and
+    an engine counts only when it belongs to the tree."""
     if gpu.mem_total_bytes is None or gpu.mem_used_bytes is None:
         return None
     on_gpu = [p for p in processes if p.gpu_index == gpu.index]
+    if tree is not None and (engine is None or not set(engine.pids) & tree):
+        mine = [p for p in on_gpu if p.pid in tree]
+        known = all(p.mem_bytes is not None for p in mine)
+        tree_bytes = sum(p.mem_bytes for p in mine) if known else None
+        return split_vram(gpu.mem_total_bytes, gpu.mem_used_bytes, tree_bytes,
+                          provenance=(f"pinned tree: {len(mine)} process(es) on this GPU, from "
+                                      "the per-process list; the rest is other processes",))
     if not engine_on_gpu(engine, gpu.index, processes):
         return split_vram(gpu.mem_total_bytes, gpu.mem_used_bytes,
                           provenance=("used memory: card total from the GPU source; no engine "
@@ -137,12 +170,68 @@ def vram_split(gpu: GpuSample, processes: tuple[ProcSample, ...],
                       provenance)
 
 
-def derive(timeline: Timeline, index: int, launch_window_s: float = LAUNCH_WINDOW_S) -> View:
+def pin_from_processes(frame: Frame, pids: tuple[int, ...], pattern: str | None) -> PinnedSample:
+    """A pin resolved from the frame's own process list (replay and the demo): the chosen
+    processes and every process whose parent chain in the list leads to one of them."""
+    import re
+
+    matcher = re.compile(pattern) if pattern else None
+    roots = {p.pid for p in frame.processes
+             if p.pid in pids or (matcher and matcher.search(p.cmdline or p.name))}
+    parents = {p.pid: p.ppid for p in frame.processes}
+    tree = set(roots)
+    for pid in parents:
+        seen, current = set(), pid
+        while current is not None and current not in seen:
+            if current in roots:
+                tree.add(pid)
+                break
+            seen.add(current)
+            current = parents.get(current)
+    label = next((p.cmdline or p.name for p in frame.processes if p.pid in roots), "")
+    return PinnedSample(label=label[:60], pattern=pattern, root_pids=tuple(sorted(roots)),
+                        tree_pids=tuple(sorted(tree)),
+                        waiting=None if roots else "no such process in this frame")
+
+
+def _pinned_view(timeline: Timeline, index: int, sample: PinnedSample) -> PinnedView:
+    frame = timeline.frame(index)
+    before = timeline.frame(index - 1) if index > 0 else None
+    previous = before.pinned if before is not None else None
+    seconds = frame.time_mono_s - before.time_mono_s if before is not None else 0.0
+    same = previous is not None and previous.root_pids == sample.root_pids
+
+    def rate(name):
+        return counter_rate(getattr(previous, name), getattr(sample, name), seconds) \
+            if same else None
+
+    cpu = rate("cpu_s")
+    threads = []
+    if same and seconds > 0:
+        old = {t.tid: t.cpu_s for t in previous.threads}
+        for t in sample.threads:
+            if t.tid in old:
+                threads.append((t, max(0.0, 100.0 * (t.cpu_s - old[t.tid]) / seconds)))
+        threads.sort(key=lambda tc: -tc[1])
+    return PinnedView(sample=sample, cpu_pct=None if cpu is None else 100.0 * cpu,
+                      voluntary_per_s=rate("ctx_voluntary"),
+                      involuntary_per_s=rate("ctx_involuntary"), threads=tuple(threads[:8]))
+
+
+def derive(timeline: Timeline, index: int, launch_window_s: float = LAUNCH_WINDOW_S,
+           pin: tuple[tuple[int, ...], str | None] | None = None) -> View:
+    """The view at ``index``.  ``pin`` (pids, pattern) pins from the frames' own process
+    lists (replay, demo); otherwise the frame's pin source decides."""
     frame = timeline.frame(index)
     state: DetectState = timeline.state(index)
+    pinned_sample = frame.pinned
+    if pin is not None:
+        pinned_sample = pin_from_processes(frame, *pin)
+    tree = frozenset(pinned_sample.tree_pids) if pinned_sample is not None else None
+    procs = frame.processes if tree is None else tuple(p for p in frame.processes if p.pid in tree)
     gpus = tuple(
-        GpuView(sample=g, vram=vram_split(g, frame.processes, frame.engine),
-                processes=tuple(sorted((p for p in frame.processes if p.gpu_index == g.index),
+        GpuView(sample=g, vram=vram_split(g, frame.processes, frame.engine, tree),
+                processes=tuple(sorted((p for p in procs if p.gpu_index == g.index),
                                        key=lambda p: -(p.mem_bytes or 0))))
         for g in frame.gpus
     )
@@ -153,7 +242,8 @@ def derive(timeline: Timeline, index: int, launch_window_s: float = LAUNCH_WINDO
                             p.requests_per_s, state.baseline_tokens_per_s)
     return View(index=index, frame=frame, gpus=gpus, engine=engine,
                 launch=_launch(timeline, index, launch_window_s), launch_window_s=launch_window_s,
-                detector=state, sources=frame.sources)
+                detector=state, sources=frame.sources,
+                pinned=_pinned_view(timeline, index, pinned_sample) if pinned_sample else None)
 
 
 def _launch(timeline: Timeline, index: int, window_s: float) -> tuple[ApiLatency, ...]:
@@ -194,7 +284,7 @@ def _r(value: float | None, digits: int = 2) -> float | None:
     return None if value is None else round(value, digits)
 
 
-def snapshot_dict(view: View, source_label: str, pinned: dict | None = None) -> dict:
+def snapshot_dict(view: View, source_label: str) -> dict:
     """The ``snapshot --json`` contract (FACTS.md section 7): stable names, null for unknown."""
     frame = view.frame
     gpus = []
@@ -254,12 +344,16 @@ def snapshot_dict(view: View, source_label: str, pinned: dict | None = None) -> 
         "time": _iso(frame.time_wall_s),
         "source": source_label,
         "sources": {name: {"ok": st.ok, "reason": st.reason} for name, st in view.sources.items()},
-        "pinned": pinned,
+        "pinned": None if view.pinned is None else {
+            "pids": list(view.pinned.sample.root_pids), "pattern": view.pinned.sample.pattern,
+            "tree_pids": list(view.pinned.sample.tree_pids), "label": view.pinned.sample.label,
+            "exited": {str(k): _iso(v) for k, v in view.pinned.sample.exited.items()},
+            "waiting": view.pinned.sample.waiting, "cpu_pct": _r(view.pinned.cpu_pct)},
         "gpus": gpus,
         "engine": engine,
         "launch": launch,
         "host": {"cpu_pct": _r(host.cpu_pct) if host else None,
-                 "pinned_cpu_pct": _r(host.pinned_cpu_pct) if host else None},
+                 "pinned_cpu_pct": _r(view.pinned.cpu_pct) if view.pinned else None},
         "detector": {"note": view.detector.note},
         "alerts": alerts,
     }

@@ -259,9 +259,13 @@ class Recording:
             except (sqlite3.Error, ValueError):
                 self.skipped_frames += 1
                 return
-            if not rows:
+            fresh = [(seq, payload) for seq, payload in rows
+                     if isinstance(seq, int) and low < seq <= high]
+            if not fresh:  # the end, or a damaged index answering out of order
                 return
-            for seq, payload in rows:
+            for seq, payload in fresh:
+                if seq <= low:
+                    continue
                 low = seq
                 frame = self._decode(payload)
                 if frame is None:

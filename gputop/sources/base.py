@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from gputop.schema import EngineSample, GpuSample, HostSample, LaunchHist, ProcSample
+from gputop.schema import (EngineSample, GpuSample, HostSample, LaunchHist, PinnedSample,
+                           ProcSample)
 
 
 class SourceError(RuntimeError):
@@ -26,6 +27,7 @@ class Reading:
     engine: EngineSample | None = None
     launch: tuple[LaunchHist, ...] = ()
     host: HostSample | None = None
+    pinned: PinnedSample | None = None
 
 
 class Source(Protocol):

@@ -165,20 +165,14 @@ def tensor_parallel(pids: list[int]) -> int | None:
 def candidate_ports() -> list[int]:
     """Listening ports of processes (and their ancestors) that look like an engine.
     vLLM's API server is the parent of the engine process that holds the GPU."""
-    ports: list[int] = []
+    from gputop.sources.proctree import listening_ports
+
+    chain: list[psutil.Process] = []
     for proc in psutil.process_iter(["cmdline"]):
         cmdline = " ".join(proc.info.get("cmdline") or []).lower()
-        if not any(word in cmdline for word in ENGINE_WORDS):
-            continue
-        chain = [proc] + _ancestors(proc)
-        for member in chain:
-            try:
-                for c in member.net_connections(kind="tcp"):
-                    if c.status == psutil.CONN_LISTEN and c.laddr.port not in ports:
-                        ports.append(c.laddr.port)
-            except psutil.Error:
-                continue
-    return ports
+        if any(word in cmdline for word in ENGINE_WORDS):
+            chain += [proc] + _ancestors(proc)
+    return listening_ports(chain)
 
 
 def _ancestors(proc: psutil.Process) -> list[psutil.Process]:
@@ -192,7 +186,8 @@ class EngineSource:
     name = "engine"
 
     def __init__(self, url: str | None = None, model: str | None = None, timeout_s: float = 0.5,
-                 discover: bool = True):
+                 discover: bool = True, pin_state=None):
+        self.pin_state = pin_state  # when pinned, the engine is looked for in the pinned tree
         self.url = prom.check_url(url) if url else None
         self.model_arg = model
         self.timeout_s = timeout_s
@@ -219,6 +214,10 @@ class EngineSource:
         if time_mono_s < self._retry_at:
             wait = self._retry_at - time_mono_s
             raise SourceError(f"engine unreachable: {self._last_reason} (retry in {wait:.0f}s)")
+        if self._found_url and self.pin_state is not None and self.pin_state.get().active:
+            ports = self._pinned_ports() or []
+            if urllib.parse.urlparse(self._found_url).port not in ports:
+                self._found_url, self._last_discovery = None, -1e9  # the pin moved
         url = self.url or self._found_url or self._discover(time_mono_s)
         if url is None:
             raise SourceError("no engine found (pass --engine URL)")
@@ -234,11 +233,19 @@ class EngineSource:
         self._failures, self._retry_at = 0, 0.0
         return Reading(engine=self._sample(url, parsed))
 
+    def _pinned_ports(self) -> list[int] | None:
+        if self.pin_state is None or not self.pin_state.get().active:
+            return None
+        from gputop.sources.proctree import listening_ports, resolve_roots, tree_of
+
+        return listening_ports(tree_of(resolve_roots(self.pin_state.get())))
+
     def _discover(self, now: float) -> str | None:
         if not self.discover or now - self._last_discovery < DISCOVER_EVERY_S:
             return None
         self._last_discovery = now
-        for port in candidate_ports():
+        pinned = self._pinned_ports()
+        for port in (candidate_ports() if pinned is None else pinned):
             url = f"http://127.0.0.1:{port}/metrics"
             try:
                 recognise(prom.fetch_text(url, self.timeout_s), url)

@@ -353,7 +353,7 @@ class NvmlSource:
         for pid, mem in sorted(by_pid.items()):
             info = describe_process(pid)
             out.append(ProcSample(pid=pid, gpu_index=device.index, name=info.name,
-                                  cmdline=info.cmdline, user=info.user,
+                                  cmdline=info.cmdline, user=info.user, ppid=info.ppid,
                                   start_time_s=info.start_time_s, mem_bytes=mem,
                                   sm_util_pct=sm_util.get(pid)))
         return out

@@ -20,6 +20,7 @@ class ProcessInfo:
     cmdline: str
     user: str
     start_time_s: float | None
+    ppid: int | None = None
 
 
 _cache: dict[int, ProcessInfo] = {}
@@ -60,10 +61,14 @@ def describe_process(pid: int) -> ProcessInfo:
             user = proc.username()
         except (psutil.AccessDenied, KeyError):
             user = ""
+        try:
+            ppid = proc.ppid()
+        except psutil.Error:
+            ppid = None
     inner = namespace_pids(pid)
     if len(inner) > 1:
         cmdline += f"  (pid {inner[-1]} in its container)"
-    info = ProcessInfo(name=name, cmdline=cmdline, user=user, start_time_s=started)
+    info = ProcessInfo(name=name, cmdline=cmdline, user=user, start_time_s=started, ppid=ppid)
     if len(_cache) > 4096:
         _cache.clear()
     _cache[pid] = info

@@ -22,6 +22,7 @@ from gputop.model.timeline import Timeline
 from gputop.sampler import Sampler
 from gputop.schema import Frame
 from gputop.tui.panes.base import Ctx, Pane
+from gputop.tui.panes.host import HostPane
 from gputop.tui.panes.launch import LaunchPane
 from gputop.tui.panes.sm import SmPane
 from gputop.tui.panes.throughput import ThroughputPane
@@ -29,7 +30,7 @@ from gputop.tui.panes.util import UtilPane
 from gputop.tui.panes.vram import VramPane
 from gputop.tui import partial_paint
 from gputop.tui.widgets import (LIVE_STYLE, PAUSED_STYLE, Banner, StatusBar, Summary,
-                                TextScreen, help_text)
+                                TextScreen, clock_text, help_text)
 
 partial_paint.install()
 
@@ -38,7 +39,7 @@ MIN_SIZE = (40, 12)
 WIDE_SIZE = (110, 30)  # below this, one pane at a time with a summary strip
 
 KEYS = [
-    ("1-5", "focus and zoom a pane (again or Esc: back to all panes)"),
+    ("1-6", "focus and zoom a pane (again or Esc: back to all panes)"),
     ("tab / shift+tab", "next / previous pane"),
     ("space", "pause the view (sampling continues) / resume"),
     ("left / right", "step one frame back / forward in history (pauses)"),
@@ -46,9 +47,20 @@ KEYS = [
     ("+ / -", "longer / shorter time window"),
     ("e", "explain the focused pane: definitions and where its numbers came from"),
     ("r", "start / stop recording to a file (live view)"),
+    ("p / P", "pin the dashboard to a process tree (picker, type to filter) / unpin"),
     ("?", "this help"),
     ("q", "quit"),
 ]
+
+
+def exit_notice(ctx: Ctx) -> str | None:
+    """ "pid 4121 exited at 10:32:07" while the pinned roots are gone."""
+    pinned = ctx.view.pinned
+    if pinned is None or pinned.sample.root_pids or not pinned.sample.exited:
+        return None
+    pid, when = max(pinned.sample.exited.items(), key=lambda item: item[1])
+    again = " (waiting for a match to start again)" if pinned.sample.pattern else ""
+    return f"pinned pid {pid} exited at {clock_text(when)}{again}"
 
 
 class FrameArrived(Message):
@@ -73,17 +85,24 @@ class GputopApp(App):
         Binding("minus", "window(-1)", "window-", key_display="-"),
         Binding("e", "explain", "explain"),
         Binding("r", "record", "rec"),
+        Binding("p", "pick", "pin"),
+        Binding("P", "unpin", "unpin", show=False),
         Binding("escape", "unzoom", "all panes", show=False),
         # Panes hidden in the narrow layout cannot take focus, so tab walks the panes itself.
         Binding("tab", "cycle(1)", "next pane", show=False, priority=True),
         Binding("shift+tab", "cycle(-1)", "previous pane", show=False, priority=True),
-        *[Binding(str(i), f"pane('{i}')", f"pane {i}", show=False) for i in range(1, 6)],
+        *[Binding(str(i), f"pane('{i}')", f"pane {i}", show=False) for i in range(1, 7)],
     ]
 
     def __init__(self, sampler: Sampler | None, source_label: str, *, interval_s: float = 1.0,
                  detect_config: DetectConfig = DetectConfig(), frames: list[Frame] = (),
-                 window_s: float = 60.0, recorder=None):
+                 window_s: float = 60.0, recorder=None, pin_state=None,
+                 pin: tuple[tuple[int, ...], str | None] | None = None):
         super().__init__()
+        # Live pinning goes through the pin source (pin_state); the demo and replay pin
+        # from the frames' own process lists (pin).
+        self.pin_state = pin_state
+        self.pin_override = pin
         self.recorder = recorder  # a record.store.Recorder while recording
         self.sampler = sampler
         self.source_label = source_label
@@ -96,7 +115,8 @@ class GputopApp(App):
         self.paused_seq: int | None = None
         self.zoomed: str | None = None
         self.current_pane = "1"
-        self.panes: list[Pane] = [UtilPane(), SmPane(), ThroughputPane(), VramPane(), LaunchPane()]
+        self.panes: list[Pane] = [UtilPane(), SmPane(), ThroughputPane(), VramPane(), LaunchPane(),
+                                  HostPane()]
 
     # ------------------------------------------------------------ layout
 
@@ -167,7 +187,8 @@ class GputopApp(App):
     def ctx(self) -> Ctx | None:
         if len(self.timeline) == 0:
             return None
-        view = derive(self.timeline, self._cursor_index())
+        view = derive(self.timeline, self._cursor_index(),
+                      pin=self.pin_override if self.pin_state is None else None)
         indexes = [g.sample.index for g in view.gpus]
         if indexes and self.gpu_index not in indexes:
             self.gpu_index = indexes[0]
@@ -182,7 +203,8 @@ class GputopApp(App):
                 pane.update_ctx(ctx)
             else:
                 pane.ctx = ctx
-        self.query_one(Banner).render_alert(ctx.view.alert, ctx.view.frame.time_wall_s)
+        self.query_one(Banner).render_alert(ctx.view.alert, ctx.view.frame.time_wall_s,
+                                            exit_notice(ctx))
         if self.has_class("-narrow"):
             self.query_one(Summary).render_summary(ctx)
         self._status(ctx)
@@ -193,6 +215,8 @@ class GputopApp(App):
             return
         mode, style = self.status_mode()
         extra = ""
+        if ctx.view.pinned is not None:
+            extra += f" │ {ctx.view.pinned.title}"
         if self.recorder is not None:
             extra = f" REC {self.recorder.path.name} {self.recorder.size_bytes() / 1024:.0f} KiB"
         self.query_one(StatusBar).render_status(ctx, mode, style, extra)
@@ -202,6 +226,40 @@ class GputopApp(App):
             return "LIVE", LIVE_STYLE
         back = self._cursor_index() - self.timeline.last_index
         return f"PAUSED {back:+d} frames", PAUSED_STYLE
+
+    def action_pick(self) -> None:
+        from gputop.tui.picker import PickerScreen, candidates
+
+        ctx = self.ctx()
+        processes = ctx.view.frame.processes if ctx is not None else ()
+        self.push_screen(PickerScreen(candidates(processes, live=self.pin_state is not None)),
+                         self._pinned)
+
+    def _pinned(self, choice) -> None:
+        if choice is None:
+            return
+        if self.pin_state is not None:
+            from gputop.sources.proctree import PinError, pin_pattern, pin_pid
+
+            try:
+                self.pin_state.set(pin_pid(choice.pid) if choice.pid is not None
+                                   else pin_pattern(choice.pattern))
+            except PinError as exc:
+                self.notify(str(exc), severity="error")
+                return
+            self.notify("pinned; every pane follows it from the next tick (P unpins)")
+        else:
+            self.pin_override = ((choice.pid,), None) if choice.pid is not None \
+                else ((), choice.pattern)
+        self.refresh_view()
+
+    def action_unpin(self) -> None:
+        if self.pin_state is not None:
+            from gputop.sources.proctree import Pin
+
+            self.pin_state.set(Pin())
+        self.pin_override = None
+        self.refresh_view()
 
     def action_record(self) -> None:
         from gputop.record.store import Recorder, RecordingError

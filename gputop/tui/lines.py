@@ -74,12 +74,12 @@ class DiffLines(Widget):
     def render_line(self, y: int) -> Strip:
         """The row as a strip on the widget's base style, cached until the row or the
         widget's style changes (computing ``rich_style`` per line is costly)."""
-        if y >= len(self._rows):
-            return Strip.blank(self.size.width)
+        if self._base_style is None:
+            self._base_style = self.rich_style
+        if y >= len(self._rows):  # styled: filters such as NO_COLOR's need a style
+            return Strip.blank(self.size.width, self._base_style)
         strip = self._strips.get(y)
         if strip is None:
-            if self._base_style is None:
-                self._base_style = self.rich_style
             strip = _strip(self._rows[y], self._cuts.get(y, ())).apply_style(self._base_style)
             self._strips[y] = strip
         return strip

@@ -14,7 +14,7 @@ from textual.widgets import Static
 from gputop.model.detect import Episode
 from gputop.tui.lines import DiffLines
 from gputop.tui.panes.base import Ctx
-from gputop.tui.render import ALERT, BOLD, DIM, Row, duration_us, gib, pct, rate, row
+from gputop.tui.render import ALERT, BOLD, DIM, WARN, Row, duration_us, gib, pct, rate, row
 
 CAUSE_TEXT = {
     "oversized_request": "one oversized request (e.g. n x logprobs over the vocabulary) stalls the batch",
@@ -58,10 +58,11 @@ class Banner(DiffLines):
     Banner.-show { display: block; }
     """
 
-    def render_alert(self, alert: Episode | None, now_wall_s: float) -> None:
-        self.set_class(alert is not None, "-show")
+    def render_alert(self, alert: Episode | None, now_wall_s: float,
+                     notice: str | None = None) -> None:
+        self.set_class(alert is not None or notice is not None, "-show")
         if alert is None:
-            self.show([])
+            self.show([row(("⚠ ", WARN), (notice, BOLD))] if notice else [])
             return
         seconds = max(0, now_wall_s - alert.start_wall_s)
         evidence = "; ".join(alert.evidence) or "no supporting evidence"
@@ -94,7 +95,7 @@ class Summary(DiffLines):
                 ("  4", BOLD), f" VRAM {gib(s.mem_used_bytes if s else None)}/"
                 f"{gib(s.mem_total_bytes if s else None)} GiB",
                 ("  5", BOLD), f" launch p99 {duration_us(worst_p99)}"),
-            row(("keys 1-5 pane · tab next · ? help", DIM)),
+            row(("keys 1-6 pane · tab next · p pin · ? help", DIM)),
         ])
 
 

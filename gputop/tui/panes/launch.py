@@ -42,8 +42,10 @@ class LaunchPane(Pane):
         if not apis:
             reason = ctx.source_reason("ebpf") or "eBPF probes not enabled"
             return [row(("launch latency " + na(reason), DIM))]
-        name_w = max(12, min(24, width - 40))
-        out = [row((f"{'API':<{name_w}} {'calls/s':>8} {'p50':>8} {'p99':>8} {'max':>8}", DIM))]
+        with_max = width >= 62  # the max column goes first when the pane is narrow
+        name_w = max(12, min(24, width - (36 if with_max else 27)))
+        out = [row((f"{'API':<{name_w}} {'calls/s':>8} {'p50':>8} {'p99':>8}"
+                    + (f" {'max':>8}" if with_max else ""), DIM))]
         worst = None
         for a in apis:
             st = a.stats
@@ -51,7 +53,7 @@ class LaunchPane(Pane):
             out.append(row(f"{a.api[:name_w]:<{name_w}} {rate(st.calls_per_s):>8} "
                            f"{duration_us(st.p50_us):>8} ",
                            (f"{duration_us(st.p99_us):>8}", ALERT if jitter else None),
-                           f" {duration_us(st.max_us):>8}"))
+                           f" {duration_us(st.max_us):>8}" if with_max else ""))
             if "Launch" in a.api and (worst is None or (st.p99_us or 0) > (worst.stats.p99_us or 0)):
                 worst = a
         worst = worst or apis[0]

@@ -85,6 +85,8 @@ class VramPane(Pane):
             overflow = [("overflow", split.overflow_bytes)] if split.overflow_bytes else []
             for name, size in split.parts(include_zero=True) + overflow:
                 label, glyph, style = PARTS[name]
+                if name == "unsplit" and ctx.view.pinned is not None:
+                    label = "pinned tree"
                 share = size / split.total_bytes if split.total_bytes else 0
                 out.append(row((glyph * 2, style), f" {label:<15}{gib(size, 2):>7} GiB  {share:>4.0%}"))
             if split.kv_pool_bytes is not None:

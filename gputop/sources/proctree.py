@@ -1,0 +1,278 @@
+"""Pinning: which process tree the dashboard follows, resolved every tick.
+
+``PinState`` is what the user chose (PIDs, or a command-line pattern); it is shared
+by the UI (p / P keys) and the sources.  ``ProcTreeSource`` resolves it each tick
+to the root processes and all their descendants (a new worker child joins at
+once), notes roots that exit, re-pins a pattern when a matching process starts
+again, and samples the tree's CPU use: per-thread CPU time, context switches,
+CPU pressure and the run queue of its cores.  PIDs are identified together with
+their start time, so a recycled PID is never mistaken for the pinned process.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from dataclasses import dataclass
+
+import psutil
+
+from gputop.schema import PinnedSample, ThreadSample
+from gputop.sources.base import Reading
+
+TOP_THREADS = 8
+
+
+class PinError(ValueError):
+    """A pin that cannot be made (no such process, bad pattern): one line for the user."""
+
+
+def compile_pattern(pattern: str) -> re.Pattern:
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise PinError(f"--match {pattern!r} is not a valid regular expression: {exc}") from None
+
+
+@dataclass(frozen=True)
+class Pin:
+    pids: tuple[tuple[int, float], ...] = ()  # (pid, start time)
+    pattern: str | None = None
+
+    @property
+    def active(self) -> bool:
+        return bool(self.pids) or self.pattern is not None
+
+
+def pin_pid(pid: int) -> Pin:
+    try:
+        proc = psutil.Process(pid)
+        return Pin(pids=((pid, proc.create_time()),))
+    except psutil.NoSuchProcess:
+        raise PinError(f"no process {pid}") from None
+    except psutil.AccessDenied:
+        raise PinError(f"no permission to watch process {pid} (another user's; run as root)") \
+            from None
+
+
+def pin_pattern(pattern: str) -> Pin:
+    compile_pattern(pattern)
+    return Pin(pattern=pattern)
+
+
+class PinState:
+    """The current pin, safe to read from source threads while the UI changes it."""
+
+    def __init__(self, pin: Pin = Pin()):
+        self._lock = threading.Lock()
+        self._pin = pin
+
+    def get(self) -> Pin:
+        with self._lock:
+            return self._pin
+
+    def set(self, pin: Pin) -> None:
+        with self._lock:
+            self._pin = pin
+
+
+def _cmdline(proc: psutil.Process) -> str:
+    try:
+        return " ".join(proc.cmdline())
+    except psutil.Error:
+        return ""
+
+
+def matching_roots(pattern: re.Pattern, exclude: set[int]) -> list[psutil.Process]:
+    """Processes whose command line matches, keeping only the top-most of each tree."""
+    matches = {}
+    for proc in psutil.process_iter(["cmdline"]):
+        if proc.pid in exclude:
+            continue
+        cmdline = " ".join(proc.info.get("cmdline") or [])
+        if cmdline and pattern.search(cmdline):
+            matches[proc.pid] = proc
+    roots = []
+    for pid, proc in matches.items():
+        try:
+            ancestors = {p.pid for p in proc.parents()}
+        except psutil.Error:
+            ancestors = set()
+        if not ancestors & set(matches):
+            roots.append(proc)
+    return sorted(roots, key=lambda p: p.pid)
+
+
+def resolve_roots(pin: Pin) -> list[psutil.Process]:
+    """The pinned processes alive now (a PID whose start time changed is a new process)."""
+    if pin.pattern is not None:
+        own = {os.getpid()} | {p.pid for p in psutil.Process().parents()}
+        return matching_roots(compile_pattern(pin.pattern), own)
+    roots = []
+    for pid, started in pin.pids:
+        try:
+            proc = psutil.Process(pid)
+            if abs(proc.create_time() - started) < 0.01 and proc.status() != psutil.STATUS_ZOMBIE:
+                roots.append(proc)
+        except psutil.Error:
+            continue
+    return roots
+
+
+def tree_of(roots: list[psutil.Process]) -> list[psutil.Process]:
+    """The roots and all their live descendants, each once."""
+    tree, seen = [], set()
+    for root in roots:
+        try:
+            members = [root] + root.children(recursive=True)
+        except psutil.Error:
+            members = [root]
+        for proc in members:
+            if proc.pid in seen:
+                continue
+            try:
+                if proc.status() == psutil.STATUS_ZOMBIE:  # exited, not yet reaped
+                    continue
+            except psutil.Error:
+                continue
+            seen.add(proc.pid)
+            tree.append(proc)
+    return tree
+
+
+def listening_ports(processes: list[psutil.Process]) -> list[int]:
+    ports: list[int] = []
+    for proc in processes:
+        try:
+            for c in proc.net_connections(kind="tcp"):
+                if c.status == psutil.CONN_LISTEN and c.laddr.port not in ports:
+                    ports.append(c.laddr.port)
+        except psutil.Error:
+            continue
+    return ports
+
+
+def _label(roots: list[psutil.Process]) -> str:
+    if not roots:
+        return ""
+    words = _cmdline(roots[0]).split()
+    # skip the interpreter so "python3 -m vllm.entrypoints..." reads as what it runs
+    while len(words) > 1 and (os.path.basename(words[0]).startswith("python") or words[0] == "-m"):
+        words = words[1:]
+    if words:
+        words[0] = os.path.basename(words[0])  # a script's name, not its whole path
+    return " ".join(words)[:60] or roots[0].name()
+
+
+class ProcTreeSource:
+    name = "pin"
+
+    def __init__(self, state: PinState):
+        self.state = state
+        self._seen_roots: dict[int, float] = {}  # pid -> start time, roots seen alive
+        self._exited: dict[int, float] = {}
+
+    def open(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def poll(self, time_mono_s: float = 0.0) -> Reading:
+        pin = self.state.get()
+        if not pin.active:
+            self._seen_roots, self._exited = {}, {}
+            return Reading()
+        import time
+        now_wall = time.time()
+        roots = self._roots(pin)
+        alive = {p.pid for p in roots}
+        for pid in list(self._seen_roots):
+            if pid not in alive and pid not in self._exited:
+                self._exited[pid] = now_wall
+        for proc in roots:
+            try:
+                self._seen_roots[proc.pid] = proc.create_time()
+            except psutil.Error:
+                pass
+            self._exited.pop(proc.pid, None)
+        tree = self._tree(roots)
+        waiting = None
+        if not roots and pin.pattern is not None:
+            waiting = f"no process matches {pin.pattern!r} yet; waiting"
+        elif not roots:
+            waiting = "the pinned process has exited"
+        return Reading(pinned=self._sample(pin, roots, tree, waiting))
+
+    def _roots(self, pin: Pin) -> list[psutil.Process]:
+        return resolve_roots(pin)
+
+    @staticmethod
+    def _tree(roots: list[psutil.Process]) -> list[psutil.Process]:
+        return tree_of(roots)
+
+    def _sample(self, pin: Pin, roots, tree, waiting) -> PinnedSample:
+        cpu_s = 0.0
+        voluntary = involuntary = 0
+        threads: list[ThreadSample] = []
+        cores: set[int] = set()
+        ports: set[int] = set()
+        for proc in tree:
+            try:
+                with proc.oneshot():
+                    times = proc.cpu_times()
+                    cpu_s += times.user + times.system
+                    switches = proc.num_ctx_switches()
+                    voluntary += switches.voluntary
+                    involuntary += switches.involuntary
+                    cores.update(proc.cpu_affinity() or [])
+                    for t in proc.threads():
+                        threads.append(ThreadSample(tid=t.id, pid=proc.pid,
+                                                    cpu_s=t.user_time + t.system_time))
+            except psutil.Error:
+                continue
+        ports.update(listening_ports(tree))
+        threads.sort(key=lambda t: -t.cpu_s)
+        top = tuple(ThreadSample(tid=t.tid, pid=t.pid, name=_thread_name(t.pid, t.tid),
+                                 cpu_s=round(t.cpu_s, 3)) for t in threads[:TOP_THREADS * 4])
+        return PinnedSample(
+            label=_label(roots), pattern=pin.pattern,
+            root_pids=tuple(p.pid for p in roots), tree_pids=tuple(p.pid for p in tree),
+            exited=dict(self._exited), waiting=waiting,
+            cpu_s=round(cpu_s, 3) if tree else None,
+            ctx_voluntary=voluntary if tree else None,
+            ctx_involuntary=involuntary if tree else None,
+            threads=top, cores=tuple(sorted(cores)),
+            cpu_pressure_some_pct=_cpu_pressure(), run_queue=_run_queue(),
+            listening_ports=tuple(sorted(ports)))
+
+
+def _thread_name(pid: int, tid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/task/{tid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+def _cpu_pressure() -> float | None:
+    try:
+        with open("/proc/pressure/cpu") as f:
+            for line in f:
+                if line.startswith("some"):
+                    return float(line.split("avg10=")[1].split()[0])
+    except (OSError, IndexError, ValueError):
+        return None
+    return None
+
+
+def _run_queue() -> int | None:
+    try:
+        with open("/proc/stat") as f:
+            for line in f:
+                if line.startswith("procs_running"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        return None
+    return None

@@ -1,0 +1,121 @@
+"""The p picker: GPU processes and processes that map CUDA libraries, filtered by typing."""
+
+from __future__ import annotations
+
+import glob
+import re
+from dataclasses import dataclass
+
+import psutil
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from gputop.schema import ProcSample
+
+CUDA_LIBS = ("libcuda.so", "libcudart.so")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    pid: int | None  # None: "everything matching the typed pattern"
+    text: str
+    pattern: str | None = None
+
+
+def cuda_processes(limit: int = 200) -> dict[int, str]:
+    """PIDs whose memory maps hold a CUDA library (they may launch kernels), with cmdlines."""
+    found: dict[int, str] = {}
+    for maps in glob.glob("/proc/[0-9]*/maps"):
+        pid = int(maps.split("/")[2])
+        try:
+            with open(maps) as f:
+                if not any(lib in line for line in f for lib in CUDA_LIBS):
+                    continue
+            found[pid] = " ".join(psutil.Process(pid).cmdline())
+        except (OSError, psutil.Error, ValueError):
+            continue
+        if len(found) >= limit:
+            break
+    return found
+
+
+def candidates(processes: tuple[ProcSample, ...], live: bool) -> list[Candidate]:
+    rows: dict[int, Candidate] = {}
+    for p in processes:
+        mem = "n/a" if p.mem_bytes is None else f"{p.mem_bytes / 2**30:.1f} GiB"
+        cpu = "" if p.cpu_pct is None else f" {p.cpu_pct:.0f}% CPU"
+        rows.setdefault(p.pid, Candidate(p.pid, f"{p.pid:>7} {p.user[:8]:<8} GPU{p.gpu_index} "
+                                                f"{mem:>9}{cpu}  {p.cmdline or p.name}"))
+    if live:
+        for pid, cmdline in cuda_processes().items():
+            if pid not in rows:
+                try:
+                    user = psutil.Process(pid).username()
+                except (psutil.Error, KeyError):
+                    user = "?"
+                rows[pid] = Candidate(pid, f"{pid:>7} {user[:8]:<8} CUDA {'':>9}  {cmdline}")
+    return sorted(rows.values(), key=lambda c: c.pid)
+
+
+class PickerScreen(ModalScreen[Candidate | None]):
+    """Type to filter; Enter pins the highlighted process (or every match of the text)."""
+
+    BINDINGS = [Binding("escape", "cancel", "cancel")]
+    DEFAULT_CSS = """
+    PickerScreen { align: center middle; }
+    PickerScreen > Vertical { width: 90%; height: 80%; border: round $accent;
+                              background: $surface; }
+    PickerScreen OptionList { height: 1fr; }
+    """
+
+    def __init__(self, options: list[Candidate]):
+        super().__init__()
+        self.all_options = options
+        self.shown: list[Candidate] = []
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static("pin a process: type to filter, Enter pins it and its children; "
+                         "the first line pins every process matching the text (re-pins on restart)")
+            yield Input(placeholder="filter (pid, user, command)", id="filter")
+            yield OptionList(id="choices")
+
+    def on_mount(self) -> None:
+        self._refill("")
+        self.query_one(Input).focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self._refill(event.value)
+
+    def _refill(self, text: str) -> None:
+        needle = text.strip().lower()
+        self.shown = [c for c in self.all_options if needle in c.text.lower()]
+        if needle:
+            self.shown.insert(0, Candidate(None, f"every process matching {text.strip()!r}",
+                                           pattern=re.escape(text.strip())))
+        choices = self.query_one(OptionList)
+        choices.clear_options()
+        choices.add_options([Option(c.text) for c in self.shown] or
+                            [Option("no GPU or CUDA processes", disabled=True)])
+        if self.shown:
+            choices.highlighted = 1 if needle and len(self.shown) > 1 else 0
+
+    def on_input_submitted(self, _event: Input.Submitted) -> None:
+        index = self.query_one(OptionList).highlighted
+        self.dismiss(self.shown[index] if self.shown and index is not None else None)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(self.shown[event.option_index] if self.shown else None)
+
+    def key_down(self) -> None:
+        self.query_one(OptionList).action_cursor_down()
+
+    def key_up(self) -> None:
+        self.query_one(OptionList).action_cursor_up()
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
