@@ -131,6 +131,9 @@ def _add_source_options(parser: argparse.ArgumentParser, suppress: bool = False)
     parser.add_argument("--model", default=default(None), metavar="PATH_OR_ID",
                         help="the engine's model directory, config.json or a model id in the local "
                         "Hugging Face cache (for the weights / KV split of VRAM)")
+    parser.add_argument("--ebpf", choices=["full", "light", "off"], default=default("off"),
+                        help="host launch latency from eBPF uprobes on libcudart/libcuda (root): "
+                        "full = call durations, light = calls/s and gaps (cheaper); default off")
     parser.add_argument("--pid", type=_positive_int, default=default(None),
                         help="pin every pane to this process and its children")
     parser.add_argument("--match", default=default(None), metavar="PATTERN",
@@ -190,6 +193,8 @@ def build_parser() -> argparse.ArgumentParser:
     kv.add_argument("--json", action="store_true", help="JSON for scripts")
     doctor = sub.add_parser("doctor", help="what works on this machine and how to fix the rest")
     doctor.add_argument("-i", "--gpu", type=_gpu_list, default=argparse.SUPPRESS, metavar="0,2")
+    doctor.add_argument("--ebpf-source", choices=["full", "light"], nargs="?", const="full",
+                        help="print the BPF C program gputop loads, and exit")
     return parser
 
 
@@ -248,7 +253,7 @@ def _sources(args, pin_state=None):
     try:
         nvml.open()
     except SourceError as exc:
-        if not args.engine:  # NVML was the only thing to show
+        if not args.engine and args.ebpf == "off":  # NVML was the only thing to show
             raise UsageError(f"cannot read the GPU: {exc}; "
                              "to see gputop without a GPU run 'gputop --demo'") from None
     from gputop.sources.proctree import ProcTreeSource
@@ -262,6 +267,10 @@ def _sources(args, pin_state=None):
     # it fails again in the sampler and shows as "n/a (reason)" beside the engine
     if pin_state is not None:
         sources.append(ProcTreeSource(pin_state))
+    if args.ebpf != "off":
+        from gputop.sources.ebpf import EbpfSource
+
+        sources.append(EbpfSource(args.ebpf, pin_state))
     if args.dcgm:
         from gputop.sources.dcgm import DcgmSource
 
@@ -321,6 +330,11 @@ def cmd_kv(args) -> int:
 def cmd_doctor(args) -> int:
     from gputop.doctor import checks
 
+    if args.ebpf_source:
+        from gputop.sources.ebpf import program_text
+
+        print(program_text(args.ebpf_source))
+        return 0
     lines, gpu_readable = checks(args.gpu)
     print("\n".join(lines))
     return 0 if gpu_readable else 1
@@ -441,8 +455,22 @@ def cmd_live(args) -> int:
     sampler.open()
     app = GputopApp(sampler, label, interval_s=args.delay, detect_config=config,
                     recorder=recorder, pin_state=pin_state, pin=pin)
+    _exit_on_signals(app)
     app.run()
     return app.return_code or 0
+
+
+def _exit_on_signals(app) -> None:
+    """SIGTERM and SIGHUP (an SSH connection dropping) end the app the normal way, so
+    probes are detached and the recording closed (Python's default would just die)."""
+    import signal
+
+    def stop(signum, _frame) -> None:
+        app.call_later(app.exit)
+        app.exit()
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, stop)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -58,8 +58,17 @@ def checks(gpu_indices: list[int] | None = None) -> tuple[list[str], bool]:
 
 
 def _later() -> list[str]:
-    return [f"{INFO} eBPF launch latency: not part of this version yet",
-            f"{INFO} engine metrics (--engine URL): not part of this version yet"]
+    from gputop.sources.ebpf import mapped_libraries, unavailable_reason
+
+    reason = unavailable_reason()
+    if reason:
+        ebpf = f"{NO} eBPF launch latency (--ebpf full): {reason}"
+    else:
+        libraries = mapped_libraries(None)
+        ebpf = (f"{OK} eBPF launch latency (--ebpf full): bcc, headers and tracefs ready; "
+                f"{len(libraries)} CUDA librar{'y' if len(libraries) == 1 else 'ies'} mapped now")
+    return [ebpf, f"{INFO} engine metrics: pass --engine URL, or engines among the GPU "
+                  "processes are found by their listening ports"]
 
 
 def _text(value) -> str:

@@ -18,6 +18,11 @@ if [ ${#missing[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
 fi
 
+# eBPF (bcc, kernel headers, tracefs) for the launch-latency tests: root only.
+if [ "$(id -u)" -eq 0 ]; then
+    bash scripts/setup-ebpf.sh
+fi
+
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q -e '.[test]'

@@ -19,6 +19,7 @@ from gputop.schema import (EngineSample, Frame, GpuSample, PinnedSample, ProcSam
                            SourceStatus, ThreadSample)
 
 LAUNCH_WINDOW_S = 10.0
+OFF_CPU = "off-cpu"  # the pseudo-API under which the eBPF source reports off-CPU time
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ class View:
     frame: Frame
     gpus: tuple[GpuView, ...]
     engine: EngineView | None
-    launch: tuple[ApiLatency, ...]
+    launch: tuple[ApiLatency, ...]  # CUDA APIs, busiest first
     launch_window_s: float
     detector: DetectState
     sources: dict[str, SourceStatus]
@@ -263,7 +264,7 @@ def _launch(timeline: Timeline, index: int, window_s: float) -> tuple[ApiLatency
         stats = latency.stats(buckets, sum(h.count for h in hists), sum(h.sum_ns for h in hists),
                               max(h.max_ns for h in hists), seconds)
         out.append(ApiLatency(api, stats, buckets))
-    out.sort(key=lambda a: -(a.stats.calls))
+    out.sort(key=lambda a: (a.api == OFF_CPU, -a.stats.calls))
     return tuple(out)
 
 
@@ -318,12 +319,15 @@ def snapshot_dict(view: View, source_label: str) -> dict:
             "kv_pool_bytes": e.kv_pool_bytes,
             "baseline_tokens_per_s": _r(e.baseline_tokens_per_s),
         }
+    offcpu = next((a for a in view.launch if a.api == OFF_CPU), None)
     launch = {
         "mode": "full" if view.launch else "off",
         "window_s": view.launch_window_s,
         "apis": {a.api: {"calls": a.stats.calls, "calls_per_s": _r(a.stats.calls_per_s),
                          "p50_us": _r(a.stats.p50_us), "p99_us": _r(a.stats.p99_us),
-                         "max_us": _r(a.stats.max_us)} for a in view.launch},
+                         "max_us": _r(a.stats.max_us)} for a in view.launch if a.api != OFF_CPU},
+        "offcpu": None if offcpu is None else {
+            "switches_per_s": _r(offcpu.stats.calls_per_s), "p99_us": _r(offcpu.stats.p99_us)},
     }
     host = frame.host
     alerts = []

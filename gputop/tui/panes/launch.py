@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.style import Style
 
+from gputop.model.derive import OFF_CPU
 from gputop.model.latency import bucket_bounds_ns
 from gputop.tui.panes.base import Ctx, Pane
 from gputop.tui.render import ALERT, DIM, Row, duration_us, hbar, na, rate, row
@@ -38,9 +39,10 @@ class LaunchPane(Pane):
     )
 
     def rows(self, ctx: Ctx, width: int, height: int) -> list[Row]:
-        apis = ctx.view.launch
+        offcpu = next((a for a in ctx.view.launch if a.api == OFF_CPU), None)
+        apis = tuple(a for a in ctx.view.launch if a.api != OFF_CPU)
         if not apis:
-            reason = ctx.source_reason("ebpf") or "eBPF probes not enabled"
+            reason = ctx.source_reason("ebpf") or "eBPF probes not enabled: --ebpf full, as root"
             return [row(("launch latency " + na(reason), DIM))]
         with_max = width >= 62  # the max column goes first when the pane is narrow
         name_w = max(12, min(24, width - (36 if with_max else 27)))
@@ -64,6 +66,23 @@ class LaunchPane(Pane):
             total = sum(c for _, c in decades) or 1
             for label, count in decades[: space - 1]:
                 out.append(row(f"{label:>7} {count:>8,} ", *hbar(count / total, max(0, width - 17), HIST)))
-        out = out[: height - 1]
+        out = out[: height - 2 if offcpu else height - 1]
+        if offcpu is not None:
+            st = offcpu.stats
+            out.append(row(("off-CPU of launch threads: ", DIM),
+                           f"{rate(st.calls_per_s)}/s, p50 {duration_us(st.p50_us)}, ",
+                           (f"p99 {duration_us(st.p99_us)}",
+                            ALERT if (st.p99_us or 0) >= 1000 else None)))
         out.append(row(("host-side call duration (eBPF uprobes), not GPU time", DIM)))
         return out
+
+    def provenance(self, ctx: Ctx) -> list[str]:
+        status = ctx.view.sources.get("ebpf")
+        if status is None:
+            return [f"source: {ctx.source_label} (eBPF off: gputop --ebpf full, as root)"]
+        lines = [f"eBPF: {'ok' if status.ok else 'n/a (' + str(status.reason) + ')'}",
+                 f"per-API stats over the last {ctx.view.launch_window_s:.0f}s"]
+        pids = sorted({h.pid for h in ctx.view.frame.launch})
+        if pids:
+            lines.append("processes: " + ", ".join(map(str, pids[:10])))
+        return lines

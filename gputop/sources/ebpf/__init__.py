@@ -1,0 +1,275 @@
+"""Host launch latency from eBPF uprobes on the CUDA runtime and driver (bcc).
+
+Where to attach: every mapped ``libcudart.so*`` / ``libcuda.so*`` of the target
+processes (the pinned tree, or every process), once per distinct file (device +
+inode, not path string), reached through ``/proc/PID/root`` so a library in a
+container's mount namespace is the one probed.  Symbols a library lacks are
+skipped and listed.  The kernel side (``launch.bpf.c``) keeps cumulative
+histograms; each poll reads them and emits the difference since the last poll,
+so frames carry per-interval histograms that the model merges over any window.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gputop.schema import HostSample, LaunchHist
+from gputop.sources.base import Reading, SourceError
+
+RUNTIME_APIS = ("cudaLaunchKernel", "cudaLaunchKernelExC", "cudaGraphLaunch", "cudaMemcpyAsync",
+                "cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaLaunchKernel_ptsz",
+                "cudaLaunchKernelExC_ptsz", "cudaGraphLaunch_ptsz", "cudaMemcpyAsync_ptsz",
+                "cudaStreamSynchronize_ptsz")
+DRIVER_APIS = ("cuLaunchKernel", "cuLaunchKernelEx", "cuGraphLaunch", "cuLaunchKernel_ptsz",
+               "cuLaunchKernelEx_ptsz", "cuGraphLaunch_ptsz")
+APIS = RUNTIME_APIS + DRIVER_APIS
+LIBRARIES = (("libcudart.so", RUNTIME_APIS), ("libcuda.so", DRIVER_APIS))
+RESCAN_S = 5.0
+BCC_DIR = Path("/usr/lib/python3/dist-packages/bcc")
+SOURCE = Path(__file__).with_name("launch.bpf.c")
+
+
+def import_bcc():
+    """bcc from the distribution's package (python3-bpfcc), which lives outside any virtual
+    environment: import that one package from there, not the whole dist-packages."""
+    if "bcc" in sys.modules:
+        return sys.modules["bcc"]
+    try:
+        import bcc  # noqa: F401 - already importable (system Python)
+        return sys.modules["bcc"]
+    except ImportError:
+        pass
+    init = BCC_DIR / "__init__.py"
+    if not init.exists():
+        raise SourceError("bcc is not installed: apt-get install python3-bpfcc "
+                          "(or run scripts/setup-ebpf.sh)")
+    spec = importlib.util.spec_from_file_location("bcc", init,
+                                                  submodule_search_locations=[str(BCC_DIR)])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bcc"] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        del sys.modules["bcc"]
+        raise SourceError(f"bcc failed to load: {exc}") from None
+    return module
+
+
+def unavailable_reason() -> str | None:
+    """Why eBPF cannot work here, with the fix; None when it can."""
+    if os.geteuid() != 0:
+        return "eBPF needs root (or CAP_BPF and CAP_PERFMON): run gputop with sudo"
+    release = os.uname().release
+    if not Path(f"/lib/modules/{release}/build").exists():
+        return (f"kernel headers missing at /lib/modules/{release}/build: "
+                "run scripts/setup-ebpf.sh")
+    if not Path("/sys/kernel/tracing/uprobe_events").exists() and \
+            not Path("/sys/kernel/debug/tracing/uprobe_events").exists():
+        return "tracefs is not mounted: mount -t tracefs nodev /sys/kernel/tracing"
+    try:
+        import_bcc()
+    except SourceError as exc:
+        return str(exc)
+    return None
+
+
+def program_text(mode: str) -> str:
+    """The BPF C for a mode ("full" or "light"), as loaded (doctor --ebpf-source prints it)."""
+    stubs = []
+    for index, api in enumerate(APIS, start=1):
+        stubs.append(f"int gputop_entry_{index}(struct pt_regs *ctx) "
+                     f"{{ return on_entry(ctx, {index}); }}  // {api}")
+    if mode == "full":
+        stubs.append("int gputop_ret(struct pt_regs *ctx) { return on_return(ctx); }")
+    text = SOURCE.read_text().replace("/* @STUBS@ */", "\n".join(stubs))
+    if mode == "full":
+        text = "#define GPUTOP_MODE_FULL 1\n" + text
+    return text
+
+
+@dataclass
+class Library:
+    path: str  # reachable from here (through /proc/PID/root)
+    shown: str  # as the process maps it
+    apis: tuple[str, ...]
+    attached: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+
+
+def mapped_libraries(pids: list[int] | None) -> dict[tuple[int, int], Library]:
+    """CUDA libraries mapped by the target processes, keyed by (device, inode)."""
+    found: dict[tuple[int, int], Library] = {}
+    pid_list = pids if pids is not None else [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    for pid in pid_list:
+        try:
+            with open(f"/proc/{pid}/maps") as maps:
+                lines = maps.readlines()
+        except OSError:
+            continue
+        for line in lines:
+            parts = line.split()
+            if len(parts) < 6:
+                continue
+            path = parts[5]
+            name = os.path.basename(path)
+            for prefix, apis in LIBRARIES:
+                if not name.startswith(prefix):
+                    continue
+                reachable = f"/proc/{pid}/root{path}"
+                try:
+                    st = os.stat(reachable)
+                except OSError:
+                    continue
+                key = (st.st_dev, st.st_ino)
+                if key not in found:
+                    found[key] = Library(path=reachable, shown=path, apis=apis)
+    return found
+
+
+class EbpfSource:
+    name = "ebpf"
+
+    def __init__(self, mode: str = "full", pin_state=None, rescan_s: float = RESCAN_S):
+        if mode not in ("full", "light"):
+            raise ValueError(f"--ebpf must be full, light or off, got {mode!r}")
+        self.mode = mode
+        self.pin_state = pin_state
+        self.rescan_s = rescan_s
+        self._bpf = None
+        self._libraries: dict[tuple[int, int], Library] = {}
+        self._last_scan = -1e9
+        self._previous: dict = {}
+        self._previous_offcpu: dict = {}
+        self._previous_involuntary: dict = {}
+
+    # ------------------------------------------------------------ lifecycle
+
+    def open(self) -> None:
+        reason = unavailable_reason()
+        if reason:
+            raise SourceError(reason)
+        bcc = import_bcc()
+        try:
+            self._bpf = bcc.BPF(text=program_text(self.mode))
+        except Exception as exc:
+            raise SourceError(f"the BPF program did not load: {str(exc).splitlines()[0]}") from None
+
+    def close(self) -> None:
+        if self._bpf is not None:
+            try:
+                self._bpf.cleanup()
+            finally:
+                self._bpf = None
+
+    @property
+    def libraries(self) -> list[Library]:
+        return list(self._libraries.values())
+
+    # ------------------------------------------------------------ attaching
+
+    def _targets(self) -> list[int] | None:
+        if self.pin_state is None or not self.pin_state.get().active:
+            return None
+        from gputop.sources.proctree import resolve_roots, tree_of
+
+        return [p.pid for p in tree_of(resolve_roots(self.pin_state.get()))]
+
+    def rescan(self) -> None:
+        """Attach to CUDA libraries mapped since the last scan (new processes, dlopen)."""
+        for key, library in mapped_libraries(self._targets()).items():
+            if key in self._libraries:
+                continue
+            self._libraries[key] = library
+            for api in library.apis:
+                index = APIS.index(api) + 1
+                try:
+                    self._bpf.attach_uprobe(name=library.path.encode(), sym=api.encode(),
+                                            fn_name=f"gputop_entry_{index}".encode())
+                except Exception:
+                    library.missing.append(api)
+                    continue
+                if self.mode == "full":
+                    try:
+                        self._bpf.attach_uretprobe(name=library.path.encode(), sym=api.encode(),
+                                                   fn_name=b"gputop_ret")
+                    except Exception:
+                        self._bpf.detach_uprobe(name=library.path.encode(), sym=api.encode())
+                        library.missing.append(api)
+                        continue
+                library.attached.append(api)
+
+    # ------------------------------------------------------------ reading
+
+    def poll(self, time_mono_s: float = 0.0) -> Reading:
+        if self._bpf is None:
+            raise SourceError("not loaded")
+        now = time.monotonic()
+        if now - self._last_scan >= self.rescan_s:
+            self._last_scan = now
+            self.rescan()
+        if not any(lib.attached for lib in self._libraries.values()):
+            raise SourceError("no process maps libcudart.so or libcuda.so yet (rescanning "
+                              f"every {self.rescan_s:.0f}s)")
+        targets = self._targets()
+        wanted = None if targets is None else set(targets)
+        hists = self._launch_hists(wanted)
+        offcpu, switches = self._offcpu(wanted)
+        return Reading(launch=hists + offcpu, host=HostSample(offcpu_switches=switches))
+
+    def _launch_hists(self, wanted: set[int] | None) -> tuple[LaunchHist, ...]:
+        buckets: dict[tuple[int, int], dict[int, int]] = {}
+        for key, value in self._bpf["hist"].items():
+            buckets.setdefault((key.tgid, key.api), {})[key.bucket] = value.value
+        out = []
+        totals = self._bpf["totals"]
+        for key, stats in totals.items():
+            tgid, api = key.tgid, key.api
+            if wanted is not None and tgid not in wanted:
+                continue
+            previous = self._previous.get((tgid, api), (0, 0, {}))
+            count, sum_ns = stats.count, stats.sum_ns
+            current = buckets.get((tgid, api), {})
+            delta = {b: n - previous[2].get(b, 0) for b, n in current.items()
+                     if n > previous[2].get(b, 0)}
+            self._previous[(tgid, api)] = (count, sum_ns, current)
+            max_ns = stats.max_ns
+            stats.max_ns = 0
+            totals[key] = stats  # a fresh max for the next interval
+            if count - previous[0] <= 0:
+                continue
+            out.append(LaunchHist(api=APIS[api - 1] if 0 < api <= len(APIS) else f"api{api}",
+                                  pid=tgid, count=count - previous[0],
+                                  sum_ns=sum_ns - previous[1], max_ns=max_ns, buckets=delta))
+        return tuple(out)
+
+    def _offcpu(self, wanted: set[int] | None) -> tuple[tuple[LaunchHist, ...], int | None]:
+        per_tgid: dict[int, dict[int, int]] = {}
+        for key, value in self._bpf["offcpu_hist"].items():
+            per_tgid.setdefault(key.tgid, {})[key.bucket] = value.value
+        out = []
+        for tgid, current in per_tgid.items():
+            if wanted is not None and tgid not in wanted:
+                continue
+            previous = self._previous_offcpu.get(tgid, {})
+            delta = {b: n - previous.get(b, 0) for b, n in current.items() if n > previous.get(b, 0)}
+            self._previous_offcpu[tgid] = current
+            if delta:
+                from gputop.model.latency import bucket_mid_ns
+                out.append(LaunchHist(api="off-cpu", pid=tgid, count=sum(delta.values()),
+                                      sum_ns=int(sum(bucket_mid_ns(b) * n for b, n in delta.items())),
+                                      max_ns=int(max(bucket_mid_ns(b) for b in delta)),
+                                      buckets=delta))
+        switches = 0
+        for key, value in self._bpf["involuntary"].items():
+            tgid = key.value
+            if wanted is not None and tgid not in wanted:
+                continue
+            switches += value.value - self._previous_involuntary.get(tgid, 0)
+            self._previous_involuntary[tgid] = value.value
+        return tuple(out), switches

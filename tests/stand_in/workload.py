@@ -1,0 +1,22 @@
+"""A process calling the stand-in CUDA libraries: python workload.py LIB API DURATION_NS COUNT
+[DELAY_BEFORE_LOAD_S] [CPU]; prints "ready" once loaded and "done" when finished, then waits
+for stdin to close."""
+import ctypes
+import os
+import sys
+import time
+
+lib_path, api, duration_ns, count = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+delay = float(sys.argv[5]) if len(sys.argv) > 5 else 0.0
+if len(sys.argv) > 6:
+    os.sched_setaffinity(0, {int(sys.argv[6])})
+time.sleep(delay)
+lib = ctypes.CDLL(lib_path)
+ctypes.c_long.in_dll(lib, api + "_ns").value = duration_ns
+fn = getattr(lib, api)
+print("ready", flush=True)
+sys.stdin.readline()  # the test says go once probes are attached
+for _ in range(count):
+    fn(None, None, None, None, None, None)
+print("done", flush=True)
+sys.stdin.readline()

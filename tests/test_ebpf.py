@@ -1,0 +1,270 @@
+"""Real uprobes on gcc-built stand-in CUDA libraries (no GPU needed, root needed)."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gputop.model import latency
+from gputop.sources.base import SourceError
+from gputop.sources.ebpf import EbpfSource, program_text, unavailable_reason
+from gputop.sources.proctree import PinState, pin_pid
+
+HERE = Path(__file__).parent
+REASON = unavailable_reason()
+needs_ebpf = pytest.mark.skipif(REASON is not None, reason=f"eBPF unavailable here: {REASON}")
+
+
+@pytest.fixture(scope="module")
+def libs(tmp_path_factory):
+    """libcudart.so.12 and libcuda.so.1 stand-ins whose calls busy-wait a set time."""
+    out = tmp_path_factory.mktemp("cuda")
+    source = HERE / "stand_in" / "cuda_stand_in.c"
+    for define, name in (("RUNTIME", "libcudart.so.12"), ("DRIVER", "libcuda.so.1")):
+        subprocess.run(["gcc", "-shared", "-fPIC", "-O2", f"-D{define}", "-o", str(out / name),
+                        str(source)], check=True)
+    return out
+
+
+class Workload:
+    """A process that calls one stand-in API ``count`` times once told to go."""
+
+    def __init__(self, lib: Path, api: str, duration_ns: int, count: int, delay_s: float = 0.0,
+                 cpu: int | None = None):
+        args = [sys.executable, str(HERE / "stand_in" / "workload.py"), str(lib), api,
+                str(duration_ns), str(count), str(delay_s)] + ([str(cpu)] if cpu is not None else [])
+        self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.pid = self.proc.pid
+
+    def ready(self):
+        assert self.proc.stdout.readline().strip() == "ready"
+
+    def run(self):
+        self.proc.stdin.write("\n")
+        self.proc.stdin.flush()
+        assert self.proc.stdout.readline().strip() == "done"
+
+    def stop(self):
+        try:
+            self.proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        self.proc.kill()
+        self.proc.wait()
+
+
+@pytest.fixture
+def workloads():
+    started = []
+
+    def start(*args, **kwargs):
+        w = Workload(*args, **kwargs)
+        started.append(w)
+        return w
+
+    yield start
+    for w in started:
+        w.stop()
+
+
+@pytest.fixture
+def source():
+    made = []
+
+    def make(mode="full", **kwargs):
+        s = EbpfSource(mode, **kwargs)
+        s.open()
+        made.append(s)
+        return s
+
+    yield make
+    for s in made:
+        s.close()
+
+
+def by_api(reading, pid=None):
+    out = {}
+    for h in reading.launch:
+        if pid is None or h.pid == pid:
+            out[h.api] = h
+    return out
+
+
+def percentile_us(hist, fraction):
+    return latency.percentile_ns(hist.buckets, fraction) / 1000
+
+
+@needs_ebpf
+def test_exact_counts_and_percentiles(libs, workloads, source):
+    runtime = workloads(libs / "libcudart.so.12", "cudaLaunchKernel", 200_000, 400)
+    driver = workloads(libs / "libcuda.so.1", "cuLaunchKernel", 1_000_000, 150)
+    sync = workloads(libs / "libcudart.so.12", "cudaStreamSynchronize", 500_000, 100)
+    for w in (runtime, driver, sync):
+        w.ready()
+    s = source("full")
+    s.rescan()
+    attached = {api for lib in s.libraries for api in lib.attached}
+    assert {"cudaLaunchKernel", "cuLaunchKernel", "cudaGraphLaunch"} <= attached
+    assert any("cudaLaunchKernel_ptsz" in lib.missing for lib in s.libraries)  # not exported
+    for w in (runtime, driver, sync):
+        w.run()
+    reading = s.poll(0.0)
+    launch = by_api(reading, runtime.pid)["cudaLaunchKernel"]
+    assert launch.count == 400
+    assert abs(percentile_us(launch, 0.5) - 200) / 200 <= 0.15
+    assert abs(percentile_us(launch, 0.99) - 200) / 200 <= 0.15
+    cu = by_api(reading, driver.pid)["cuLaunchKernel"]
+    assert cu.count == 150 and abs(percentile_us(cu, 0.5) - 1000) / 1000 <= 0.15
+    assert cu.max_ns >= 1_000_000
+    assert by_api(reading, sync.pid)["cudaStreamSynchronize"].count == 100
+    assert not by_api(s.poll(1.0), runtime.pid)  # the next interval holds only new calls
+
+
+@needs_ebpf
+def test_processes_are_kept_apart_and_pinning_filters(libs, workloads, source):
+    fast = workloads(libs / "libcudart.so.12", "cudaLaunchKernel", 100_000, 300)
+    slow = workloads(libs / "libcudart.so.12", "cudaLaunchKernel", 400_000, 100)
+    fast.ready()
+    slow.ready()
+    s = source("full", pin_state=PinState(pin_pid(slow.pid)))
+    s.rescan()
+    fast.run()
+    slow.run()
+    reading = s.poll(0.0)
+    assert {h.pid for h in reading.launch if h.api != "off-cpu"} == {slow.pid}
+    hist = by_api(reading, slow.pid)["cudaLaunchKernel"]
+    assert hist.count == 100 and abs(percentile_us(hist, 0.5) - 400) / 400 <= 0.15
+
+
+@needs_ebpf
+def test_light_mode_counts_calls_and_gaps(libs, workloads, source):
+    w = workloads(libs / "libcudart.so.12", "cudaGraphLaunch", 300_000, 200)
+    w.ready()
+    s = source("light")
+    s.rescan()
+    w.run()
+    hist = by_api(s.poll(0.0), w.pid)["cudaGraphLaunch"]
+    assert hist.count == 199  # gaps between 200 calls
+    assert percentile_us(hist, 0.5) >= 300 * 0.85  # a gap is at least one call long
+
+
+@needs_ebpf
+def test_a_library_loaded_later_is_picked_up(libs, workloads, source):
+    late = workloads(libs / "libcudart.so.12", "cudaLaunchKernel", 150_000, 50, delay_s=1.0)
+    # pinned, so a CUDA process elsewhere on the machine cannot satisfy the first poll
+    s = source("full", rescan_s=0.3, pin_state=PinState(pin_pid(late.pid)))
+    with pytest.raises(SourceError, match="no process maps"):
+        s.poll(0.0)
+    late.ready()
+    time.sleep(0.4)
+    s.poll(1.0)
+    late.run()
+    assert by_api(s.poll(2.0), late.pid)["cudaLaunchKernel"].count == 50
+
+
+@needs_ebpf
+def test_off_cpu_grows_when_the_launch_thread_is_crowded_out(libs, workloads, source):
+    hog = subprocess.Popen([sys.executable, "-c",
+                            "import os; os.sched_setaffinity(0, {0})\nwhile True: pass"])
+    try:
+        w = workloads(libs / "libcudart.so.12", "cudaLaunchKernel", 2_000_000, 500, cpu=0)
+        w.ready()
+        s = source("full")
+        s.rescan()
+        w.run()
+        reading = s.poll(0.0)
+    finally:
+        hog.kill()
+        hog.wait()
+    offcpu = [h for h in reading.launch if h.api == "off-cpu" and h.pid == w.pid]
+    assert offcpu and offcpu[0].count >= 10
+    assert reading.host.offcpu_switches >= 10  # preempted while runnable
+    launch = by_api(reading, w.pid)["cudaLaunchKernel"]
+    assert latency.percentile_ns(launch.buckets, 0.99) > 2_000_000 * 1.15  # the tail shows it
+
+
+def our_programs() -> list[str]:
+    """Names of loaded BPF programs that are gputop's (bpftool lists every loaded one)."""
+    import json
+    import shutil
+
+    bpftool = shutil.which("bpftool") or "/usr/sbin/bpftool"
+    out = subprocess.run([bpftool, "-j", "prog", "show"], capture_output=True, text=True,
+                         check=True).stdout
+    return [p.get("name", "") for p in json.loads(out) if p.get("name", "").startswith("gputop_")]
+
+
+def our_uprobe_events(pid: int) -> list[str]:
+    """Legacy tracefs uprobes bcc would name after our pid (perf-event uprobes leave none)."""
+    try:
+        events = Path("/sys/kernel/tracing/uprobe_events").read_text().splitlines()
+    except OSError:
+        return []
+    return [e for e in events if f"bcc_{pid}" in e]
+
+
+@needs_ebpf
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_nothing_is_left_behind(libs, workloads, tmp_path, signum):
+    w = workloads(libs / "libcudart.so.12", "cudaLaunchKernel", 50_000, 10)
+    w.ready()
+    recorder = subprocess.Popen([sys.executable, "-m", "gputop", "record", str(tmp_path / "r.gtrec"),
+                                 "--engine", "http://127.0.0.1:9/metrics", "--ebpf", "full",
+                                 "--pid", str(w.pid), "-d", "0.2"],
+                                stderr=subprocess.PIPE, text=True)
+    assert not our_programs(), "another gputop's BPF programs are loaded"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and "gputop_ret" not in our_programs():
+        assert recorder.poll() is None, recorder.stderr.read()
+        time.sleep(0.2)
+    loaded = our_programs()
+    assert "gputop_ret" in loaded and "gputop_entry_1" in loaded
+    time.sleep(1.0)
+    recorder.send_signal(signum)
+    _, err = recorder.communicate(timeout=20)
+    assert recorder.returncode == 0, err
+    assert "Traceback" not in err
+    assert not our_programs(), "BPF programs left loaded"
+    assert not our_uprobe_events(recorder.pid), "uprobes left in uprobe_events"
+    w.run()  # the traced process is unharmed
+
+
+def test_program_text_for_both_modes():
+    full, light = program_text("full"), program_text("light")
+    assert "#define GPUTOP_MODE_FULL" in full and "GPUTOP_MODE_FULL 1" not in light
+    assert "int gputop_ret" in full and "int gputop_ret" not in light
+    assert full.count("int gputop_entry_") == light.count("int gputop_entry_") == 17
+
+
+def test_unavailable_reasons(monkeypatch):
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert unavailable_reason().startswith("eBPF needs root")
+    with pytest.raises(SourceError, match="needs root"):
+        EbpfSource("full").open()
+    with pytest.raises(ValueError):
+        EbpfSource("heavy")
+
+
+@needs_ebpf
+def test_snapshot_reports_launch_latency_without_a_gpu(libs, workloads):
+    w = workloads(libs / "libcudart.so.12", "cudaLaunchKernel", 100_000, 20_000)
+    w.ready()
+    snap = subprocess.Popen([sys.executable, "-m", "gputop", "snapshot", "--ebpf", "full",
+                             "--pid", str(w.pid), "--samples", "4", "-d", "0.5"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)  # probes attach, then the calls start
+    w.proc.stdin.write("\n")
+    w.proc.stdin.flush()
+    out, err = snap.communicate(timeout=60)
+    assert snap.returncode == 0, err
+    import json
+    data = json.loads(out)
+    assert data["sources"]["nvml"]["ok"] is False  # no GPU here: reported, not fatal
+    api = data["launch"]["apis"]["cudaLaunchKernel"]
+    assert api["calls"] > 1000 and api["calls_per_s"] > 1000
+    assert 85 <= api["p50_us"] <= 115
+    assert data["pinned"]["pids"] == [w.pid]
