@@ -183,6 +183,8 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--from", dest="from_time", metavar="T",
                         help="start: 10:32, +5m (after the start), -5m (before the end)")
     export.add_argument("--to", dest="to_time", metavar="T", help="end, same forms")
+    export.add_argument("--pid", type=_positive_int, dest="export_pid", default=None,
+                        help="only this process and its recorded children")
     report = sub.add_parser("report", help="a short text summary of a recording")
     report.add_argument("file", metavar="FILE")
     kv = sub.add_parser("kv", help="KV-cache bytes per token and sizes from a model config")
@@ -415,7 +417,7 @@ def cmd_export(args) -> int:
     recording = _open_recording(args.file)
     try:
         count = export(recording, args.format, args.output, args.from_time, args.to_time,
-                       _detect_config(args))
+                       _detect_config(args), pid=args.export_pid)
     except (RecordingError, ValueError) as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:

@@ -96,8 +96,9 @@ class Sampler:
         readings: list[Reading] = []
         for name, future in futures.items():
             try:
-                readings.append(future.result(timeout=max(0.0, deadline - self._clock())))
-                statuses[name] = SourceStatus(True)
+                reading = future.result(timeout=max(0.0, deadline - self._clock()))
+                readings.append(reading)
+                statuses[name] = SourceStatus(True, detail=reading.detail)
             except cf.TimeoutError:
                 self._pending[name] = future
                 statuses[name] = SourceStatus(False, f"slow: no answer within {self.source_timeout_s:.1f}s")

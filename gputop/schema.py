@@ -26,6 +26,7 @@ class SourceStatus:
 
     ok: bool
     reason: str | None = None
+    detail: str | None = None  # what a working source is doing (e.g. what eBPF attached to)
 
 
 @dataclass(frozen=True)

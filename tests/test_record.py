@@ -350,3 +350,15 @@ async def test_live_view_records_with_r(tmp_path, monkeypatch):
         assert app.recorder is None
     (path,) = tmp_path.glob("gputop-*.gtrec")
     assert [f.seq for f in Recording(path).frames()] == list(range(2, 8))
+
+
+def test_export_one_process_tree(tmp_path):
+    path = tmp_path / "r.gtrec"
+    record(path, "serving", 5)
+    out = tmp_path / "o.jsonl"
+    result = gputop("export", str(path), "--format", "jsonl", "-o", str(out), "--pid", "3377")
+    assert result.returncode == 0, result.stderr
+    last = json.loads(out.read_text().splitlines()[-1])
+    assert last["pinned"]["pids"] == [3377]
+    assert [p["pid"] for p in last["gpus"][0]["processes"]] == [3377]
+    assert last["gpus"][0]["mem_used_bytes"] > 70 * 2**30  # the card's totals stay

@@ -347,7 +347,9 @@ def snapshot_dict(view: View, source_label: str) -> dict:
         "schema": 1,
         "time": _iso(frame.time_wall_s),
         "source": source_label,
-        "sources": {name: {"ok": st.ok, "reason": st.reason} for name, st in view.sources.items()},
+        "sources": {name: {"ok": st.ok, "reason": st.reason, **({"detail": st.detail}
+                                                                if st.detail else {})}
+                    for name, st in view.sources.items()},
         "pinned": None if view.pinned is None else {
             "pids": list(view.pinned.sample.root_pids), "pattern": view.pinned.sample.pattern,
             "tree_pids": list(view.pinned.sample.tree_pids), "label": view.pinned.sample.label,

@@ -46,7 +46,8 @@ def seq_range(recording: Recording, from_text: str | None, to_text: str | None):
 
 
 def views(recording: Recording, from_seq: int | None = None, to_seq: int | None = None,
-          config: DetectConfig = DetectConfig(), lead_s: float = 600.0) -> Iterator[View]:
+          config: DetectConfig = DetectConfig(), lead_s: float = 600.0,
+          pin: tuple[tuple[int, ...], str | None] | None = None) -> Iterator[View]:
     """Derived views of frames from_seq..to_seq, folding from ``lead_s`` earlier so the
     detector has its history; memory stays bounded by the timeline's capacity."""
     timeline: Timeline = Timeline(4096, make_fold(config))
@@ -61,7 +62,7 @@ def views(recording: Recording, from_seq: int | None = None, to_seq: int | None 
         except ValueError:
             continue
         if from_seq is None or frame.seq >= from_seq:
-            yield derive(timeline, timeline.last_index)
+            yield derive(timeline, timeline.last_index, pin=pin)
 
 
 @contextmanager
@@ -154,7 +155,10 @@ def perfetto_events(recording: Recording, all_views: Iterator[View]) -> Iterator
 
 
 def export(recording: Recording, fmt: str, output: str, from_text: str | None = None,
-           to_text: str | None = None, config: DetectConfig = DetectConfig()) -> int:
+           to_text: str | None = None, config: DetectConfig = DetectConfig(),
+           pid: int | None = None) -> int:
+    """Write ``fmt`` to ``output``; with ``pid`` only that process tree (from the recorded
+    per-process lists), the card totals kept for context.  Returns the frame count."""
     from_seq, to_seq = seq_range(recording, from_text, to_text)
     count = 0
 
@@ -164,7 +168,8 @@ def export(recording: Recording, fmt: str, output: str, from_text: str | None = 
             count += 1
             yield view
 
-    all_views = counted(views(recording, from_seq, to_seq, config))
+    pin = ((pid,), None) if pid is not None else None
+    all_views = counted(views(recording, from_seq, to_seq, config, pin=pin))
     with _output(output) as out:
         if fmt == "csv":
             writer = csv.DictWriter(out, CSV_COLUMNS)

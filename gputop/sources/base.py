@@ -28,6 +28,7 @@ class Reading:
     launch: tuple[LaunchHist, ...] = ()
     host: HostSample | None = None
     pinned: PinnedSample | None = None
+    detail: str | None = None  # shown on the explain page while the source works
 
 
 class Source(Protocol):

@@ -220,7 +220,12 @@ class EbpfSource:
         wanted = None if targets is None else set(targets)
         hists = self._launch_hists(wanted)
         offcpu, switches = self._offcpu(wanted)
-        return Reading(launch=hists + offcpu, host=HostSample(offcpu_switches=switches))
+        detail = "; ".join(
+            f"{lib.shown}: {', '.join(lib.attached) or 'nothing'}"
+            + (f" (not exported: {', '.join(lib.missing)})" if lib.missing else "")
+            for lib in self._libraries.values())
+        return Reading(launch=hists + offcpu, host=HostSample(offcpu_switches=switches),
+                       detail=f"{self.mode} mode; {detail}")
 
     def _launch_hists(self, wanted: set[int] | None) -> tuple[LaunchHist, ...]:
         buckets: dict[tuple[int, int], dict[int, int]] = {}

@@ -34,12 +34,29 @@ class Ctx:
     def series(self, value: Callable[[Frame, object], float | None]):
         return series(self.timeline, self.view.index, self.window_s, value)
 
+    def util_series(self, index: int) -> list[tuple[float, float | None]]:
+        """GPU-Util points at driver resolution: a frame's buffered samples are spread over
+        the tick before it, so a zoomed, short window shows sub-second spikes and gaps."""
+        points: list[tuple[float, float | None]] = []
+        previous_t = None
+        for frame in self.timeline.frames_since(self.view.index, self.window_s):
+            gpu = next((g for g in frame.gpus if g.index == index), None)
+            samples = gpu.util_gpu_samples_pct if gpu is not None else ()
+            if samples and previous_t is not None:
+                step = (frame.time_mono_s - previous_t) / len(samples)
+                points += [(previous_t + step * (i + 1), v) for i, v in enumerate(samples)]
+            else:
+                points.append((frame.time_mono_s, gpu.util_gpu_pct if gpu else None))
+            previous_t = frame.time_mono_s
+        return points
+
     def plot(self, plot: SweepPlot, value, width: int, height: int, style,
              top: float | None = None, floor: float = 1.0) -> tuple[list[Row], float]:
-        """(rows, axis top) of a sweep plot of ``value`` over the window.  The axis top is
-        ``top``, or a round number above the data and ``floor``.  ``plot`` is the pane's
-        own ``SweepPlot``, so unchanged columns are not recomputed."""
-        points = self.series(value)
+        """(rows, axis top) of a sweep plot of ``value`` (an accessor, or ready points) over
+        the window.  The axis top is ``top``, or a round number above the data and
+        ``floor``.  ``plot`` is the pane's own ``SweepPlot``, so unchanged columns are not
+        recomputed."""
+        points = value if isinstance(value, list) else self.series(value)
         end = self.view.frame.time_mono_s
         columns = sweep_columns(points, end, self.window_s, width)
         axis_top = top if top is not None else nice_top([*columns, floor])

@@ -81,6 +81,7 @@ class LaunchPane(Pane):
         if status is None:
             return [f"source: {ctx.source_label} (eBPF off: gputop --ebpf full, as root)"]
         lines = [f"eBPF: {'ok' if status.ok else 'n/a (' + str(status.reason) + ')'}",
+                 *([f"attached: {status.detail}"] if status.detail else []),
                  f"per-API stats over the last {ctx.view.launch_window_s:.0f}s"]
         pids = sorted({h.pid for h in ctx.view.frame.launch})
         if pids:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.style import Style
 
-from gputop.tui.panes.base import Ctx, Pane, gpu_field
+from gputop.tui.panes.base import Ctx, Pane
 from gputop.tui.render import ALERT, BOLD, DIM, Row, na, pct, row
 
 PLOT = Style(color="bright_blue")
@@ -45,15 +45,16 @@ class UtilPane(Pane):
             out.append(row(("throttled: " + ", ".join(s.throttle), ALERT)))
         plot_h = max(0, height - len(out) - 1)
         style = PLOT_ALERT if ctx.alerting else PLOT
-        plot, _ = ctx.plot(self.sweep, gpu_field(s.index, "util_gpu_pct"), width, plot_h, style,
-                           top=100.0)
+        plot, _ = ctx.plot(self.sweep, ctx.util_series(s.index), width, plot_h, style, top=100.0)
         out += plot
         out.append(self.footer_row(ctx, width, "0-100%"))
         return out
 
     def provenance(self, ctx: Ctx) -> list[str]:
         gpu = ctx.gpu
-        lines = [f"source: {ctx.source_label}"]
+        lines = [f"source: {ctx.source_label}",
+                 "the plot uses the driver's buffered samples (about 6 a second) when NVML "
+                 "gives them; zoom (1) and shorten the window (-) to see each"]
         if gpu is not None and gpu.sample.util_gpu_samples_pct:
             lines.append(f"{len(gpu.sample.util_gpu_samples_pct)} driver samples this tick: "
                          + " ".join(f"{v:.0f}" for v in gpu.sample.util_gpu_samples_pct))
