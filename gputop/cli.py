@@ -125,9 +125,11 @@ def _add_source_options(parser: argparse.ArgumentParser, suppress: bool = False)
                         help="only these GPUs (NVML indexes)")
     parser.add_argument("--dcgm", type=_url, default=default(None), metavar="URL",
                         help="a dcgm-exporter /metrics URL: SM activity on GPUs without GPM")
-    parser.add_argument("--engine", type=_url, default=default(None), metavar="URL",
+    parser.add_argument("--engine", type=_url, action="append", default=default(None),
+                        metavar="URL",
                         help="a serving engine's /metrics URL (vLLM, SGLang, TGI, llama.cpp); "
-                        "without it, engines among the GPU processes are found by their ports")
+                        "repeat it for replicas read as one service; without it, engines among "
+                        "the GPU processes are found by their ports")
     parser.add_argument("--model", default=default(None), metavar="PATH_OR_ID",
                         help="the engine's model directory, config.json or a model id in the local "
                         "Hugging Face cache (for the weights / KV split of VRAM)")
@@ -260,12 +262,15 @@ def _sources(args, pin_state=None):
                              "to see gputop without a GPU run 'gputop --demo'") from None
     from gputop.sources.proctree import ProcTreeSource
 
-    engine = EngineSource(args.engine, args.model, pin_state=pin_state)
+    engines = [EngineSource(url, args.model, pin_state=pin_state,
+                            name="engine" if i == 0 else f"engine{i + 1}")
+               for i, url in enumerate(args.engine or [None])]
     try:
-        engine.open()
+        for engine in engines:
+            engine.open()
     except ConfigError as exc:
         raise UsageError(f"--model: {exc}") from None
-    sources = [nvml, engine, HostSource()]  # opening nvml again is a no-op; if it failed,
+    sources = [nvml, *engines, HostSource()]  # opening nvml again is a no-op; if it failed,
     # it fails again in the sampler and shows as "n/a (reason)" beside the engine
     if pin_state is not None:
         sources.append(ProcTreeSource(pin_state))

@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
-from gputop.schema import Frame, GpuSample, SourceStatus
+from gputop.schema import EngineSample, Frame, GpuSample, SourceStatus
 from gputop.sources.base import Reading, Source
 
 
@@ -158,17 +158,52 @@ def _merge_gpus(samples: list[GpuSample]) -> tuple[GpuSample, ...]:
     return tuple(merged[i] for i in sorted(merged))
 
 
+SUMMED = ("generation_tokens_total", "prompt_tokens_total", "requests_finished_total",
+          "requests_running", "requests_waiting")
+
+
+def _merge_engines(samples: list[EngineSample]) -> EngineSample | None:
+    """Several endpoints (repeated --engine) read as one service: counters and queues add
+    up, KV usage averages, the process trees join; what differs is left unknown."""
+    if len(samples) <= 1:
+        return samples[0] if samples else None
+    first = samples[0]
+
+    def total(name):
+        values = [getattr(s, name) for s in samples]
+        return None if any(v is None for v in values) else sum(values)
+
+    def same(name):
+        values = {getattr(s, name) for s in samples}
+        return values.pop() if len(values) == 1 else None
+
+    usage = [s.kv_usage_ratio for s in samples]
+    return dataclasses.replace(
+        first, **{name: total(name) for name in SUMMED},
+        kind=same("kind") or "mixed", url=" + ".join(s.url for s in samples),
+        model=same("model") or ", ".join(sorted({s.model for s in samples})),
+        kv_usage_ratio=None if None in usage else sum(usage) / len(usage),
+        pids=tuple(sorted({p for s in samples for p in s.pids})),
+        gpu_indices=tuple(sorted({g for s in samples for g in s.gpu_indices})),
+        **{name: same(name) for name in ("num_gpu_blocks", "block_size", "kv_pool_bytes",
+                                          "kv_pool_tokens", "kv_bytes_per_token", "weights_bytes",
+                                          "tensor_parallel")},
+        data_parallel=sum(s.data_parallel or 1 for s in samples),
+        note="; ".join(s.note for s in samples if s.note))
+
+
 def _merge(seq: int, wall: float, mono: float, readings: list[Reading],
            statuses: dict[str, SourceStatus]) -> Frame:
-    gpus, processes, launch = [], [], []
-    engine = host = pinned = None
+    gpus, processes, launch, engines = [], [], [], []
+    host = pinned = None
     for reading in readings:
         gpus.extend(reading.gpus)
         processes.extend(reading.processes)
         launch.extend(reading.launch)
-        engine = engine or reading.engine
+        if reading.engine is not None:
+            engines.append(reading.engine)
         host = host or reading.host
         pinned = pinned or reading.pinned
     return Frame(seq=seq, time_wall_s=wall, time_mono_s=mono, gpus=_merge_gpus(gpus),
-                 processes=tuple(processes), engine=engine, launch=tuple(launch), host=host,
+                 processes=tuple(processes), engine=_merge_engines(engines), launch=tuple(launch), host=host,
                  pinned=pinned, sources=statuses)

@@ -236,3 +236,25 @@ def test_engine_alone_when_there_is_no_gpu(tmp_path):
     assert "libnvidia-ml.so.1" in data["sources"]["nvml"]["reason"]
     assert data["engine"]["kind"] == "vllm"
     assert data["engine"]["generation_tokens_per_s"] > 0
+
+
+def test_repeated_engines_read_as_one_service():
+    first = [Response(vllm_text(1000 + 100 * i, running=3, waiting=1)) for i in range(4)]
+    second = [Response(vllm_text(5000 + 300 * i, running=5, waiting=0)) for i in range(4)]
+    with ScriptedServer(first) as a, ScriptedServer(second) as b:
+        timeline = run_ticks([EngineSource(a.url), EngineSource(b.url, name="engine2")], 3)
+    point = timeline.state(2).point
+    assert point.tokens_per_s == 400.0  # 100/s + 300/s
+    engine = timeline.frame(2).engine
+    assert (engine.requests_running, engine.requests_waiting) == (8.0, 1.0)
+    assert engine.data_parallel == 2 and " + " in engine.url
+    assert set(timeline.frame(2).sources) == {"engine", "engine2"}
+
+
+def test_one_of_two_engines_down_is_reported_and_the_other_still_counts():
+    with ScriptedServer([Response(vllm_text(1000))]) as a:
+        source_b = EngineSource(f"http://127.0.0.1:9/metrics", name="engine2")
+        timeline = run_ticks([EngineSource(a.url), source_b], 2)
+    frame = timeline.frame(1)
+    assert frame.sources["engine"].ok and not frame.sources["engine2"].ok
+    assert frame.engine is not None and frame.engine.kind == "vllm"

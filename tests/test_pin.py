@@ -242,3 +242,26 @@ async def test_picker_pins_and_P_unpins():
         await pilot.press("p", *"vllm", "up", "enter")  # the first line: every match
         await pilot.pause()
         assert app.pin_override == ((), "vllm")
+
+
+def test_picker_lists_cuda_processes_with_cpu(tmp_path):
+    """A live picker finds processes that map a CUDA library, with their CPU use."""
+    from gputop.tui.picker import candidates
+
+    lib = tmp_path / "libcudart.so.12"
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(lib), "-x", "c", "-"],
+                   input="int cudaLaunchKernel(void){return 0;}", text=True, check=True)
+    proc = subprocess.Popen([sys.executable, "-c",
+                             f"import ctypes; ctypes.CDLL({str(lib)!r})\nwhile True: pass"])
+    try:
+        deadline = time.monotonic() + 10
+        rows = []
+        while time.monotonic() < deadline:
+            rows = [c for c in candidates((), live=True) if c.pid == proc.pid]
+            if rows:
+                break
+            time.sleep(0.2)
+        assert rows and " CUDA " in rows[0].text and "% CPU" in rows[0].text
+    finally:
+        proc.kill()
+        proc.wait()

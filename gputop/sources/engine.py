@@ -186,7 +186,8 @@ class EngineSource:
     name = "engine"
 
     def __init__(self, url: str | None = None, model: str | None = None, timeout_s: float = 0.5,
-                 discover: bool = True, pin_state=None):
+                 discover: bool = True, pin_state=None, name: str = "engine"):
+        self.name = name  # "engine", "engine2", ... with several --engine URLs
         self.pin_state = pin_state  # when pinned, the engine is looked for in the pinned tree
         self.url = prom.check_url(url) if url else None
         self.model_arg = model

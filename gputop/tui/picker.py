@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import glob
 import re
+import time
 from dataclasses import dataclass
 
 import psutil
@@ -43,21 +44,44 @@ def cuda_processes(limit: int = 200) -> dict[int, str]:
     return found
 
 
+def cpu_percent(pids: list[int], seconds: float = 0.1) -> dict[int, float]:
+    """CPU% of each process over a short look (100% = one core)."""
+    procs = {}
+    for pid in pids:
+        try:
+            proc = psutil.Process(pid)
+            proc.cpu_percent(None)
+            procs[pid] = proc
+        except psutil.Error:
+            continue
+    time.sleep(seconds)
+    out = {}
+    for pid, proc in procs.items():
+        try:
+            out[pid] = proc.cpu_percent(None)
+        except psutil.Error:
+            continue
+    return out
+
+
 def candidates(processes: tuple[ProcSample, ...], live: bool) -> list[Candidate]:
     rows: dict[int, Candidate] = {}
+    cuda = cuda_processes() if live else {}
+    cpu_now = cpu_percent(sorted({p.pid for p in processes} | set(cuda))) if live else {}
     for p in processes:
         mem = "n/a" if p.mem_bytes is None else f"{p.mem_bytes / 2**30:.1f} GiB"
-        cpu = "" if p.cpu_pct is None else f" {p.cpu_pct:.0f}% CPU"
+        cpu_pct = cpu_now.get(p.pid, p.cpu_pct)
+        cpu = "" if cpu_pct is None else f" {cpu_pct:>4.0f}% CPU"
         rows.setdefault(p.pid, Candidate(p.pid, f"{p.pid:>7} {p.user[:8]:<8} GPU{p.gpu_index} "
                                                 f"{mem:>9}{cpu}  {p.cmdline or p.name}"))
-    if live:
-        for pid, cmdline in cuda_processes().items():
-            if pid not in rows:
-                try:
-                    user = psutil.Process(pid).username()
-                except (psutil.Error, KeyError):
-                    user = "?"
-                rows[pid] = Candidate(pid, f"{pid:>7} {user[:8]:<8} CUDA {'':>9}  {cmdline}")
+    for pid, cmdline in cuda.items():
+        if pid not in rows:
+            try:
+                user = psutil.Process(pid).username()
+            except (psutil.Error, KeyError):
+                user = "?"
+            cpu = f" {cpu_now[pid]:>4.0f}% CPU" if pid in cpu_now else ""
+            rows[pid] = Candidate(pid, f"{pid:>7} {user[:8]:<8} CUDA {'':>9}{cpu}  {cmdline}")
     return sorted(rows.values(), key=lambda c: c.pid)
 
 
