@@ -121,3 +121,21 @@ def test_monochrome_and_tiny_terminal(terminal):
     term.wait_for("too small")
     term.keys("q")
     assert term.exit_status() == 0
+
+
+@pytest.mark.parametrize("signum", ["TERM", "HUP"])
+def test_sigterm_and_sighup_end_the_live_view_cleanly(terminal, signum):
+    import signal
+
+    import psutil
+
+    seed = str(7000 + os.getpid() % 1000)
+    term = terminal("--demo", "serving", "--seed", seed,
+                    env={"TERM": "xterm-256color", "PYTHONPATH": os.getcwd()})
+    term.wait_for("3 Throughput")
+    (proc,) = [p for p in psutil.process_iter(["cmdline"])
+               if "gputop" in (p.info.get("cmdline") or []) and seed in p.info["cmdline"]]
+    proc.send_signal(getattr(signal, f"SIG{signum}"))
+    assert term.exit_status() == 0
+    time.sleep(0.3)
+    assert not term.alternate_screen_on(), "the terminal was not restored"
