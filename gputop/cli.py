@@ -15,6 +15,7 @@ from gputop import __version__
 from gputop.model.derive import derive, snapshot_dict
 from gputop.model.detect import DetectConfig, make_fold
 from gputop.model.timeline import Timeline
+from gputop.record.timespec import parse_duration, parse_size
 from gputop.sampler import Sampler, parse_delay
 from gputop.sources.sim import SCENARIOS, SimSource
 
@@ -37,11 +38,27 @@ def _scenario(text: str) -> str:
         f"unknown scenario {text!r}; choose one of: cycle, " + ", ".join(SCENARIOS))
 
 
-def _delay(text: str) -> float:
-    try:
-        return parse_delay(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+def _checked(parse):
+    """An argparse type from a parser that raises ValueError with a one-line reason."""
+    def convert(text: str):
+        try:
+            return parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    convert.__name__ = parse.__name__  # argparse names the type in its own messages
+    return convert
+
+
+def _check_url(text: str) -> str:
+    from gputop.sources.prom import check_url  # prometheus_client only when a URL is given
+
+    return check_url(text)
+
+
+_delay = _checked(parse_delay)
+_duration = _checked(parse_duration)
+_size = _checked(parse_size)
+_url = _checked(_check_url)
 
 
 def _positive_int(text: str) -> int:
@@ -82,33 +99,6 @@ def _gpu_list(text: str) -> list[int]:
     if not indexes or any(i < 0 for i in indexes):
         raise argparse.ArgumentTypeError(f"expected GPU indexes like 0,2, got {text!r}")
     return sorted(set(indexes))
-
-
-def _duration(text: str) -> float:
-    from gputop.record.timespec import parse_duration
-
-    try:
-        return parse_duration(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _size(text: str) -> int:
-    from gputop.record.timespec import parse_size
-
-    try:
-        return parse_size(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _url(text: str) -> str:
-    from gputop.sources.prom import check_url
-
-    try:
-        return check_url(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _add_source_options(parser: argparse.ArgumentParser, suppress: bool = False) -> None:
@@ -473,7 +463,6 @@ def _exit_on_signals(app) -> None:
     import signal
 
     def stop(signum, _frame) -> None:
-        app.call_later(app.exit)
         app.exit()
 
     for signum in (signal.SIGTERM, signal.SIGHUP):
