@@ -55,23 +55,15 @@ def _reason(exc: Exception) -> str:
     return str(exc) or type(exc).__name__
 
 
-def nvml_unavailable_reason() -> str | None:
-    """None when NVML initialises; otherwise one line naming the cause."""
-    try:
-        pynvml.nvmlInit()
-    except pynvml.NVMLError_LibraryNotFound:
+def init_failure_reason(exc: Exception) -> str:
+    """One line naming why nvmlInit failed."""
+    if isinstance(exc, pynvml.NVMLError_LibraryNotFound):
         return "NVML library (libnvidia-ml.so.1) not found: no NVIDIA driver on this machine"
-    except pynvml.NVMLError_DriverNotLoaded:
+    if isinstance(exc, pynvml.NVMLError_DriverNotLoaded):
         return "the NVIDIA driver is not loaded"
-    except pynvml.NVMLError_NoPermission:
+    if isinstance(exc, pynvml.NVMLError_NoPermission):
         return "no permission to use NVML"
-    except pynvml.NVMLError as exc:
-        return f"NVML failed to initialise: {exc}"
-    try:
-        pynvml.nvmlShutdown()
-    except pynvml.NVMLError:
-        pass
-    return None
+    return f"NVML failed to initialise: {exc}"
 
 
 @dataclass
@@ -109,13 +101,10 @@ class NvmlSource:
         """Initialise NVML and learn the GPUs; a second call does nothing."""
         if self._opened:
             return
-        reason = None
         try:
             pynvml.nvmlInit()
         except pynvml.NVMLError as exc:
-            reason = nvml_unavailable_reason() or str(exc)
-        if reason:
-            raise SourceError(reason)
+            raise SourceError(init_failure_reason(exc)) from None
         count = self._call(pynvml.nvmlDeviceGetCount)
         wanted = self.gpu_indices if self.gpu_indices is not None else list(range(count))
         bad = [i for i in wanted if not 0 <= i < count]
