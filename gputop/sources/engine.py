@@ -141,9 +141,11 @@ def listening_pids(port: int) -> list[int]:
 
 
 def process_tree(pid: int) -> list[int]:
+    """The process listening on an engine's port and its live descendants."""
+    from gputop.sources.proctree import tree_of
+
     try:
-        root = psutil.Process(pid)
-        return [pid] + [c.pid for c in root.children(recursive=True)]
+        return [p.pid for p in tree_of([psutil.Process(pid)])]
     except psutil.Error:
         return []
 
@@ -215,9 +217,9 @@ class EngineSource:
         if time_mono_s < self._retry_at:
             wait = self._retry_at - time_mono_s
             raise SourceError(f"engine unreachable: {self._last_reason} (retry in {wait:.0f}s)")
-        if self._found_url and self.pin_state is not None and self.pin_state.get().active:
-            ports = self._pinned_ports() or []
-            if urllib.parse.urlparse(self._found_url).port not in ports:
+        pinned = self._pinned_ports(time_mono_s)
+        if self._found_url and pinned is not None:
+            if urllib.parse.urlparse(self._found_url).port not in pinned:
                 self._found_url, self._last_discovery = None, -1e9  # the pin moved
         url = self.url or self._found_url or self._discover(time_mono_s)
         if url is None:
@@ -234,18 +236,16 @@ class EngineSource:
         self._failures, self._retry_at = 0, 0.0
         return Reading(engine=self._sample(url, parsed))
 
-    def _pinned_ports(self) -> list[int] | None:
-        if self.pin_state is None or not self.pin_state.get().active:
-            return None
-        from gputop.sources.proctree import listening_ports, resolve_roots, tree_of
-
-        return listening_ports(tree_of(resolve_roots(self.pin_state.get())))
+    def _pinned_ports(self, tick: float) -> tuple[int, ...] | None:
+        """Listening ports of the pinned tree (None when nothing is pinned)."""
+        resolved = self.pin_state.resolve(tick) if self.pin_state is not None else None
+        return None if resolved is None else resolved.ports
 
     def _discover(self, now: float) -> str | None:
         if not self.discover or now - self._last_discovery < DISCOVER_EVERY_S:
             return None
         self._last_discovery = now
-        pinned = self._pinned_ports()
+        pinned = self._pinned_ports(now)
         for port in (candidate_ports() if pinned is None else pinned):
             url = f"http://127.0.0.1:{port}/metrics"
             try:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+import time
 from dataclasses import dataclass
 
 import psutil
@@ -61,12 +62,28 @@ def pin_pattern(pattern: str) -> Pin:
     return Pin(pattern=pattern)
 
 
+@dataclass(frozen=True)
+class Resolved:
+    """A pin resolved against the live process table at one tick."""
+
+    pin: Pin
+    roots: tuple[psutil.Process, ...]
+    tree: tuple[psutil.Process, ...]
+    ports: tuple[int, ...]
+
+
 class PinState:
-    """The current pin, safe to read from source threads while the UI changes it."""
+    """The current pin, safe to read from source threads while the UI changes it.
+
+    Several sources need the pinned tree each tick (the pin source, the engine's port
+    discovery, the eBPF targets); ``resolve`` walks the process table once per tick and
+    hands the others the same answer."""
 
     def __init__(self, pin: Pin = Pin()):
         self._lock = threading.Lock()
         self._pin = pin
+        self._resolve_lock = threading.Lock()
+        self._resolved: tuple[float, Resolved] | None = None
 
     def get(self) -> Pin:
         with self._lock:
@@ -75,6 +92,22 @@ class PinState:
     def set(self, pin: Pin) -> None:
         with self._lock:
             self._pin = pin
+
+    def resolve(self, tick: float) -> Resolved | None:
+        """The pinned roots, their tree and its listening ports at ``tick`` (the sampler's
+        time for this tick); None when nothing is pinned."""
+        pin = self.get()
+        if not pin.active:
+            return None
+        with self._resolve_lock:
+            cached = self._resolved
+            if cached is not None and cached[0] == tick and cached[1].pin == pin:
+                return cached[1]
+            roots = resolve_roots(pin)
+            tree = tree_of(roots)
+            resolved = Resolved(pin, tuple(roots), tuple(tree), tuple(listening_ports(tree)))
+            self._resolved = (tick, resolved)
+            return resolved
 
 
 def _cmdline(proc: psutil.Process) -> str:
@@ -180,13 +213,12 @@ class ProcTreeSource:
         pass
 
     def poll(self, time_mono_s: float = 0.0) -> Reading:
-        pin = self.state.get()
-        if not pin.active:
+        resolved = self.state.resolve(time_mono_s)
+        if resolved is None:
             self._seen_roots, self._exited = {}, {}
             return Reading()
-        import time
+        pin, roots, tree = resolved.pin, list(resolved.roots), list(resolved.tree)
         now_wall = time.time()
-        roots = self._roots(pin)
         alive = {p.pid for p in roots}
         for pid in list(self._seen_roots):
             if pid not in alive and pid not in self._exited:
@@ -197,27 +229,18 @@ class ProcTreeSource:
             except psutil.Error:
                 pass
             self._exited.pop(proc.pid, None)
-        tree = self._tree(roots)
         waiting = None
         if not roots and pin.pattern is not None:
             waiting = f"no process matches {pin.pattern!r} yet; waiting"
         elif not roots:
             waiting = "the pinned process has exited"
-        return Reading(pinned=self._sample(pin, roots, tree, waiting))
+        return Reading(pinned=self._sample(pin, roots, tree, resolved.ports, waiting))
 
-    def _roots(self, pin: Pin) -> list[psutil.Process]:
-        return resolve_roots(pin)
-
-    @staticmethod
-    def _tree(roots: list[psutil.Process]) -> list[psutil.Process]:
-        return tree_of(roots)
-
-    def _sample(self, pin: Pin, roots, tree, waiting) -> PinnedSample:
+    def _sample(self, pin: Pin, roots, tree, ports, waiting) -> PinnedSample:
         cpu_s = 0.0
         voluntary = involuntary = 0
         threads: list[ThreadSample] = []
         cores: set[int] = set()
-        ports: set[int] = set()
         for proc in tree:
             try:
                 with proc.oneshot():
@@ -232,7 +255,6 @@ class ProcTreeSource:
                                                     cpu_s=t.user_time + t.system_time))
             except psutil.Error:
                 continue
-        ports.update(listening_ports(tree))
         threads.sort(key=lambda t: -t.cpu_s)
         top = tuple(ThreadSample(tid=t.tid, pid=t.pid, name=_thread_name(t.pid, t.tid),
                                  cpu_s=round(t.cpu_s, 3)) for t in threads[:TOP_THREADS * 4])

@@ -173,16 +173,15 @@ class EbpfSource:
 
     # ------------------------------------------------------------ attaching
 
-    def _targets(self) -> list[int] | None:
-        if self.pin_state is None or not self.pin_state.get().active:
-            return None
-        from gputop.sources.proctree import resolve_roots, tree_of
+    def _targets(self, tick: float) -> list[int] | None:
+        """PIDs of the pinned tree, or None for every process."""
+        resolved = self.pin_state.resolve(tick) if self.pin_state is not None else None
+        return None if resolved is None else [p.pid for p in resolved.tree]
 
-        return [p.pid for p in tree_of(resolve_roots(self.pin_state.get()))]
-
-    def rescan(self) -> None:
+    def rescan(self, tick: float | None = None) -> None:
         """Attach to CUDA libraries mapped since the last scan (new processes, dlopen)."""
-        for key, library in mapped_libraries(self._targets()).items():
+        tick = time.monotonic() if tick is None else tick
+        for key, library in mapped_libraries(self._targets(tick)).items():
             if key in self._libraries:
                 continue
             self._libraries[key] = library
@@ -212,11 +211,11 @@ class EbpfSource:
         now = time.monotonic()
         if now - self._last_scan >= self.rescan_s:
             self._last_scan = now
-            self.rescan()
+            self.rescan(time_mono_s)
         if not any(lib.attached for lib in self._libraries.values()):
             raise SourceError("no process maps libcudart.so or libcuda.so yet (rescanning "
                               f"every {self.rescan_s:.0f}s)")
-        targets = self._targets()
+        targets = self._targets(time_mono_s)
         wanted = None if targets is None else set(targets)
         hists = self._launch_hists(wanted)
         offcpu, switches = self._offcpu(wanted)
