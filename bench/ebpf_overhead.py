@@ -13,7 +13,6 @@ Usage: sudo python bench/ebpf_overhead.py [--calls 200000] [--repeat 5]
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import signal
 import statistics

@@ -130,7 +130,6 @@ class LaunchHist:
 @dataclass(frozen=True)
 class HostSample:
     cpu_pct: float | None = None
-    pinned_cpu_pct: float | None = None
     offcpu_switches: int | None = None  # involuntary switches of launch threads this tick
 
 

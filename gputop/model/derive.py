@@ -8,6 +8,7 @@ the same view.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass
 
 from gputop.model import latency
@@ -174,8 +175,6 @@ def vram_split(gpu: GpuSample, processes: tuple[ProcSample, ...],
 def pin_from_processes(frame: Frame, pids: tuple[int, ...], pattern: str | None) -> PinnedSample:
     """A pin resolved from the frame's own process list (replay and the demo): the chosen
     processes and every process whose parent chain in the list leads to one of them."""
-    import re
-
     matcher = re.compile(pattern) if pattern else None
     roots = {p.pid for p in frame.processes
              if p.pid in pids or (matcher and matcher.search(p.cmdline or p.name))}

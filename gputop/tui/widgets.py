@@ -14,7 +14,7 @@ from textual.widgets import Static
 from gputop.model.detect import Episode
 from gputop.tui.lines import DiffLines
 from gputop.tui.panes.base import Ctx
-from gputop.tui.render import ALERT, BOLD, DIM, WARN, Row, duration_us, gib, pct, rate, row
+from gputop.tui.render import ALERT, BOLD, DIM, WARN, duration_us, gib, pct, rate, row
 
 CAUSE_TEXT = {
     "oversized_request": "one oversized request (e.g. n x logprobs over the vocabulary) stalls the batch",

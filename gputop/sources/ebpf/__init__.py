@@ -11,7 +11,6 @@ so frames carry per-interval histograms that the model merges over any window.
 
 from __future__ import annotations
 
-import ctypes
 import importlib.util
 import os
 import sys
@@ -19,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gputop.model.latency import bucket_mid_ns
 from gputop.schema import HostSample, LaunchHist
 from gputop.sources.base import Reading, SourceError
 
@@ -264,7 +264,6 @@ class EbpfSource:
             delta = {b: n - previous.get(b, 0) for b, n in current.items() if n > previous.get(b, 0)}
             self._previous_offcpu[tgid] = current
             if delta:
-                from gputop.model.latency import bucket_mid_ns
                 out.append(LaunchHist(api="off-cpu", pid=tgid, count=sum(delta.values()),
                                       sum_ns=int(sum(bucket_mid_ns(b) * n for b, n in delta.items())),
                                       max_ns=int(max(bucket_mid_ns(b) for b in delta)),
