@@ -9,6 +9,7 @@ cell.  With the sweep plots that is one or two columns per tick.
 from __future__ import annotations
 
 from rich.segment import Segment
+from rich.style import Style
 from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
@@ -16,21 +17,23 @@ from textual.widget import Widget
 from gputop.tui.render import Row, fit
 
 
-def _strip(cells: Row, cuts: tuple[int, ...] = ()) -> Strip:
-    """Cells as a strip of runs of one style, also cut at ``cuts``.
+def _strip(cells: Row, cuts: tuple[int, ...], base: Style) -> Strip:
+    """Cells as a strip of runs of one style on the widget's ``base`` style, also cut at
+    ``cuts``.
 
     Textual's partial update writes whole segments from the one containing the first
-    dirty cell, so cutting at the changed span's edges keeps an update to those cells."""
+    dirty cell, so cutting at the changed span's edges keeps an update to those cells.
+    The base style is combined here rather than by a second pass (``Strip.apply_style``)."""
     segments: list[Segment] = []
     text, style = "", None
     for x, (ch, ch_style) in enumerate(cells):
         if text and (ch_style is not style or x in cuts):
-            segments.append(Segment(text, style))
+            segments.append(Segment(text, base + style if style else base))
             text = ""
         text += ch
         style = ch_style
     if text:
-        segments.append(Segment(text, style))
+        segments.append(Segment(text, base + style if style else base))
     return Strip(segments, len(cells))
 
 
@@ -80,7 +83,7 @@ class DiffLines(Widget):
             return Strip.blank(self.size.width, self._base_style)
         strip = self._strips.get(y)
         if strip is None:
-            strip = _strip(self._rows[y], self._cuts.get(y, ())).apply_style(self._base_style)
+            strip = _strip(self._rows[y], self._cuts.get(y, ()), self._base_style)
             self._strips[y] = strip
         return strip
 
