@@ -34,3 +34,33 @@ def workers():
     for p in procs:
         p.kill()
         p.wait()
+
+
+def tick_timeline(sources, count: int, interval_s: float = 1.0, virtual_clock: bool = False,
+                  sleep_s: float = 0.0) -> Timeline:
+    """Tick a sampler over ``sources`` ``count`` times into a timeline: on a virtual clock
+    (frames ``interval_s`` apart, no waiting) or the real one, sleeping ``sleep_s`` between."""
+    from gputop.sampler import Sampler
+
+    sources = sources if isinstance(sources, list) else [sources]
+    frame_time = (lambda seq: (1_700_000_000.0 + seq * interval_s, seq * interval_s)) \
+        if virtual_clock else None
+    sampler = Sampler(sources, interval_s, source_timeout_s=2.0, frame_time=frame_time)
+    sampler.open()
+    timeline = Timeline(max(10, count), make_fold())
+    try:
+        for i in range(count):
+            timeline.append(sampler.tick())
+            if sleep_s and i + 1 < count:
+                time.sleep(sleep_s)
+    finally:
+        sampler.close()
+    return timeline
+
+
+def gputop_processes(marker: str):
+    """Running gputop processes whose command line holds ``marker`` (a unique --seed)."""
+    import psutil
+
+    return [p for p in psutil.process_iter(["cmdline"])
+            if "gputop" in (p.info.get("cmdline") or []) and marker in p.info["cmdline"]]

@@ -1,8 +1,6 @@
 """SM activity from a (real, local) dcgm-exporter endpoint merged into NVML's GPUs."""
 
 import socket
-import subprocess
-import sys
 
 import pytest
 

@@ -1,22 +1,17 @@
 """Engine metrics: parsing each engine's text, and a real HTTP server on 127.0.0.1."""
 
 import json
-import os
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from gputop.model.derive import derive, snapshot_dict
-from gputop.model.detect import make_fold
-from gputop.model.timeline import Timeline
-from gputop.sampler import Sampler
 from gputop.sources.base import SourceError
 from gputop.sources.engine import EngineSource, recognise
 from gputop.sources.nvml import NvmlSource
+from tests.conftest import tick_timeline
 from tests.fake_nvml import FakeGpu, FakeNvml, FakeProc, GiB
 from tests.http_server import Response, ScriptedServer
 
@@ -80,19 +75,7 @@ def vllm_text(generation, prompt=1000.0, running=8, waiting=0):
 
 
 def run_ticks(sources, count, step_s=1.0, virtual_clock=True):
-    """Tick the sampler ``count`` times (on a virtual clock unless told otherwise)."""
-    sources = sources if isinstance(sources, list) else [sources]
-    frame_time = (lambda seq: (1_700_000_000.0 + seq * step_s, seq * step_s)) \
-        if virtual_clock else None
-    sampler = Sampler(sources, step_s, source_timeout_s=2.0, frame_time=frame_time)
-    sampler.open()
-    timeline = Timeline(100, make_fold())
-    try:
-        for _ in range(count):
-            timeline.append(sampler.tick())
-    finally:
-        sampler.close()
-    return timeline
+    return tick_timeline(sources, count, step_s, virtual_clock=virtual_clock)
 
 
 def test_rates_and_a_counter_reset_from_a_real_server():
@@ -253,7 +236,7 @@ def test_repeated_engines_read_as_one_service():
 
 def test_one_of_two_engines_down_is_reported_and_the_other_still_counts():
     with ScriptedServer([Response(vllm_text(1000))]) as a:
-        source_b = EngineSource(f"http://127.0.0.1:9/metrics", name="engine2")
+        source_b = EngineSource("http://127.0.0.1:9/metrics", name="engine2")
         timeline = run_ticks([EngineSource(a.url), source_b], 2)
     frame = timeline.frame(1)
     assert frame.sources["engine"].ok and not frame.sources["engine2"].ok

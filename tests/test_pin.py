@@ -1,6 +1,5 @@
 """Pinning to a real process tree: children join and leave, exits, re-pinning, the picker."""
 
-import os
 import subprocess
 import sys
 import textwrap
@@ -13,11 +12,11 @@ import pytest
 from gputop.model.derive import derive, snapshot_dict
 from gputop.model.detect import make_fold
 from gputop.model.timeline import Timeline
-from gputop.sampler import Sampler
 from gputop.sources.engine import EngineSource
 from gputop.sources.nvml import NvmlSource
 from gputop.sources.proctree import (Pin, PinError, PinState, ProcTreeSource, pin_pattern,
                                      pin_pid)
+from tests.conftest import tick_timeline
 from tests.fake_nvml import FakeGpu, FakeNvml, FakeProc, GiB
 from tests.test_engine import text as metrics_text
 
@@ -118,13 +117,7 @@ def test_pin_by_pid_follows_children_and_their_cpu(tree):
 def test_the_busy_thread_shows_in_the_host_view(tree):
     t = tree()
     state = PinState(pin_pid(t.proc.pid))
-    sampler = Sampler([ProcTreeSource(state)], 0.5, source_timeout_s=2.0)
-    sampler.open()
-    timeline = Timeline(10, make_fold())
-    for _ in range(2):
-        timeline.append(sampler.tick())
-        time.sleep(0.5)
-    sampler.close()
+    timeline = tick_timeline([ProcTreeSource(state)], 2, 0.5, sleep_s=0.5)
     pinned = derive(timeline, timeline.last_index).pinned
     assert pinned.cpu_pct > 50  # the spinning child burns about one core
     thread, cpu = pinned.threads[0]
@@ -184,13 +177,7 @@ def test_every_pane_speaks_of_the_tree(monkeypatch, tree, workers):
                       procs=[FakeProc(t.busy, 30 * GiB, sm_util=70),
                              FakeProc(workers[0].pid, 20 * GiB, sm_util=10)])]).install(monkeypatch)
     state = PinState(pin_pid(t.proc.pid))
-    sampler = Sampler([NvmlSource(), ProcTreeSource(state)], 0.3, source_timeout_s=2.0)
-    sampler.open()
-    timeline = Timeline(10, make_fold())
-    for _ in range(2):
-        timeline.append(sampler.tick())
-        time.sleep(0.3)
-    sampler.close()
+    timeline = tick_timeline([NvmlSource(), ProcTreeSource(state)], 2, 0.3, sleep_s=0.3)
     view = derive(timeline, timeline.last_index)
     data = snapshot_dict(view, "nvml")
     assert data["pinned"]["pids"] == [t.proc.pid]

@@ -4,7 +4,6 @@ import csv
 import json
 import os
 import random
-import shutil
 import signal
 import sqlite3
 import subprocess

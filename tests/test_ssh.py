@@ -13,6 +13,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from tests.conftest import gputop_processes
 from tests.test_terminal import Terminal
 
 pytestmark = pytest.mark.tmux
@@ -76,15 +77,6 @@ def ssh_command(port, key, remote: str) -> str:
 def remote_gputop(*args: str) -> str:
     return (f"cd {shlex.quote(str(REPO))} && TZ=UTC {shlex.quote(sys.executable)} -m gputop "
             + " ".join(shlex.quote(a) for a in args))
-
-
-def gputop_processes(marker: str) -> list[psutil.Process]:
-    found = []
-    for proc in psutil.process_iter(["cmdline"]):
-        cmdline = proc.info.get("cmdline") or []
-        if "gputop" in cmdline and marker in cmdline:
-            found.append(proc)
-    return found
 
 
 @pytest.mark.parametrize("term, extra", [("xterm-256color", []), ("vt100", ["--no-color"])])

@@ -127,14 +127,13 @@ def test_monochrome_and_tiny_terminal(terminal):
 def test_sigterm_and_sighup_end_the_live_view_cleanly(terminal, signum):
     import signal
 
-    import psutil
+    from tests.conftest import gputop_processes
 
     seed = str(7000 + os.getpid() % 1000)
     term = terminal("--demo", "serving", "--seed", seed,
                     env={"TERM": "xterm-256color", "PYTHONPATH": os.getcwd()})
     term.wait_for("3 Throughput")
-    (proc,) = [p for p in psutil.process_iter(["cmdline"])
-               if "gputop" in (p.info.get("cmdline") or []) and seed in p.info["cmdline"]]
+    (proc,) = gputop_processes(seed)
     proc.send_signal(getattr(signal, f"SIG{signum}"))
     assert term.exit_status() == 0
     time.sleep(0.3)

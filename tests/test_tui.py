@@ -3,7 +3,6 @@
 import subprocess
 import sys
 
-import pytest
 
 from gputop.tui.app import GputopApp
 from gputop.tui.widgets import Banner, StatusBar, Summary, TextScreen
