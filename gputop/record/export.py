@@ -35,13 +35,11 @@ def seq_range(recording: Recording, from_text: str | None, to_text: str | None):
     first, last = span
     low = parse_time(from_text, first, last, first) if from_text else first
     high = parse_time(to_text, first, last, first) if to_text else last
+    from_seq = recording.seq_from(low)
+    if from_seq is None:
+        raise ValueError(f"--from ({from_text}) is after the recording ends")
     if high < low:
         raise ValueError(f"--to ({to_text}) is before --from ({from_text})")
-    from_seq = recording.seq_at(low)
-    if from_text and recording.seq_at(low) is not None:
-        frame = next(recording.frames(from_seq, from_seq), None)
-        if frame is not None and frame.time_wall_s < low:
-            from_seq += 1
     return from_seq, recording.seq_at(high)
 
 

@@ -237,6 +237,12 @@ class Recording:
         row = self._query("SELECT min(seq) FROM frames")
         return row[0][0]
 
+    def seq_from(self, time_wall_s: float) -> int | None:
+        """The first frame at or after a wall time (None if after them all)."""
+        row = self._query("SELECT seq FROM frames WHERE time_wall_s >= ? "
+                          "ORDER BY time_wall_s LIMIT 1", (time_wall_s,))
+        return row[0][0] if row else None
+
     def seq_bounds(self) -> tuple[int, int] | None:
         first, last = self._query("SELECT min(seq), max(seq) FROM frames")[0]
         return None if first is None else (first, last)
