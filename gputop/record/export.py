@@ -49,11 +49,7 @@ def views(recording: Recording, from_seq: int | None = None, to_seq: int | None 
     """Derived views of frames from_seq..to_seq, folding from ``lead_s`` earlier so the
     detector has its history; memory stays bounded by the timeline's capacity."""
     timeline: Timeline = Timeline(4096, make_fold(config))
-    start = from_seq
-    if from_seq is not None:
-        first = next(recording.frames(from_seq, from_seq), None)
-        if first is not None:
-            start = recording.seq_at(first.time_wall_s - lead_s)
+    start = None if from_seq is None else recording.seq_before(from_seq, lead_s)
     for frame in recording.frames(start, to_seq):
         try:
             timeline.append(frame)

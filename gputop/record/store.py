@@ -237,6 +237,14 @@ class Recording:
         row = self._query("SELECT min(seq) FROM frames")
         return row[0][0]
 
+    def seq_before(self, seq: int, seconds: float) -> int:
+        """The frame ``seconds`` before frame ``seq`` (where a fold starts to have history)."""
+        row = self._query("SELECT time_wall_s FROM frames WHERE seq = ?", (seq,))
+        if not row:
+            return seq
+        found = self.seq_at(row[0][0] - seconds)
+        return seq if found is None else min(found, seq)
+
     def seq_from(self, time_wall_s: float) -> int | None:
         """The first frame at or after a wall time (None if after them all)."""
         row = self._query("SELECT seq FROM frames WHERE time_wall_s >= ? "

@@ -85,10 +85,7 @@ class ReplayApp(GputopApp):
 
     def load_around(self, seq: int) -> None:
         """Decode the frames from LEAD_S before ``seq`` to AHEAD_FRAMES after it."""
-        frame = next(self.recording.frames(seq, seq), None)
-        start_seq = self.first_seq
-        if frame is not None:
-            start_seq = self.recording.seq_at(frame.time_wall_s - LEAD_S) or self.first_seq
+        start_seq = self.recording.seq_before(seq, LEAD_S)
         frames = list(self.recording.frames(start_seq, seq + AHEAD_FRAMES))
         capacity = max(2, len(frames) + 1)
         timeline: Timeline = Timeline(capacity, make_fold(self.detect_config))
