@@ -1,22 +1,35 @@
-"""Polls every source once per tick and builds one Frame, off the UI thread.
+"""Polls every source on the tick grid and builds one Frame per tick, off the UI thread.
 
-Each source runs in its own single-thread executor so a slow or hung source
-never delays a tick: the sampler waits for it at most ``source_timeout_s``, and
-while an earlier poll is still running the source is reported as
-"slow: ..." instead of being asked again.  Ticks are scheduled on a fixed grid
-(start + k x interval), so the cadence does not drift.
+Each source has its own daemon worker thread and never more than one poll in flight.
+A tick asks every idle source for a new reading and waits for the answers at most
+``source_timeout_s``; a poll that takes longer is *not* thrown away: its reading lands
+whenever it is ready and is used by the next tick.  Every reading is stamped with
+the time it was taken (the source can say when inside its poll, e.g. when an engine's
+response arrived), so rates are computed over the readings' own interval, never the
+ticks'.  A tick carries each source's newest reading with its age until that is
+stale (``stale_after_s``), then "n/a (slow: ...)".  A source that fails outright
+shows "n/a (reason)" at once.  Worker threads are daemons: a hung poll never keeps
+gputop from exiting.  Ticks are scheduled on a fixed grid (start + k x interval).
 """
 
 from __future__ import annotations
 
 import concurrent.futures as cf
 import dataclasses
+import queue
+import statistics
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
-from gputop.schema import EngineSample, Frame, GpuSample, SourceStatus
+from gputop.schema import EngineHistogram, EngineSample, Frame, GpuSample, SourceStatus
 from gputop.sources.base import Reading, Source
+
+STALE_INTERVALS = 5  # a reading older than this many intervals is stale...
+STALE_MIN_S = 3.0  # ...and never sooner than this
+COSTS_KEPT = 16  # recent poll costs per source, for the explain page
 
 
 def parse_delay(text: str) -> float:
@@ -30,25 +43,112 @@ def parse_delay(text: str) -> float:
     return value
 
 
+class _Worker:
+    """One daemon thread running one job at a time (a ThreadPoolExecutor's threads are
+    joined at interpreter exit, so one hung poll would keep the process alive)."""
+
+    def __init__(self, name: str):
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def submit(self, fn: Callable, *args) -> cf.Future:
+        future: cf.Future = cf.Future()
+        self._jobs.put((future, fn, args))
+        return future
+
+    def stop(self) -> None:
+        self._jobs.put(None)
+
+    def _run(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            future, fn, args = job
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(fn(*args))
+            except BaseException as exc:  # noqa: BLE001 - handed to whoever waits
+                future.set_exception(exc)
+
+
+@dataclass(frozen=True)
+class _Taken:
+    """A reading with the monotonic time it was taken and what the poll cost."""
+
+    reading: Reading
+    taken_mono_s: float
+    poll_s: float
+
+
+class _Slot:
+    """One source's worker, its poll in flight and its newest reading (or failure)."""
+
+    def __init__(self, source: Source):
+        self.source = source
+        self.name = source.name
+        self.worker: _Worker | None = None
+        self.pending: cf.Future | None = None
+        self.pending_since_mono: float = 0.0
+        self.open_error: str | None = None
+        self._lock = threading.Lock()
+        self._latest: _Taken | None = None
+        self._error: str | None = None
+        self._costs: deque[float] = deque(maxlen=COSTS_KEPT)
+
+    def busy(self) -> bool:
+        return self.pending is not None and not self.pending.done()
+
+    def landed(self, taken: _Taken | None, error: str | None, cost_s: float) -> None:
+        """Called from the worker when a poll ends, however late."""
+        with self._lock:
+            self._latest, self._error = (taken, None) if taken is not None else (None, error)
+            self._costs.append(cost_s)
+
+    def status_at(self, now_mono: float, stale_after_s: float,
+                  waited_at_least_s: float = 0.0) -> tuple[SourceStatus, Reading | None]:
+        if self.open_error is not None:
+            return SourceStatus(False, self.open_error), None
+        with self._lock:
+            latest, error, costs = self._latest, self._error, list(self._costs)
+        median = round(statistics.median(costs), 6) if costs else None
+        if latest is None:
+            if error is not None:
+                return SourceStatus(False, error, poll_median_s=median), None
+            waited = max(waited_at_least_s, now_mono - self.pending_since_mono)
+            return SourceStatus(False, f"slow: no answer for {waited:.1f}s",
+                                poll_median_s=median), None
+        age = max(0.0, now_mono - latest.taken_mono_s)
+        if age > stale_after_s:
+            still = ", poll still running" if self.busy() else ""
+            return SourceStatus(False, f"slow: last reading {age:.0f}s old{still}",
+                                poll_s=round(latest.poll_s, 6), poll_median_s=median), None
+        return SourceStatus(True, detail=latest.reading.detail, age_s=round(age, 3),
+                            poll_s=round(latest.poll_s, 6), poll_median_s=median), latest.reading
+
+
 class Sampler:
     def __init__(self, sources: Sequence[Source], interval_s: float = 1.0,
                  source_timeout_s: float | None = None,
                  clock: Callable[[], float] = time.monotonic,
                  wall_clock: Callable[[], float] = time.time,
-                 frame_time: Callable[[int], tuple[float, float]] | None = None):
+                 frame_time: Callable[[int], tuple[float, float]] | None = None,
+                 stale_after_s: float | None = None):
         self.sources = list(sources)
         self.interval_s = interval_s
+        # how long a tick waits for fresh readings before using the newest it has
         self.source_timeout_s = source_timeout_s if source_timeout_s is not None else min(
-            0.8 * interval_s, 2.0)
+            0.5 * interval_s, 1.0)
+        self.stale_after_s = stale_after_s if stale_after_s is not None else max(
+            STALE_MIN_S, STALE_INTERVALS * interval_s)
         self._clock = clock
         self._wall = wall_clock
         # (wall, monotonic) stamp of frame ``seq``; the simulator uses a virtual clock
         # so that its frames are identical on every run.
         self._frame_time = frame_time
-        self._executors = {s.name: cf.ThreadPoolExecutor(1, thread_name_prefix=f"gputop-{s.name}")
-                           for s in self.sources}
-        self._pending: dict[str, cf.Future] = {}
-        self._open_errors: dict[str, str] = {}
+        self._slots = [_Slot(s) for s in self.sources]
         self._seq = 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -56,57 +156,74 @@ class Sampler:
     # ------------------------------------------------------------ lifecycle
 
     def open(self) -> None:
-        for source in self.sources:
+        for slot in self._slots:
             try:
-                source.open()
+                slot.source.open()
             except Exception as exc:  # a source that cannot open stays n/a, others run
-                self._open_errors[source.name] = _reason(exc)
+                slot.open_error = _reason(exc)
+                continue
+            slot.worker = _Worker(f"gputop-{slot.name}")
 
     def close(self) -> None:
         self.stop()
-        for source in self.sources:
+        for slot in self._slots:
+            if slot.worker is not None:
+                slot.worker.stop()
             try:
-                source.close()
+                slot.source.close()
             except Exception:
                 pass
-        for executor in self._executors.values():
-            executor.shutdown(wait=False, cancel_futures=True)
 
     # ------------------------------------------------------------ ticks
 
     def tick(self) -> Frame:
-        """Poll all sources once (in parallel, bounded by the timeout) and build a frame."""
+        """Ask every idle source for a reading, wait for them at most ``source_timeout_s``,
+        and build a frame from the newest reading of each source."""
         if self._frame_time is not None:
             now_wall, now_mono = self._frame_time(self._seq)
         else:
             now_wall, now_mono = self._wall(), self._clock()
-        futures: dict[str, cf.Future | None] = {}
-        statuses: dict[str, SourceStatus] = {}
-        for source in self.sources:
-            if source.name in self._open_errors:
-                statuses[source.name] = SourceStatus(False, self._open_errors[source.name])
-                continue
-            pending = self._pending.get(source.name)
-            if pending is not None and not pending.done():
-                statuses[source.name] = SourceStatus(
-                    False, f"slow: previous poll still running after {self.source_timeout_s:.1f}s")
-                continue
-            futures[source.name] = self._executors[source.name].submit(source.poll, now_mono)
-        deadline = self._clock() + self.source_timeout_s
+        asked = []
+        for slot in self._slots:
+            if slot.worker is None and slot.open_error is None:  # opened by the caller
+                slot.worker = _Worker(f"gputop-{slot.name}")
+            if slot.worker is None or slot.busy():
+                continue  # never two polls in flight: a slow one keeps its turn
+            slot.pending_since_mono = now_mono
+            slot.pending = slot.worker.submit(self._poll, slot, now_mono, now_wall)
+            asked.append(slot.pending)
+        if asked:
+            cf.wait(asked, timeout=self.source_timeout_s)
         readings: list[Reading] = []
-        for name, future in futures.items():
-            try:
-                reading = future.result(timeout=max(0.0, deadline - self._clock()))
+        statuses: dict[str, SourceStatus] = {}
+        for slot in self._slots:
+            statuses[slot.name], reading = slot.status_at(now_mono, self.stale_after_s,
+                                                          self.source_timeout_s)
+            if reading is not None:
                 readings.append(reading)
-                statuses[name] = SourceStatus(True, detail=reading.detail)
-            except cf.TimeoutError:
-                self._pending[name] = future
-                statuses[name] = SourceStatus(False, f"slow: no answer within {self.source_timeout_s:.1f}s")
-            except Exception as exc:
-                statuses[name] = SourceStatus(False, _reason(exc))
         frame = _merge(self._seq, now_wall, now_mono, readings, statuses)
         self._seq += 1
         return frame
+
+    def _poll(self, slot: _Slot, tick_mono: float, tick_wall: float) -> None:
+        """Runs in the source's worker: poll, time it, stamp the reading, hand it over."""
+        virtual = self._frame_time is not None
+        start_mono, start_wall = (tick_mono, tick_wall) if virtual else (self._clock(), self._wall())
+        started = time.perf_counter()
+        try:
+            reading = slot.source.poll(tick_mono)
+        except Exception as exc:
+            slot.landed(None, _reason(exc), time.perf_counter() - started)
+            return
+        cost = time.perf_counter() - started
+        offset = 0.0 if virtual else cost
+        if not virtual and reading.taken_after_s is not None:
+            offset = min(max(0.0, reading.taken_after_s), cost)
+        taken_mono, taken_wall = start_mono + offset, start_wall + offset
+        if reading.engine is not None and reading.engine.time_mono_s is None:
+            reading = dataclasses.replace(reading, engine=dataclasses.replace(
+                reading.engine, time_mono_s=taken_mono, time_wall_s=taken_wall))
+        slot.landed(_Taken(reading, taken_mono, cost), None, cost)
 
     def run(self, on_frame: Callable[[Frame], None], max_frames: int | None = None) -> None:
         """Tick on a fixed grid until stopped (or ``max_frames`` frames), calling ``on_frame``."""
@@ -159,7 +276,25 @@ def _merge_gpus(samples: list[GpuSample]) -> tuple[GpuSample, ...]:
 
 
 SUMMED = ("generation_tokens_total", "prompt_tokens_total", "requests_finished_total",
-          "requests_running", "requests_waiting")
+          "requests_running", "requests_waiting", "preemptions_total", "cpu_s",
+          "ctx_involuntary")
+AVERAGED = ("kv_usage_ratio", "flops_total", "read_bytes_total", "write_bytes_total")  # per GPU
+
+
+def _summed_histograms(samples: list[EngineSample]) -> tuple[EngineHistogram, ...]:
+    """Replicas' histograms added bucket by bucket (only where every replica has the
+    histogram with the same bounds: otherwise the sum would mean nothing)."""
+    out = []
+    for hist in samples[0].histograms:
+        same = [next((h for h in s.histograms if h.name == hist.name
+                      and h.upper_bounds == hist.upper_bounds), None) for s in samples]
+        if any(h is None for h in same):
+            continue
+        out.append(EngineHistogram(
+            hist.name, hist.upper_bounds,
+            tuple(sum(values) for values in zip(*(h.cumulative for h in same))),
+            sum(h.count for h in same), sum(h.sum for h in same)))
+    return tuple(out)
 
 
 def _merge_engines(samples: list[EngineSample]) -> EngineSample | None:
@@ -177,19 +312,33 @@ def _merge_engines(samples: list[EngineSample]) -> EngineSample | None:
         values = {getattr(s, name) for s in samples}
         return values.pop() if len(values) == 1 else None
 
-    usage = [s.kv_usage_ratio for s in samples]
+    def mean(name):
+        return _mean([getattr(s, name) for s in samples])
+
+    reasons: dict[str, float] = {}
+    for sample in samples:
+        for reason, count in sample.waiting_by_reason.items():
+            reasons[reason] = reasons.get(reason, 0.0) + count
     return dataclasses.replace(
         first, **{name: total(name) for name in SUMMED},
+        **{name: mean(name) for name in AVERAGED},
+        histograms=_summed_histograms(samples), waiting_by_reason=reasons,
+        busiest_thread_cpu_s=None, busiest_thread="",
         kind=same("kind") or "mixed", url=" + ".join(s.url for s in samples),
         model=same("model") or ", ".join(sorted({s.model for s in samples})),
-        kv_usage_ratio=None if None in usage else sum(usage) / len(usage),
         pids=tuple(sorted({p for s in samples for p in s.pids})),
+        time_mono_s=_mean([s.time_mono_s for s in samples]),
+        time_wall_s=_mean([s.time_wall_s for s in samples]),
         gpu_indices=tuple(sorted({g for s in samples for g in s.gpu_indices})),
         **{name: same(name) for name in ("num_gpu_blocks", "block_size", "kv_pool_bytes",
                                           "kv_pool_tokens", "kv_bytes_per_token", "weights_bytes",
                                           "tensor_parallel")},
         data_parallel=sum(s.data_parallel or 1 for s in samples),
         note="; ".join(s.note for s in samples if s.note))
+
+
+def _mean(values: list[float | None]) -> float | None:
+    return None if any(v is None for v in values) else sum(values) / len(values)
 
 
 def _merge(seq: int, wall: float, mono: float, readings: list[Reading],

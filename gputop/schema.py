@@ -27,6 +27,11 @@ class SourceStatus:
     ok: bool
     reason: str | None = None
     detail: str | None = None  # what a working source is doing (e.g. what eBPF attached to)
+    # How old the reading in this frame is (tick time - when it was taken): a slow source's
+    # last reading is carried until it is stale, so a late answer shows as an age, not a gap.
+    age_s: float | None = None
+    poll_s: float | None = None  # what the poll behind this reading cost (wall time)
+    poll_median_s: float | None = None  # median cost of the source's recent polls
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,22 @@ class ProcSample:
 
 
 @dataclass(frozen=True)
+class EngineHistogram:
+    """One of an engine's Prometheus histograms as scraped: cumulative counts per finite
+    upper bound (``le``), plus the total count and sum.  Kept cumulative, like every counter
+    in a frame; per-interval percentiles come from the difference of two readings.
+
+    ``name`` is gputop's own: ttft, itl, tpot, e2e, queue, params_n, params_max_tokens,
+    max_generation_tokens (see ``sources.engine_metrics``)."""
+
+    name: str
+    upper_bounds: tuple[float, ...] = ()
+    cumulative: tuple[float, ...] = ()
+    count: float = 0.0
+    sum: float = 0.0
+
+
+@dataclass(frozen=True)
 class EngineSample:
     """One scrape of a serving engine (or the simulator's trainer) plus what is known of its model."""
 
@@ -110,6 +131,22 @@ class EngineSample:
     gpu_indices: tuple[int, ...] = ()  # GPUs known to hold it (else: where its pids are)
     pids: tuple[int, ...] = ()  # the engine's process tree on this machine
     note: str = ""  # what could not be tied or found, for the explain page
+    # when the counters were read (the response arrived), so rates use the reading's own
+    # time rather than the tick's; None in frames from before this field (the frame's time)
+    time_mono_s: float | None = None
+    time_wall_s: float | None = None
+    histograms: tuple[EngineHistogram, ...] = ()
+    preemptions_total: float | None = None
+    waiting_by_reason: dict[str, float] = field(default_factory=dict)
+    # vLLM's own estimate of model work per GPU (--enable-mfu-metrics), cumulative
+    flops_total: float | None = None
+    read_bytes_total: float | None = None
+    write_bytes_total: float | None = None
+    # the engine's process tree on the CPU (cumulative), for host contention without eBPF
+    cpu_s: float | None = None
+    ctx_involuntary: int | None = None
+    busiest_thread_cpu_s: float | None = None  # the thread that launches, usually
+    busiest_thread: str = ""
 
 
 @dataclass(frozen=True)
@@ -131,6 +168,9 @@ class LaunchHist:
 class HostSample:
     cpu_pct: float | None = None
     offcpu_switches: int | None = None  # involuntary switches of launch threads this tick
+    cpu_pressure_some_pct: float | None = None  # /proc/pressure/cpu "some" avg10
+    run_queue: int | None = None  # procs_running in /proc/stat
+    cpus: int | None = None  # logical CPUs
 
 
 @dataclass(frozen=True)

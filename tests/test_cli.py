@@ -70,7 +70,10 @@ def test_snapshot_follows_the_contract():
     data = snapshot("--demo", "serving", "--samples", "3", "-d", "0.01")
     assert data["schema"] == 1
     assert data["source"] == "demo:serving"
-    assert data["sources"] == {"sim": {"ok": True, "reason": None}}
+    assert set(data["sources"]) == {"sim"}
+    sim = data["sources"]["sim"]
+    assert (sim["ok"], sim["reason"], sim["age_s"]) == (True, None, 0.0)
+    assert sim["poll_s"] is not None and sim["poll_s"] >= 0
     assert data["pinned"] is None
     gpu = data["gpus"][0]
     assert REQUIRED_GPU_KEYS <= set(gpu)

@@ -132,3 +132,124 @@ def test_diagnosis_is_deterministic_for_a_seed():
     c = sim_timeline("launch-jitter", 30, seed=8).state(29)
     assert a.active == b.active
     assert a.active.tokens_per_s != c.active.tokens_per_s
+
+
+# ---------------------------------------------------------------- rates from readings' own time
+
+def engine_frame(seq, tick_s, read_s, tokens, **kwargs):
+    from gputop.schema import EngineSample, Frame, GpuSample
+    engine = EngineSample(kind="vllm", url="u", generation_tokens_total=tokens,
+                          time_mono_s=read_s, time_wall_s=1000.0 + read_s, **kwargs)
+    return Frame(seq=seq, time_wall_s=1000.0 + tick_s, time_mono_s=tick_s, engine=engine,
+                 gpus=(GpuSample(index=0, util_gpu_pct=95.0),))
+
+
+def test_rates_use_the_readings_time_and_a_carried_reading_keeps_its_rate():
+    from gputop.model.timeline import Timeline
+    from gputop.model.detect import make_fold
+    tl = Timeline(20, make_fold())
+    # ticks every second; the engine's answers arrive 0.1, 0.9 (late), then carried, 0.2 in
+    reads = [(0, 0.1, 100.0), (1, 1.9, 1900.0), (2, 1.9, 1900.0), (3, 3.2, 3200.0)]
+    for seq, (tick, read, tokens) in enumerate(reads):
+        tl.append(engine_frame(seq, float(tick), read, tokens))
+    rates = [tl.state(i).point.tokens_per_s for i in range(4)]
+    assert rates[0] is None
+    assert rates[1] == pytest.approx(1000.0)  # 1800 tokens over 1.8 s, not over 1 s
+    assert rates[2] == pytest.approx(1000.0)  # the same reading carried: same rate, not 0
+    assert tl.state(2).point.engine_fresh is False
+    assert rates[3] == pytest.approx(1000.0)  # 1300 over 1.3 s
+
+
+def itl_hist(total_fast, total_slow):
+    """Cumulative ITL histogram: ``total_fast`` observations <= 10 ms, the rest <= 50 ms."""
+    from gputop.schema import EngineHistogram
+    return EngineHistogram("itl", (0.01, 0.05, 0.1), (total_fast, total_fast + total_slow,
+                                                       total_fast + total_slow),
+                           total_fast + total_slow, 0.0)
+
+
+def test_latency_collapse_opens_an_episode_while_tokens_rise():
+    """The seed's storm on a real vLLM: tokens/s went up, inter-token latency p99 2x+."""
+    from gputop.model.timeline import Timeline
+    from gputop.model.detect import make_fold
+    tl = Timeline(100, make_fold())
+    fast = slow = 0
+    tokens = 0.0
+    for t in range(40):
+        storm = 15 <= t < 25
+        fast += 200 if not storm else 100
+        slow += 0 if not storm else 100
+        tokens += 1000 if not storm else 1300  # total tokens/s *rises*
+        tl.append(engine_frame(t, float(t), float(t), tokens, requests_running=8.0,
+                               histograms=(itl_hist(fast, slow),)))
+    states = [tl.state(i) for i in range(40)]
+    opened = next(i for i, s in enumerate(states) if s.active is not None)
+    assert 16 <= opened <= 20
+    ep = states[opened].active
+    assert ep.measure == "itl"
+    assert "inter-token latency p99" in ep.headline and "x baseline" in ep.headline
+    assert ep.latency_p99_s > 2 * ep.latency_baseline_s
+    assert states[-1].active is None and len(states[-1].episodes) == 1
+
+
+def test_a_large_n_request_that_finishes_late_still_becomes_the_top_suspect():
+    from gputop.model.timeline import Timeline
+    from gputop.model.detect import make_fold
+    from gputop.schema import EngineHistogram
+    tl = Timeline(100, make_fold())
+    fast = slow = 0
+    tokens = 0.0
+    n_counts = [100.0, 100.0]  # (n=1 bucket cumulative, total count); sum tracked below
+    n_sum = 100.0
+    for t in range(40):
+        storm = 15 <= t < 25
+        fast += 200 if not storm else 100
+        slow += 0 if not storm else 100
+        tokens += 1000
+        if t == 25:  # the n=8 request finishes with the storm: vLLM observes n only then
+            n_counts[1] += 1
+            n_sum += 8
+        params = EngineHistogram("params_n", (1.0, 2.0, 5.0, 10.0, 20.0),
+                                 (n_counts[0],) * 3 + (n_counts[1],) * 2, n_counts[1], n_sum)
+        tl.append(engine_frame(t, float(t), float(t), tokens, requests_running=8.0,
+                               histograms=(itl_hist(fast, slow), params)))
+    episode = tl.state(39).episodes[-1]
+    assert episode.suspects[0][0] == "oversized_request"
+    assert any("a request with n=8 finished by" in e for e in episode.evidence)
+
+
+def test_host_contention_without_ebpf_ranks_first_not_tiny_kernels():
+    """Tokens/s collapse on a busy GPU with SM activity low, no launch data, while CPU
+    pressure and the tree's involuntary switches jump: the host, not tiny kernels."""
+    base = dict(time_wall_s=0.0, engine_kind="vllm", prompt_tokens_per_s=None,
+                requests_per_s=None, requests_running=8.0, requests_waiting=0.0,
+                kv_usage_ratio=None, dram_bw_pct={}, throttle={}, launch_p50_us=None,
+                launch_p99_us=None, host_cpu_pct=None, cpus=2)
+    state = None
+    for t in range(30):
+        bad = t >= 12
+        p = Point(time_mono_s=float(t), tokens_per_s=300.0 if bad else 1000.0,
+                  util_pct={0: 97.0}, sm_active_pct={0: 20.0 if bad else 45.0},
+                  cpu_pressure_pct=60.0 if bad else 4.0,
+                  tree_involuntary_per_s=5000.0 if bad else 300.0,
+                  run_queue=10 if bad else 2, busiest_thread_pct=45.0 if bad else 98.0,
+                  **base)
+        state = step(state, p, DetectConfig())
+    ep = state.active
+    assert ep is not None
+    causes = [c for c, _ in ep.suspects]
+    assert causes[0] == "host_launch_jitter", ep.suspects
+    assert "tiny_kernels" not in causes[:1]
+    assert any(e.startswith("CPU pressure 60%") for e in ep.evidence)
+    assert any("involuntary context switches" in e for e in ep.evidence)
+
+
+def test_throttle_reasons_present_while_healthy_explain_nothing():
+    state = None
+    for t in range(20):
+        p = pt(t, 100.0 if t >= 10 else 1000.0, 97.0)
+        p = Point(**{**p.__dict__, "throttle": {0: ("power cap",)}, "clock_mhz": {0: 1980.0}})
+        state = step(state, p, DetectConfig())
+    assert state.active is not None
+    assert "throttling" not in dict(state.active.suspects)
+    assert not any("throttled" in e for e in state.active.evidence)

@@ -128,43 +128,64 @@ def test_huge_or_nonhttp_endpoints():
 
 
 SERVER = """
-import http.server, sys, time
-text = open(sys.argv[1]).read()
+import http.server, socket, subprocess, sys, time
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+text = open(sys.argv[2]).read()
+# an internal port (like vLLM's ZMQ/gloo ones) that counts who connects to it
+internal = socket.socket(); internal.bind(("127.0.0.1", 0)); internal.listen(8)
 class H(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         body = text.encode()
         self.send_response(200); self.send_header("Content-Length", str(len(body)))
         self.end_headers(); self.wfile.write(body)
     def log_message(self, *a): pass
-s = http.server.HTTPServer(("127.0.0.1", 0), H)
-print(s.server_address[1], flush=True)
+port = int(sys.argv[sys.argv.index("--port") + 1]) if "--port" in sys.argv else 0
+s = http.server.HTTPServer(("127.0.0.1", port), H)
+print(s.server_address[1], internal.getsockname()[1], flush=True)
+internal.settimeout(0.01)
+probes = 0
+def count_internal():
+    global probes
+    while True:
+        try:
+            conn, _ = internal.accept(); probes += 1; conn.close()
+            open(sys.argv[2] + ".internal", "w").write(str(probes))
+        except OSError:
+            time.sleep(0.01)
+import threading; threading.Thread(target=count_internal, daemon=True).start()
 s.serve_forever()
 """
 
 
-@pytest.fixture
-def fake_vllm(tmp_path):
-    """A real process tree like vLLM V1: an API server (the parent, listening) whose child
-    would hold the GPU memory.  Its command line says vllm."""
-    script = tmp_path / "vllm_serve.py"
-    script.write_text(SERVER + "\n")
-    wrapper = tmp_path / "wrapper.py"
-    wrapper.write_text(
-        "import subprocess, sys, time\n"
-        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'])\n"
-        "exec(open(sys.argv[2]).read())\n")
+def start_fake_vllm(tmp_path, argv_tail=(), name="vllm"):
+    """A real process tree like vLLM V1: an API server run as ``python .../bin/vllm serve``
+    (the parent, listening on an HTTP port and an internal one) whose child would hold
+    the GPU memory."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    script = bin_dir / name
+    script.write_text(SERVER)
     metrics = tmp_path / "metrics.txt"
     metrics.write_text(text("vllm_v1.txt"))
-    proc = subprocess.Popen([sys.executable, str(wrapper), str(metrics), str(script),
-                             "vllm", "serve", "--tensor-parallel-size", "1"],
+    proc = subprocess.Popen([sys.executable, str(script), "serve", str(metrics), *argv_tail],
                             stdout=subprocess.PIPE, text=True)
-    port = int(proc.stdout.readline())
-    yield proc, port
+    port, internal = (int(x) for x in proc.stdout.readline().split())
+    return proc, port, internal, metrics
+
+
+def stop(proc):
     import psutil
     for child in psutil.Process(proc.pid).children(recursive=True):
         child.kill()
     proc.kill()
     proc.wait()
+
+
+@pytest.fixture
+def fake_vllm(tmp_path):
+    proc, port, _internal, _metrics = start_fake_vllm(tmp_path, ["--tensor-parallel-size", "1"])
+    yield proc, port
+    stop(proc)
 
 
 def test_discovers_an_engine_by_its_process_and_port(fake_vllm):
@@ -175,6 +196,59 @@ def test_discovers_an_engine_by_its_process_and_port(fake_vllm):
     assert engine.url == f"http://127.0.0.1:{port}/metrics"
     assert engine.kind == "vllm"
     assert proc.pid in engine.pids and len(engine.pids) >= 2  # the server and its child
+
+
+def free_port():
+    import socket
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_discovery_tries_the_named_port_and_never_the_internal_ones(tmp_path):
+    port = free_port()
+    proc, got_port, internal, metrics = start_fake_vllm(
+        tmp_path, ["--host", "127.0.0.1", "--port", str(port)])
+    try:
+        assert got_port == port
+        reading = EngineSource().poll(10.0)
+        assert reading.engine.url == f"http://127.0.0.1:{port}/metrics"
+        import time
+        time.sleep(0.2)
+        assert not (tmp_path / "metrics.txt.internal").exists()  # never connected to
+    finally:
+        stop(proc)
+
+
+def test_a_command_line_that_only_mentions_vllm_is_no_engine(tmp_path):
+    """A virtual environment called vllm-venv running some other program: not probed."""
+    venv = tmp_path / "vllm-venv"
+    venv.mkdir()
+    proc, port, internal, metrics = start_fake_vllm(venv, ["vllm"], name="train.py")
+    try:
+        with pytest.raises(SourceError, match="no engine found"):
+            EngineSource().poll(10.0)
+    finally:
+        stop(proc)
+
+
+@pytest.mark.parametrize("argv, kind", [
+    (["/usr/bin/python3", "-m", "vllm.entrypoints.openai.api_server", "--model", "x"], "vllm"),
+    (["python3", "-m", "sglang.launch_server", "--model-path", "x"], "sglang"),
+    (["/opt/venv/bin/vllm", "serve", "x"], "vllm"),
+    (["python3.11", "/opt/vllm-venv/bin/vllm", "serve"], "vllm"),
+    (["llama-server", "-m", "x.gguf", "--metrics"], "llamacpp"),
+    (["text-generation-launcher", "--model-id", "x"], "tgi"),
+    (["python3", "/home/u/vllm-venv/train.py", "--vllm"], None),
+    (["python3", "-m", "vllm_benchmark"], None),
+    (["python3", "-c", "import vllm"], None),
+    (["bash", "-c", "vllm serve x"], None),
+    (["VLLM::EngineCore" + " " * 150], None),
+    ([], None),
+])
+def test_engine_kind_by_executable_or_module(argv, kind):
+    from gputop.sources.engine_discovery import engine_kind
+    assert engine_kind(argv) == kind
 
 
 def test_vram_split_from_engine_model_and_nvml(monkeypatch, fake_vllm, tmp_path):

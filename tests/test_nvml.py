@@ -178,7 +178,7 @@ def test_sampler_frames_from_nvml_derive_a_snapshot(monkeypatch, workers):
     assert h100["util_gpu_pct"] == 97 and h100["sm_active_pct"] == 11
     assert h100["vram"]["unsplit_bytes"] == 74 * GiB  # no engine: not guessed
     assert a100["sm_active_pct"] is None and a100["missing"]["sm_active_pct"] == NO_GPM
-    assert data["sources"]["nvml"] == {"ok": True, "reason": None}
+    assert (data["sources"]["nvml"]["ok"], data["sources"]["nvml"]["reason"]) == (True, None)
     assert h100["processes"][0]["pid"] == workers[0].pid
 
 

@@ -24,7 +24,8 @@ def test_bounded_ring_drops_oldest_and_keeps_states_aligned():
 
 def test_fold_sees_lookback_frames():
     seen = []
-    tl = Timeline(10, lambda prev, frames: seen.append([f.seq for f in frames]) or 0)
+    tl = Timeline(10, lambda prev, frames: seen.append([f.seq for f in frames]) or 0,
+                  lookback_frames=2)
     for i in range(3):
         tl.append(frame(i))
     assert seen == [[0], [0, 1], [1, 2]]

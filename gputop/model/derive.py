@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gputop.model import latency
 from gputop.model.detect import DetectState, Episode
+from gputop.model.peaks import Peak, peak_for
 from gputop.model.timeline import Timeline
 from gputop.model.vram import VramSplit, split_vram
-from gputop.model.point import counter_rate
+from gputop.model.point import counter_rate, read_time
 from gputop.schema import (EngineSample, Frame, GpuSample, PinnedSample, ProcSample,
                            SourceStatus, ThreadSample)
 
@@ -37,10 +38,38 @@ class EngineView:
     prompt_tokens_per_s: float | None
     requests_per_s: float | None
     baseline_tokens_per_s: float | None
+    # p50 / p99 seconds over the detector's latency window, by histogram name
+    latency: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
+    baseline_latency_s: dict[str, float] = field(default_factory=dict)
+    preemptions_per_s: float | None = None
+    flops_per_s: float | None = None
+    mem_bytes_per_s: float | None = None
+    peak: Peak | None = None  # the datasheet peak of the engine's GPU
+    age_s: float = 0.0  # how old the reading is at the view's frame
 
     @property
     def kv_pool_bytes(self) -> int | None:
         return kv_pool_bytes(self.sample)
+
+    @property
+    def mfu_ratio(self) -> float | None:
+        """Estimated model FLOPs/s per GPU over the card's dense bf16 peak."""
+        if self.flops_per_s is None or self.peak is None:
+            return None
+        return self.flops_per_s / (self.peak.tflops_bf16 * 1e12)
+
+    @property
+    def mbu_ratio(self) -> float | None:
+        """Estimated bytes/s per GPU over the card's HBM bandwidth."""
+        if self.mem_bytes_per_s is None or self.peak is None:
+            return None
+        return self.mem_bytes_per_s / (self.peak.mem_tb_per_s * 1e12)
+
+    def p99_s(self, name: str) -> float | None:
+        return self.latency.get(name, (None, None))[1]
+
+    def p50_s(self, name: str) -> float | None:
+        return self.latency.get(name, (None, None))[0]
 
 
 @dataclass(frozen=True)
@@ -82,6 +111,9 @@ class View:
     detector: DetectState
     sources: dict[str, SourceStatus]
     pinned: PinnedView | None = None
+    # the newest engine reading at or before this frame, when this frame has none
+    # (the engine answered nothing fresh enough): shown with its age, never as current
+    last_engine: EngineView | None = None
 
     @property
     def alert(self) -> Episode | None:
@@ -235,15 +267,46 @@ def derive(timeline: Timeline, index: int, launch_window_s: float = LAUNCH_WINDO
                                        key=lambda p: -(p.mem_bytes or 0))))
         for g in frame.gpus
     )
-    engine = None
-    if frame.engine is not None:
-        p = state.point
-        engine = EngineView(frame.engine, p.tokens_per_s, p.prompt_tokens_per_s,
-                            p.requests_per_s, state.baseline_tokens_per_s)
+    engine = engine_view(timeline, index) if frame.engine is not None else None
+    last_engine = None
+    if engine is None:
+        earlier = last_index_with(timeline, index, lambda f: f.engine is not None)
+        if earlier is not None:
+            last_engine = engine_view(timeline, earlier, now_mono_s=frame.time_mono_s)
     return View(index=index, frame=frame, gpus=gpus, engine=engine,
                 launch=_launch(timeline, index, launch_window_s), launch_window_s=launch_window_s,
                 detector=state, sources=frame.sources,
-                pinned=_pinned_view(timeline, index, pinned_sample) if pinned_sample else None)
+                pinned=_pinned_view(timeline, index, pinned_sample) if pinned_sample else None,
+                last_engine=last_engine)
+
+
+LOOK_BACK_FRAMES = 300  # how far back a view looks for the last engine reading
+
+
+def last_index_with(timeline: Timeline, index: int, has) -> int | None:
+    """The newest frame index at or before ``index`` for which ``has(frame)``."""
+    for i in range(index, max(-1, index - LOOK_BACK_FRAMES), -1):
+        if has(timeline.frame(i)):
+            return i
+    return None
+
+
+def engine_view(timeline: Timeline, index: int, now_mono_s: float | None = None) -> EngineView:
+    """The engine as of frame ``index`` (which must hold an engine reading); its age is
+    measured at ``now_mono_s`` (default: that frame's own time)."""
+    frame = timeline.frame(index)
+    state: DetectState = timeline.state(index)
+    p, sample = state.point, frame.engine
+    gpu_names = [g.name for g in frame.gpus if g.index in sample.gpu_indices] or \
+        [g.name for g in frame.gpus]
+    now = frame.time_mono_s if now_mono_s is None else now_mono_s
+    return EngineView(sample, p.tokens_per_s, p.prompt_tokens_per_s, p.requests_per_s,
+                      state.baseline_tokens_per_s, latency=dict(p.latency),
+                      baseline_latency_s=dict(state.baseline_latency_s),
+                      preemptions_per_s=p.preemptions_per_s, flops_per_s=p.flops_per_s,
+                      mem_bytes_per_s=p.mem_bytes_per_s,
+                      peak=peak_for(gpu_names[0]) if gpu_names else None,
+                      age_s=max(0.0, now - read_time(frame)))
 
 
 def _launch(timeline: Timeline, index: int, window_s: float) -> tuple[ApiLatency, ...]:
@@ -276,6 +339,17 @@ def series(timeline: Timeline, index: int, window_s: float, value) -> list[tuple
 
 # ---------------------------------------------------------------- snapshot JSON
 
+def detector_note(view: View) -> str | None:
+    """Why the detector cannot judge now; an engine that is configured but late says so
+    (rather than "needs a throughput source")."""
+    note = view.detector.note
+    if note is None or view.frame.engine is not None:
+        return note
+    reasons = [st.reason for name, st in view.sources.items()
+               if name.startswith("engine") and not st.ok and st.reason]
+    return f"waiting for the engine: {reasons[0]}" if reasons else note
+
+
 def _iso(time_wall_s: float) -> str:
     return dt.datetime.fromtimestamp(time_wall_s, dt.timezone.utc).isoformat(timespec="milliseconds")
 
@@ -304,8 +378,8 @@ def snapshot_dict(view: View, source_label: str) -> dict:
                           for p in g.processes],
         })
     engine = None
-    if view.engine is not None:
-        e = view.engine
+    e = view.engine or view.last_engine
+    if e is not None:
         engine = {
             "kind": e.sample.kind, "url": e.sample.url, "model": e.sample.model,
             "generation_tokens_per_s": _r(e.tokens_per_s),
@@ -317,6 +391,21 @@ def snapshot_dict(view: View, source_label: str) -> dict:
             "num_gpu_blocks": e.sample.num_gpu_blocks, "block_size": e.sample.block_size,
             "kv_pool_bytes": e.kv_pool_bytes,
             "baseline_tokens_per_s": _r(e.baseline_tokens_per_s),
+            # how old the reading is, and whether it is from an earlier tick than "time"
+            "reading_age_s": _r(e.age_s, 3), "stale": view.engine is None,
+            **{f"{name}_{q}_s": _r(e.latency.get(name, (None, None))[i], 6)
+               for name in ("itl", "ttft", "tpot", "e2e", "queue")
+               for i, q in ((0, "p50"), (1, "p99"))},
+            "itl_p99_baseline_s": _r(e.baseline_latency_s.get("itl"), 6),
+            "ttft_p99_baseline_s": _r(e.baseline_latency_s.get("ttft"), 6),
+            "preemptions_per_s": _r(e.preemptions_per_s, 3),
+            "waiting_by_reason": dict(e.sample.waiting_by_reason),
+            "estimated_flops_per_s": _r(e.flops_per_s, 0),
+            "estimated_mem_bytes_per_s": _r(e.mem_bytes_per_s, 0),
+            "mfu_ratio": _r(e.mfu_ratio, 6), "mbu_ratio": _r(e.mbu_ratio, 6),
+            "peak": None if e.peak is None else {
+                "model": e.peak.model, "tflops_bf16": e.peak.tflops_bf16,
+                "mem_tb_per_s": e.peak.mem_tb_per_s, "source": e.peak.source},
         }
     offcpu = next((a for a in view.launch if a.api == OFF_CPU), None)
     launch = {
@@ -346,8 +435,9 @@ def snapshot_dict(view: View, source_label: str) -> dict:
         "schema": 1,
         "time": _iso(frame.time_wall_s),
         "source": source_label,
-        "sources": {name: {"ok": st.ok, "reason": st.reason, **({"detail": st.detail}
-                                                                if st.detail else {})}
+        "sources": {name: {"ok": st.ok, "reason": st.reason, "age_s": _r(st.age_s, 3),
+                           "poll_s": _r(st.poll_s, 4), "poll_median_s": _r(st.poll_median_s, 4),
+                           **({"detail": st.detail} if st.detail else {})}
                     for name, st in view.sources.items()},
         "pinned": None if view.pinned is None else {
             "pids": list(view.pinned.sample.root_pids), "pattern": view.pinned.sample.pattern,
@@ -359,6 +449,7 @@ def snapshot_dict(view: View, source_label: str) -> dict:
         "launch": launch,
         "host": {"cpu_pct": _r(host.cpu_pct) if host else None,
                  "pinned_cpu_pct": _r(view.pinned.cpu_pct) if view.pinned else None},
-        "detector": {"note": view.detector.note},
+        "detector": {"note": detector_note(view),
+                     "latency_window_s": view.detector.config.latency_window_s},
         "alerts": alerts,
     }

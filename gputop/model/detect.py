@@ -8,8 +8,11 @@ clear are looser than those to fire, so a value sitting at the threshold does
 not flap.
 
 Two kinds of episode:
-- ``busy_unproductive``: GPU-Util >= busy_util_pct while tokens/s <= collapse_ratio
-  x baseline (the GPU is busy doing something that is not the user's work);
+- ``busy_unproductive``: GPU-Util >= busy_util_pct while the work is unproductive by
+  either measure: tokens/s <= collapse_ratio x baseline, or the engine's inter-token
+  latency p99 (or time-to-first-token p99) >= latency_factor x its baseline while
+  requests are running.  One n=8 / logprobs=20 request can slow everyone else while
+  total tokens/s even rises (it generates 8 sequences): latency shows it, tokens don't;
 - ``starved``: tokens/s collapsed and GPU-Util fell too, while demand is still
   there (requests waiting, or a training loop): the GPU waits on the host.
 Traffic that simply drops (util falls, nothing waiting) is no episode.
@@ -19,8 +22,10 @@ from __future__ import annotations
 
 import math
 import statistics
+import time
 from dataclasses import dataclass, replace
 
+from gputop.model import enginehist
 from gputop.model.point import Point, point
 from gputop.schema import Frame
 
@@ -40,6 +45,21 @@ class DetectConfig:
     baseline_window_s: float = 60.0
     min_baseline_points: int = 3
     smooth_points: int = 3  # GPU-Util is averaged over this many ticks
+    latency_factor: float = 2.0  # ITL / TTFT p99 at or above this x baseline is a collapse
+    latency_window_s: float = 5.0  # engine latency percentiles cover this many seconds
+    min_latency_observations: int = 20  # fewer in the window: too few to judge
+    large_n: float = 8  # a request with n >= this (vllm:request_params_n) is evidence
+    large_max_tokens: float = 8192  # likewise for max_tokens
+
+    @property
+    def latency_clear_factor(self) -> float:
+        """Clears below this (a looser threshold than the one that fires)."""
+        return 1.0 + 0.7 * (self.latency_factor - 1.0)
+
+
+LATENCY_MEASURES = ("itl", "ttft")
+MEASURE_TEXT = {"itl": "inter-token latency", "ttft": "time to first token"}
+NOTABLE_KEEP_S = 120.0
 
 
 @dataclass(frozen=True)
@@ -53,12 +73,19 @@ class Episode:
     util_pct: float
     evidence: tuple[str, ...]
     suspects: tuple[tuple[str, float], ...]
+    measure: str = "tokens"  # what collapsed: "tokens", "itl" or "ttft"
+    latency_p99_s: float | None = None  # of that measure, when it is a latency
+    latency_baseline_s: float | None = None
 
     @property
     def headline(self) -> str:
         gpus = ",".join(str(g) for g in self.gpus)
-        tps = "n/a" if self.tokens_per_s is None else f"{self.tokens_per_s:,.0f}"
         verb = "busy" if self.kind == "busy_unproductive" else "starved at"
+        if self.measure in MEASURE_TEXT and self.latency_p99_s and self.latency_baseline_s:
+            return (f"GPU {gpus} {verb} {self.util_pct:.0f}% but {MEASURE_TEXT[self.measure]} "
+                    f"p99 {self.latency_p99_s / self.latency_baseline_s:.1f}x baseline "
+                    f"({_fmt_s(self.latency_p99_s)} vs {_fmt_s(self.latency_baseline_s)})")
+        tps = "n/a" if self.tokens_per_s is None else f"{self.tokens_per_s:,.0f}"
         return (f"GPU {gpus} {verb} {self.util_pct:.0f}% but {tps} tok/s "
                 f"(baseline {self.baseline_tokens_per_s:,.0f})")
 
@@ -74,6 +101,13 @@ class DetectState:
     active: Episode | None = None
     episodes: tuple[Episode, ...] = ()  # closed ones, newest last, bounded
     config: DetectConfig = DetectConfig()
+    # p99 baselines of the engine's latencies (median over healthy points), by name
+    baseline_latency_s: tuple[tuple[str, float], ...] = ()
+    # requests that are evidence by themselves (n >= 8, huge max_tokens): (time, text)
+    notable: tuple[tuple[float, str], ...] = ()
+
+    def latency_baseline(self, name: str) -> float | None:
+        return dict(self.baseline_latency_s).get(name)
 
     @property
     def note(self) -> str | None:
@@ -91,9 +125,39 @@ RECENT_POINTS = 10
 
 def make_fold(config: DetectConfig = DetectConfig()):
     def fold(previous: DetectState | None, frames: list[Frame]) -> DetectState:
-        before = frames[-2] if len(frames) >= 2 else None
-        return step(previous, point(before, frames[-1]), config)
+        return step(previous, point(frames, previous.point if previous else None), config)
     return fold
+
+
+def _window_latency(points: tuple[Point, ...], now: Point,
+                    config: DetectConfig) -> dict[str, tuple[float | None, float | None]]:
+    """p50 / p99 of each engine histogram over the points in the latency window (each
+    engine reading counted once: carried readings have no observations)."""
+    horizon = now.time_mono_s - config.latency_window_s
+    window = [p for p in points if p.time_mono_s > horizon]
+    names = {name for p in window for name in p.engine_hist}
+    out = {}
+    for name in sorted(names):
+        merged = enginehist.merge(p.engine_hist[name] for p in window if name in p.engine_hist)
+        enough = merged is not None and merged.total >= (
+            config.min_latency_observations if name == "itl" else 1)
+        if enough:
+            out[name] = (enginehist.quantile(merged, 0.5), enginehist.quantile(merged, 0.99))
+    return out
+
+
+def _notable(now: Point, config: DetectConfig) -> list[str]:
+    """Requests that are evidence by themselves, from this interval's parameter histograms."""
+    found = []
+    clock = time.strftime("%H:%M:%S", time.localtime(now.time_wall_s))
+    for name, threshold, label in (("params_n", config.large_n, "n"),
+                                   ("params_max_tokens", config.large_max_tokens, "max_tokens")):
+        big = enginehist.large_values(now.engine_hist.get(name), threshold)
+        if big is not None:
+            count, size = big
+            many = f"{count:.0f} requests" if count > 1 else "a request"
+            found.append(f"{many} with {label}={size} finished by {clock}")
+    return found
 
 
 def _mean_util(points: tuple[Point, ...], gpus: list[int]) -> dict[int, float]:
@@ -109,44 +173,41 @@ def step(previous: DetectState | None, now: Point, config: DetectConfig) -> Dete
     if previous is None:
         previous = DetectState(point=now, recent=(), healthy=(), baseline_tokens_per_s=None,
                                config=config)
+    now = replace(now, latency=_window_latency(previous.recent + (now,), now, config))
     recent = (previous.recent + (now,))[-RECENT_POINTS:]
     smooth = recent[-config.smooth_points:]
     util = _mean_util(smooth, sorted(now.util_pct))
-    baseline = previous.baseline_tokens_per_s
-    tps = now.tokens_per_s
+    notable = tuple((t, text) for t, text in previous.notable
+                    if now.time_mono_s - t <= NOTABLE_KEEP_S)
+    notable += tuple((now.time_mono_s, text) for text in _notable(now, config))
+    state = replace(previous, point=now, recent=recent, config=config, notable=notable)
     top_util = max(util.values()) if util else None
-    waiting = now.requests_waiting or 0
-    demand = now.engine_kind == "trainer" or waiting > 0
 
-    def condition(ratio: float, util_threshold: float) -> str | None:
-        if tps is None or baseline is None or baseline <= 0 or top_util is None:
-            return None
-        if tps > ratio * baseline:
-            return None
-        if top_util >= util_threshold:
-            return "busy_unproductive"
-        return "starved" if demand else None
-
-    state = replace(previous, point=now, recent=recent, config=config)
     if state.active is None:
-        kind = condition(config.collapse_ratio, config.busy_util_pct)
-        if kind is None:
+        found = _condition(state, now, top_util, config, clearing=False)
+        if found is None:
             state = replace(state, pending_since=None)
             return _feed_baseline(state, now, config)
         pending = state.pending_since or now
         state = replace(state, pending_since=pending)
         if now.time_mono_s - pending.time_mono_s >= config.hold_s:
+            kind, measure = found
             state = replace(state, pending_since=None, clearing_since=None,
-                            active=_episode(kind, pending.time_wall_s, state, util, config))
+                            active=_episode(kind, measure, pending.time_wall_s, state, util, config))
         return state
 
-    relaxed = condition(config.clear_ratio, config.busy_util_pct - config.clear_util_margin_pct)
+    relaxed = _condition(state, now, top_util, config, clearing=True)
     if relaxed is not None:
+        kind, measure = relaxed
+        if measure != state.active.measure and state.active.measure in LATENCY_MEASURES \
+                and measure in LATENCY_MEASURES:
+            measure = state.active.measure  # keep naming what opened it while it still holds
         return replace(state, clearing_since=None,
-                       active=_episode(state.active.kind, state.active.start_wall_s, state,
-                                       util, config))
+                       active=_episode(state.active.kind, measure, state.active.start_wall_s,
+                                       state, util, config, previous_episode=state.active))
     clearing = state.clearing_since or now
-    state = replace(state, clearing_since=clearing)
+    state = replace(state, clearing_since=clearing,
+                    active=_with_late_evidence(state.active, state))
     if now.time_mono_s - clearing.time_mono_s >= config.hold_s:
         closed = replace(state.active, end_wall_s=clearing.time_wall_s)
         state = replace(state, active=None, clearing_since=None,
@@ -154,23 +215,67 @@ def step(previous: DetectState | None, now: Point, config: DetectConfig) -> Dete
     return state
 
 
+def _condition(state: DetectState, now: Point, top_util: float | None, config: DetectConfig,
+               clearing: bool) -> tuple[str, str] | None:
+    """(episode kind, what collapsed) when the work is unproductive now, else None.
+    ``clearing`` applies the looser thresholds an open episode needs to close."""
+    if top_util is None:
+        return None
+    ratio = config.clear_ratio if clearing else config.collapse_ratio
+    busy = config.busy_util_pct - (config.clear_util_margin_pct if clearing else 0.0)
+    factor = config.latency_clear_factor if clearing else config.latency_factor
+    baseline, tps = state.baseline_tokens_per_s, now.tokens_per_s
+    if tps is not None and baseline is not None and baseline > 0 and tps <= ratio * baseline:
+        if top_util >= busy:
+            return "busy_unproductive", "tokens"
+        demand = now.engine_kind == "trainer" or (now.requests_waiting or 0) > 0
+        return ("starved", "tokens") if demand else None
+    if top_util < busy or not (now.requests_running or 0) > 0:
+        return None
+    for name in LATENCY_MEASURES:
+        p99 = now.latency.get(name, (None, None))[1]
+        base = state.latency_baseline(name)
+        if p99 is not None and base and p99 >= factor * base:
+            return "busy_unproductive", name
+    return None
+
+
 def _feed_baseline(state: DetectState, now: Point, config: DetectConfig) -> DetectState:
-    if now.tokens_per_s is None:
+    """A healthy point joins the baselines (tokens/s and each latency p99: medians over
+    the baseline window); baselines are frozen while a condition is pending or open."""
+    if now.tokens_per_s is None and not now.latency:
         return state
     horizon = now.time_mono_s - config.baseline_window_s
     healthy = tuple(p for p in state.healthy if p.time_mono_s > horizon) + (now,)
-    values = [p.tokens_per_s for p in healthy if p.tokens_per_s is not None]
-    baseline = statistics.median(values) if len(values) >= config.min_baseline_points else None
-    return replace(state, healthy=healthy, baseline_tokens_per_s=baseline)
+
+    def median(values):
+        values = [v for v in values if v is not None]
+        return statistics.median(values) if len(values) >= config.min_baseline_points else None
+
+    latency = []
+    for name in LATENCY_MEASURES:
+        value = median(p.latency.get(name, (None, None))[1] for p in healthy)
+        if value is not None and value > 0:
+            latency.append((name, value))
+    return replace(state, healthy=healthy,
+                   baseline_tokens_per_s=median(p.tokens_per_s for p in healthy),
+                   baseline_latency_s=tuple(latency))
 
 
-def _episode(kind: str, start_wall_s: float, state: DetectState, util: dict[int, float],
-             config: DetectConfig) -> Episode:
+def _episode(kind: str, measure: str, start_wall_s: float, state: DetectState,
+             util: dict[int, float], config: DetectConfig,
+             previous_episode: Episode | None = None) -> Episode:
     if kind == "busy_unproductive":
         gpus = tuple(g for g, u in sorted(util.items()) if u >= config.busy_util_pct - config.clear_util_margin_pct)
     else:
         gpus = tuple(sorted(util))
     evidence, features = _evidence(state, util)
+    p99 = state.point.latency.get(measure, (None, None))[1] if measure != "tokens" else None
+    notable = _notable_since(state, start_wall_s)
+    if previous_episode is not None:  # evidence named once stays named
+        notable = tuple(dict.fromkeys(
+            [e for e in previous_episode.evidence if e in notable or "finished by" in e]
+            + list(notable)))
     return Episode(
         kind=kind,
         gpus=gpus or tuple(sorted(util)),
@@ -179,9 +284,32 @@ def _episode(kind: str, start_wall_s: float, state: DetectState, util: dict[int,
         baseline_tokens_per_s=state.baseline_tokens_per_s or 0.0,
         tokens_per_s=state.point.tokens_per_s,
         util_pct=max(util.values()) if util else 0.0,
-        evidence=evidence,
-        suspects=_suspects(features),
+        evidence=tuple(notable) + evidence,
+        suspects=_suspects({**features, "notable": 1.0 if notable else 0.0}),
+        measure=measure,
+        latency_p99_s=p99,
+        latency_baseline_s=state.latency_baseline(measure) if measure != "tokens" else None,
     )
+
+
+def _notable_since(state: DetectState, start_wall_s: float) -> tuple[str, ...]:
+    """Notable requests seen since shortly before the episode began (a request that
+    finished just before is still the likely culprit)."""
+    start_mono = state.point.time_mono_s - (state.point.time_wall_s - start_wall_s)
+    return tuple(text for t, text in state.notable if t >= start_mono - 2 * state.config.hold_s)
+
+
+def _with_late_evidence(episode: Episode, state: DetectState) -> Episode:
+    """While an episode is closing, a request that only now finished (vLLM observes
+    ``request_params_n`` when the request ends) still joins its evidence and suspects."""
+    late = [text for text in _notable_since(state, episode.start_wall_s)
+            if text not in episode.evidence]
+    if not late:
+        return episode
+    scores = dict(episode.suspects)
+    scores["oversized_request"] = max(scores.get("oversized_request", 0.0), 1.0)
+    ranked = tuple(sorted(scores.items(), key=lambda cs: (-cs[1], CAUSES.index(cs[0]))))
+    return replace(episode, evidence=tuple(late) + episode.evidence, suspects=ranked)
 
 
 def _mean_sm(points: tuple[Point, ...]) -> dict[int, float]:
@@ -257,6 +385,7 @@ def _evidence(state: DetectState, util: dict[int, float]) -> tuple[tuple[str, ..
                 evidence.append(f"GPU-Util dips to {dip:.0f}% between steps")
     if now.host_cpu_pct is not None and now.host_cpu_pct >= 90:
         evidence.append(f"host CPU {now.host_cpu_pct:.0f}%")
+    f["host"] = _host_contention(state, evidence)
 
     dram = now.dram_bw_pct.get(top_gpu) if top_gpu is not None else None
     if dram is not None:
@@ -264,29 +393,101 @@ def _evidence(state: DetectState, util: dict[int, float]) -> tuple[tuple[str, ..
         if dram >= 85:
             evidence.append(f"DRAM bandwidth {dram:.0f}%")
 
-    throttled = sorted({r for reasons in now.throttle.values() for r in reasons})
-    if throttled:
-        f["throttle"] = 1.0
-        evidence.append("clocks throttled: " + ", ".join(throttled))
+    f["throttle"] = _throttling(state, evidence)
+
+    preempt_base = _avg([p.preemptions_per_s for p in healthy if p.preemptions_per_s is not None])
+    preempt = _avg([p.preemptions_per_s for p in recent if p.preemptions_per_s is not None])
+    if preempt is not None and preempt > max(0.5, 3 * (preempt_base or 0.0)):
+        f["preemptions"] = _clamp(preempt / 5)
+        evidence.append(f"preemptions {preempt:.1f}/s (KV cache full: requests evicted)")
     return tuple(evidence), f
+
+
+def _host_contention(state: DetectState, evidence: list[str]) -> float:
+    """0..1: the CPU is contended, from what /proc gives without root or eBPF: CPU
+    pressure, involuntary context switches of the engine's (or pinned) tree, a run queue
+    above the CPUs, and its busiest thread getting less CPU, each against the healthy
+    baseline (a CPU-bound engine is always busy; what matters is what changed)."""
+    recent, healthy = state.recent[-3:], state.healthy
+
+    def now_and_base(name):
+        return (_avg([getattr(p, name) for p in recent if getattr(p, name) is not None]),
+                _avg([getattr(p, name) for p in healthy if getattr(p, name) is not None]))
+
+    parts = []
+    psi, psi_base = now_and_base("cpu_pressure_pct")
+    if psi is not None:
+        base = psi_base or 0.0
+        parts.append(0.45 * _clamp((psi - base - 10) / 30))
+        if psi - base >= 15:
+            evidence.append(f"CPU pressure {psi:.0f}% (baseline {base:.0f}%)")
+    inv, inv_base = now_and_base("tree_involuntary_per_s")
+    if inv is not None and inv_base is not None:
+        ratio = inv / max(inv_base, 20.0)
+        parts.append(0.35 * _clamp((ratio - 1.5) / 3))
+        if ratio >= 2:
+            evidence.append(f"involuntary context switches {inv:,.0f}/s (baseline {inv_base:,.0f}/s)")
+    queue = _avg([p.run_queue for p in recent if p.run_queue is not None])
+    cpus = state.point.cpus
+    queue_base = _avg([p.run_queue for p in healthy if p.run_queue is not None])
+    if queue is not None and cpus:
+        excess = queue / cpus - max(1.0, (queue_base or 0) / cpus)
+        parts.append(0.2 * _clamp(excess / 2))
+        if excess >= 1:
+            evidence.append(f"run queue {queue:.0f} on {cpus} CPUs")
+    thread, thread_base = now_and_base("busiest_thread_pct")
+    if thread is not None and thread_base and thread_base >= 30:
+        loss = (thread_base - thread) / thread_base
+        parts.append(0.2 * _clamp((loss - 0.15) / 0.4))
+        if loss >= 0.3:
+            evidence.append(f"busiest engine thread at {thread:.0f}% CPU (baseline {thread_base:.0f}%)")
+    return _clamp(sum(parts))
+
+
+def _throttling(state: DetectState, evidence: list[str]) -> float:
+    """1 when throttle reasons are new against the healthy baseline or the SM clock fell:
+    a loaded H100 reports "power cap" while healthy, which explains nothing."""
+    now, healthy = state.point, state.healthy
+    usual: set[str] = set()
+    for reason in {r for p in healthy for reasons in p.throttle.values() for r in reasons}:
+        seen = sum(1 for p in healthy if any(reason in rs for rs in p.throttle.values()))
+        if seen >= max(1, len(healthy) // 2):
+            usual.add(reason)
+    new = sorted({r for reasons in now.throttle.values() for r in reasons} - usual)
+    fell = []
+    for gpu, clock in now.clock_mhz.items():
+        base = _avg([p.clock_mhz[gpu] for p in healthy if gpu in p.clock_mhz])
+        if base and clock < 0.85 * base and now.util_pct.get(gpu, 0) >= 50:
+            fell.append(f"GPU {gpu} SM clock {clock:,.0f} MHz (baseline {base:,.0f})")
+    if new:
+        evidence.append("clocks throttled: " + ", ".join(new))
+    evidence.extend(fell)
+    return 1.0 if new or fell else 0.0
 
 
 def _suspects(f: dict[str, float]) -> tuple[tuple[str, float], ...]:
     g = f.get
+    host = max(g("jitter", 0), g("host", 0))
     scores = {
-        "oversized_request": g("waiting", 0) * (0.6 + 0.4 * g("sm_gap", 0)),
+        "oversized_request": max(g("notable", 0),
+                                 g("waiting", 0) * (0.6 + 0.4 * g("sm_gap", 0)),
+                                 0.5 * g("preemptions", 0)),
         "prefill_interference": g("prefill", 0),
         "collective_straggler": g("spread", 0),
         "input_stall": g("input", 0),
-        "host_launch_jitter": g("jitter", 0),
+        "host_launch_jitter": host,
         "tiny_kernels": 0.8 * g("sm_gap", 0) * (1 - g("waiting", 0)) * (1 - g("spread", 0))
-        * (1 - g("prefill", 0)),
+        * (1 - g("prefill", 0)) * (1 - host) * (1 - g("notable", 0)),
         "memory_bandwidth": g("dram", 0),
         "throttling": g("throttle", 0),
     }
     ranked = sorted(((c, round(s, 3)) for c, s in scores.items() if s > 0.05),
                     key=lambda cs: (-cs[1], CAUSES.index(cs[0])))
     return tuple(ranked)
+
+
+def _fmt_s(value_s: float) -> str:
+    return _fmt_us(value_s * 1e6)
 
 
 def _fmt_us(value_us: float) -> str:

@@ -1,15 +1,18 @@
-"""The per-tick numbers derived from two consecutive frames.
+"""The per-tick numbers derived from consecutive frames.
 
-One ``Point`` per frame is what both the detector fold and the view read, so
-the rate arithmetic (reset-safe counters) lives here once.
+One ``Point`` per frame is what both the detector fold and the view read, so the
+rate arithmetic (reset-safe counters, timed by each reading's own clock) lives here
+once.  A tick whose engine reading is the previous one carried over (the engine
+answered late) keeps the previous rates: the newest known interval, not a made-up 0.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from gputop.model import latency
-from gputop.schema import Frame
+from gputop.model import enginehist, latency
+from gputop.model.enginehist import HistDelta
+from gputop.schema import EngineSample, Frame
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,24 @@ class Point:
     launch_p50_us: float | None  # over all launch APIs and processes, this tick
     launch_p99_us: float | None
     host_cpu_pct: float | None
+    clock_mhz: dict[int, float] = field(default_factory=dict)
+    # the engine reading behind this point: when it was taken, and whether it is new
+    engine_read_mono_s: float | None = None
+    engine_fresh: bool = False
+    # observations of the engine's histograms since its previous reading (fresh ones only)
+    engine_hist: dict[str, HistDelta] = field(default_factory=dict)
+    preemptions_per_s: float | None = None
+    flops_per_s: float | None = None  # vLLM's estimate, per GPU
+    mem_bytes_per_s: float | None = None  # estimated bytes read + written, per GPU
+    # the process tree behind the throughput (the engine's, else the pinned one) on the CPU
+    tree_cpu_pct: float | None = None
+    tree_involuntary_per_s: float | None = None
+    busiest_thread_pct: float | None = None
+    cpu_pressure_pct: float | None = None
+    run_queue: int | None = None
+    cpus: int | None = None
+    # filled by the detector: p50 / p99 seconds over its latency window, by histogram name
+    latency: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
 
 
 def counter_rate(previous: float | None, current: float | None, seconds: float) -> float | None:
@@ -41,26 +62,109 @@ def counter_rate(previous: float | None, current: float | None, seconds: float) 
     return increase / seconds
 
 
-def point(previous: Frame | None, frame: Frame) -> Point:
-    seconds = (frame.time_mono_s - previous.time_mono_s) if previous else 0.0
-    engine, prev_engine = frame.engine, previous.engine if previous else None
-    same_engine = (engine is not None and prev_engine is not None
-                   and (engine.kind, engine.url) == (prev_engine.kind, prev_engine.url))
+def read_time(frame: Frame) -> float:
+    """When the frame's engine counters were read (the frame's time for older frames)."""
+    engine = frame.engine
+    if engine is not None and engine.time_mono_s is not None:
+        return engine.time_mono_s
+    return frame.time_mono_s
 
+
+def _same_engine(a: EngineSample | None, b: EngineSample | None) -> bool:
+    return a is not None and b is not None and (a.kind, a.url) == (b.kind, b.url)
+
+
+def _previous_reading(frames: list[Frame]) -> Frame | None:
+    """The newest earlier frame holding an earlier reading of the same engine."""
+    current = frames[-1]
+    t = read_time(current)
+    for frame in reversed(frames[:-1]):
+        if _same_engine(frame.engine, current.engine) and read_time(frame) < t:
+            return frame
+    return None
+
+
+ENGINE_RATES = ("tokens_per_s", "prompt_tokens_per_s", "requests_per_s", "preemptions_per_s",
+                "flops_per_s", "mem_bytes_per_s", "tree_cpu_pct", "tree_involuntary_per_s",
+                "busiest_thread_pct")
+
+
+def _engine_rates(before: EngineSample, now: EngineSample, seconds: float) -> dict:
     def rate(name: str) -> float | None:
-        if not same_engine:
-            return None
-        return counter_rate(getattr(prev_engine, name), getattr(engine, name), seconds)
+        return counter_rate(getattr(before, name), getattr(now, name), seconds)
+
+    written = None
+    if now.write_bytes_total is not None or now.read_bytes_total is not None:
+        reads, writes = rate("read_bytes_total"), rate("write_bytes_total")
+        written = None if reads is None and writes is None else (reads or 0.0) + (writes or 0.0)
+    cpu = rate("cpu_s")
+    busiest = rate("busiest_thread_cpu_s") if before.busiest_thread == now.busiest_thread \
+        and now.busiest_thread else None
+    return {
+        "tokens_per_s": rate("generation_tokens_total"),
+        "prompt_tokens_per_s": rate("prompt_tokens_total"),
+        "requests_per_s": rate("requests_finished_total"),
+        "preemptions_per_s": rate("preemptions_total"),
+        "flops_per_s": rate("flops_total"),
+        "mem_bytes_per_s": written,
+        "tree_cpu_pct": None if cpu is None else 100.0 * cpu,
+        "tree_involuntary_per_s": rate("ctx_involuntary"),
+        "busiest_thread_pct": None if busiest is None else 100.0 * busiest,
+    }
+
+
+def _hist_deltas(before: EngineSample | None, now: EngineSample) -> dict[str, HistDelta]:
+    old = {h.name: h for h in before.histograms} if before is not None else {}
+    out = {}
+    for hist in now.histograms:
+        if before is None:
+            continue  # the first reading holds everything since the engine started
+        d = enginehist.delta(old.get(hist.name), hist)
+        if d is not None:
+            out[hist.name] = d
+    return out
+
+
+def point(frames: list[Frame], previous_point: Point | None = None) -> Point:
+    """The point of ``frames[-1]``; earlier frames (oldest first) supply the previous
+    reading of each counter."""
+    frame = frames[-1]
+    engine = frame.engine
+    earlier = frames[-2] if len(frames) >= 2 else None
+    rates: dict = dict.fromkeys(ENGINE_RATES)
+    hist: dict[str, HistDelta] = {}
+    fresh = engine is not None
+    if engine is not None:
+        carried = (earlier is not None and _same_engine(earlier.engine, engine)
+                   and read_time(earlier) == read_time(frame))
+        if carried:
+            fresh = False
+            if previous_point is not None:
+                rates = {name: getattr(previous_point, name) for name in ENGINE_RATES}
+        else:
+            before = _previous_reading(frames)
+            if before is not None:
+                rates = _engine_rates(before.engine, engine, read_time(frame) - read_time(before))
+            hist = _hist_deltas(before.engine if before is not None else None, engine)
 
     # Synchronize calls wait for the GPU by design; only launches say anything about jitter.
     buckets = latency.merge(h.buckets for h in frame.launch if "Launch" in h.api)
+    host = frame.host
+    pinned = frame.pinned
+    if rates["tree_involuntary_per_s"] is None and pinned is not None and earlier is not None \
+            and earlier.pinned is not None and earlier.pinned.root_pids == pinned.root_pids:
+        seconds = frame.time_mono_s - earlier.time_mono_s
+        rates["tree_involuntary_per_s"] = counter_rate(
+            earlier.pinned.ctx_involuntary, pinned.ctx_involuntary, seconds)
+        cpu = counter_rate(earlier.pinned.cpu_s, pinned.cpu_s, seconds)
+        rates["tree_cpu_pct"] = None if cpu is None else 100.0 * cpu
+    pressure = host.cpu_pressure_some_pct if host else None
+    if pressure is None and pinned is not None:
+        pressure = pinned.cpu_pressure_some_pct
     return Point(
         time_mono_s=frame.time_mono_s,
         time_wall_s=frame.time_wall_s,
         engine_kind=engine.kind if engine else None,
-        tokens_per_s=rate("generation_tokens_total"),
-        prompt_tokens_per_s=rate("prompt_tokens_total"),
-        requests_per_s=rate("requests_finished_total"),
         requests_running=engine.requests_running if engine else None,
         requests_waiting=engine.requests_waiting if engine else None,
         kv_usage_ratio=engine.kv_usage_ratio if engine else None,
@@ -68,9 +172,19 @@ def point(previous: Frame | None, frame: Frame) -> Point:
         sm_active_pct={g.index: g.sm_active_pct for g in frame.gpus if g.sm_active_pct is not None},
         dram_bw_pct={g.index: g.dram_bw_pct for g in frame.gpus if g.dram_bw_pct is not None},
         throttle={g.index: g.throttle for g in frame.gpus if g.throttle},
+        clock_mhz={g.index: g.sm_clock_mhz for g in frame.gpus if g.sm_clock_mhz is not None},
         launch_p50_us=_us(latency.percentile_ns(buckets, 0.5)),
         launch_p99_us=_us(latency.percentile_ns(buckets, 0.99)),
-        host_cpu_pct=frame.host.cpu_pct if frame.host else None,
+        host_cpu_pct=host.cpu_pct if host else None,
+        engine_read_mono_s=read_time(frame) if engine else None,
+        engine_fresh=fresh,
+        engine_hist=hist,
+        cpu_pressure_pct=pressure,
+        run_queue=host.run_queue if host and host.run_queue is not None
+        else (pinned.run_queue if pinned else None),
+        cpus=(len(pinned.cores) if pinned is not None and pinned.cores else None)
+        or (host.cpus if host else None),
+        **rates,
     )
 
 

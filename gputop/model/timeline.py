@@ -19,7 +19,7 @@ State = TypeVar("State")
 
 class Timeline(Generic[State]):
     def __init__(self, capacity_frames: int, fold: Callable[[State | None, list[Frame]], State],
-                 lookback_frames: int = 2):
+                 lookback_frames: int = 8):
         if capacity_frames < 2:
             raise ValueError("a timeline needs room for at least two frames")
         self.capacity_frames = capacity_frames

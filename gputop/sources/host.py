@@ -1,4 +1,4 @@
-"""The host's CPU load (psutil): a busy host is one reason a busy GPU is slow."""
+"""The host's CPU load (psutil, /proc): a busy host is one reason a busy GPU is slow."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import psutil
 
 from gputop.schema import HostSample
 from gputop.sources.base import Reading
+from gputop.sources.proctree import cpu_pressure, run_queue
 
 
 class HostSource:
@@ -15,7 +16,11 @@ class HostSource:
         psutil.cpu_percent(interval=None)  # the first call only sets the reference point
 
     def poll(self, time_mono_s: float = 0.0) -> Reading:
-        return Reading(host=HostSample(cpu_pct=psutil.cpu_percent(interval=None)))
+        """CPU use, CPU pressure (PSI) and the run queue: what says the CPU is contended,
+        readable without root."""
+        return Reading(host=HostSample(cpu_pct=psutil.cpu_percent(interval=None),
+                                       cpu_pressure_some_pct=cpu_pressure(),
+                                       run_queue=run_queue(), cpus=psutil.cpu_count()))
 
     def close(self) -> None:
         pass

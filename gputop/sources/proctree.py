@@ -237,37 +237,54 @@ class ProcTreeSource:
         return Reading(pinned=self._sample(pin, roots, tree, resolved.ports, waiting))
 
     def _sample(self, pin: Pin, roots, tree, ports, waiting) -> PinnedSample:
-        cpu_s = 0.0
-        voluntary = involuntary = 0
-        threads: list[ThreadSample] = []
-        cores: set[int] = set()
-        for proc in tree:
-            try:
-                with proc.oneshot():
-                    times = proc.cpu_times()
-                    cpu_s += times.user + times.system
-                    switches = proc.num_ctx_switches()
-                    voluntary += switches.voluntary
-                    involuntary += switches.involuntary
-                    cores.update(proc.cpu_affinity() or [])
-                    for t in proc.threads():
-                        threads.append(ThreadSample(tid=t.id, pid=proc.pid,
-                                                    cpu_s=t.user_time + t.system_time))
-            except psutil.Error:
-                continue
-        threads.sort(key=lambda t: -t.cpu_s)
-        top = tuple(ThreadSample(tid=t.tid, pid=t.pid, name=_thread_name(t.pid, t.tid),
-                                 cpu_s=round(t.cpu_s, 3)) for t in threads[:TOP_THREADS * 4])
+        cpu = tree_cpu(tree)
         return PinnedSample(
             label=_label(roots), pattern=pin.pattern,
             root_pids=tuple(p.pid for p in roots), tree_pids=tuple(p.pid for p in tree),
             exited=dict(self._exited), waiting=waiting,
-            cpu_s=round(cpu_s, 3) if tree else None,
-            ctx_voluntary=voluntary if tree else None,
-            ctx_involuntary=involuntary if tree else None,
-            threads=top, cores=tuple(sorted(cores)),
-            cpu_pressure_some_pct=_cpu_pressure(), run_queue=_run_queue(),
+            cpu_s=cpu.cpu_s, ctx_voluntary=cpu.voluntary, ctx_involuntary=cpu.involuntary,
+            threads=cpu.threads, cores=cpu.cores,
+            cpu_pressure_some_pct=cpu_pressure(), run_queue=run_queue(),
             listening_ports=tuple(sorted(ports)))
+
+
+@dataclass(frozen=True)
+class TreeCpu:
+    """A process tree's CPU use, cumulative (rates are derived): the pinned tree's and
+    the engine's, for "CPU core chaos" without eBPF."""
+
+    cpu_s: float | None
+    voluntary: int | None
+    involuntary: int | None
+    threads: tuple[ThreadSample, ...]  # busiest first
+    cores: tuple[int, ...]  # CPUs the tree may run on
+
+
+def tree_cpu(tree: list[psutil.Process]) -> TreeCpu:
+    cpu_s = 0.0
+    voluntary = involuntary = 0
+    threads: list[ThreadSample] = []
+    cores: set[int] = set()
+    for proc in tree:
+        try:
+            with proc.oneshot():
+                times = proc.cpu_times()
+                cpu_s += times.user + times.system
+                switches = proc.num_ctx_switches()
+                voluntary += switches.voluntary
+                involuntary += switches.involuntary
+                cores.update(proc.cpu_affinity() or [])
+                for t in proc.threads():
+                    threads.append(ThreadSample(tid=t.id, pid=proc.pid,
+                                                cpu_s=t.user_time + t.system_time))
+        except psutil.Error:
+            continue
+    threads.sort(key=lambda t: -t.cpu_s)
+    top = tuple(ThreadSample(tid=t.tid, pid=t.pid, name=_thread_name(t.pid, t.tid),
+                             cpu_s=round(t.cpu_s, 3)) for t in threads[:TOP_THREADS * 4])
+    if not tree:
+        return TreeCpu(None, None, None, (), ())
+    return TreeCpu(round(cpu_s, 3), voluntary, involuntary, top, tuple(sorted(cores)))
 
 
 def _thread_name(pid: int, tid: int) -> str:
@@ -278,7 +295,7 @@ def _thread_name(pid: int, tid: int) -> str:
         return ""
 
 
-def _cpu_pressure() -> float | None:
+def cpu_pressure() -> float | None:
     try:
         with open("/proc/pressure/cpu") as f:
             for line in f:
@@ -289,7 +306,7 @@ def _cpu_pressure() -> float | None:
     return None
 
 
-def _run_queue() -> int | None:
+def run_queue() -> int | None:
     try:
         with open("/proc/stat") as f:
             for line in f:

@@ -1,55 +1,129 @@
 """Fetch and parse a Prometheus text endpoint (engines, dcgm-exporter), failing clearly.
 
-Parsing is prometheus_client's; this module only bounds the fetch (timeout, size)
-and turns every way an endpoint can be wrong into one short reason.
+Parsing is prometheus_client's; this module bounds the fetch and turns every way an
+endpoint can be wrong into one short reason.  The fetch has one deadline for the whole
+exchange, enforced by a watchdog that closes the socket: a server that sends its
+headers and then one byte every few hundred milliseconds cannot hold a poll (or
+gputop's exit) hostage, as a per-read timeout would let it.  Redirects are not
+followed and the size is capped.
 """
 
 from __future__ import annotations
 
-import urllib.error
+import http.client
+import socket
+import ssl
+import threading
+import time
 import urllib.parse
-import urllib.request
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from gputop import __version__
 from gputop.sources.base import SourceError
 
 MAX_BYTES = 8 * 2**20
+CHUNK_BYTES = 65536
 
 
 def check_url(url: str) -> str:
     """The URL if it is http(s) with a host; otherwise ValueError with a one-line reason."""
     parts = urllib.parse.urlparse(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
+    if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(f"{url!r} is not an http(s) URL (e.g. http://127.0.0.1:8000/metrics)")
+    try:
+        parts.port
+    except ValueError:
+        raise ValueError(f"{url!r} has a port that is not a number") from None
     return url
 
 
-def fetch_text(url: str, timeout_s: float, max_bytes: int = MAX_BYTES) -> str:
-    request = urllib.request.Request(url, headers={"Accept": "text/plain"})
+@dataclass(frozen=True)
+class Fetched:
+    text: str
+    headers_after_s: float  # when the response's headers arrived, after the request began
+    content_type: str
+
+
+def fetch(url: str, timeout_s: float, max_bytes: int = MAX_BYTES,
+          accept: str = "text/plain") -> Fetched:
+    """GET ``url`` within ``timeout_s`` in all; SourceError with one line otherwise."""
+    parts = urllib.parse.urlparse(url)
+    secure = parts.scheme == "https"
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    started = time.perf_counter()
+    if secure:
+        connection: http.client.HTTPConnection = http.client.HTTPSConnection(
+            parts.hostname, parts.port, timeout=timeout_s, context=ssl.create_default_context())
+    else:
+        connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout_s)
+    expired = threading.Event()
+
+    def expire() -> None:
+        expired.set()
+        sock = connection.sock
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    watchdog = threading.Timer(timeout_s, expire)
+    watchdog.daemon = True
+    watchdog.start()
     try:
-        with urllib.request.urlopen(request, timeout=timeout_s) as response:
-            body = response.read(max_bytes + 1)
-            content_type = response.headers.get("Content-Type", "")
-    except urllib.error.HTTPError as exc:
-        raise SourceError(f"HTTP {exc.code} from {url}") from None
-    except urllib.error.URLError as exc:
-        reason = exc.reason
-        text = getattr(reason, "strerror", None) or str(reason)
-        raise SourceError(f"cannot reach {url}: {text}") from None
-    except TimeoutError:
+        connection.request("GET", path, headers={"Accept": accept,
+                                                 "User-Agent": f"gputop/{__version__}"})
+        response = connection.getresponse()
+        headers_after = time.perf_counter() - started
+        if response.status != 200:
+            raise SourceError(f"HTTP {response.status} from {url}")
+        content_type = response.getheader("Content-Type", "") or ""
+        chunks, size = [], 0
+        while True:
+            chunk = response.read1(CHUNK_BYTES)
+            if not chunk:
+                break
+            size += len(chunk)
+            if size > max_bytes:
+                raise SourceError(f"{url} sent more than {max_bytes // 2**20} MiB: "
+                                  "not a metrics page")
+            chunks.append(chunk)
+        if expired.is_set():
+            raise TimeoutError
+        body = b"".join(chunks)
+    except SourceError:
+        raise
+    except (TimeoutError, socket.timeout):
         raise SourceError(f"no answer from {url} within {timeout_s:g}s") from None
+    except (http.client.HTTPException, ValueError) as exc:
+        if expired.is_set():
+            raise SourceError(f"no answer from {url} within {timeout_s:g}s") from None
+        raise SourceError(f"{url} did not answer as an HTTP server "
+                          f"({type(exc).__name__})") from None
     except OSError as exc:
-        raise SourceError(f"cannot read {url}: {exc.strerror or exc}") from None
-    if len(body) > max_bytes:
-        raise SourceError(f"{url} sent more than {max_bytes // 2**20} MiB: not a metrics page")
+        if expired.is_set():
+            raise SourceError(f"no answer from {url} within {timeout_s:g}s") from None
+        text = exc.strerror or str(exc) or type(exc).__name__
+        raise SourceError(f"cannot reach {url}: {text}") from None
+    finally:
+        watchdog.cancel()
+        connection.close()
     if "html" in content_type.lower() or body.lstrip()[:1] == b"<":
         raise SourceError(f"{url} returned HTML, not Prometheus metrics")
     try:
-        return body.decode("utf-8")
+        text = body.decode("utf-8")
     except UnicodeDecodeError:
         raise SourceError(f"{url} returned binary data, not Prometheus metrics") from None
+    if "\x00" in text:
+        raise SourceError(f"{url} returned binary data, not Prometheus metrics")
+    return Fetched(text, headers_after, content_type)
+
+
+def fetch_text(url: str, timeout_s: float, max_bytes: int = MAX_BYTES) -> str:
+    return fetch(url, timeout_s, max_bytes).text
 
 
 def parse(text: str, url: str = "endpoint") -> list:

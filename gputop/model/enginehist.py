@@ -1,0 +1,121 @@
+"""Engine latency histograms: per-interval deltas of Prometheus histograms and their quantiles.
+
+A frame keeps an engine's histograms cumulative, as scraped.  The difference of two
+readings is what happened in between (reset-safe: a histogram whose count went down was
+restarted, so the newer reading is the whole interval).  Quantiles follow Prometheus'
+``histogram_quantile``: linear interpolation inside the bucket that holds the rank, the
+highest finite bound when the rank falls in the +Inf bucket.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from gputop.schema import EngineHistogram
+
+
+@dataclass(frozen=True)
+class HistDelta:
+    """Observations in one interval: counts per bucket (not cumulative), the last one
+    being everything above the highest finite bound."""
+
+    upper_bounds: tuple[float, ...]
+    counts: tuple[float, ...]  # len(upper_bounds) + 1
+    total: float
+    sum: float
+
+    @property
+    def mean(self) -> float | None:
+        return self.sum / self.total if self.total > 0 else None
+
+
+def _buckets(hist: EngineHistogram) -> tuple[float, ...]:
+    """Per-bucket counts (+Inf last) from a cumulative histogram."""
+    counts, previous = [], 0.0
+    for cumulative in hist.cumulative:
+        counts.append(max(0.0, cumulative - previous))
+        previous = max(previous, cumulative)
+    counts.append(max(0.0, hist.count - previous))
+    return tuple(counts)
+
+
+def delta(previous: EngineHistogram | None, current: EngineHistogram) -> HistDelta | None:
+    """What ``current`` observed since ``previous`` (None when the layouts differ)."""
+    now = _buckets(current)
+    if previous is None or previous.upper_bounds != current.upper_bounds \
+            or current.count < previous.count:
+        if previous is not None and previous.upper_bounds != current.upper_bounds:
+            return None
+        return HistDelta(current.upper_bounds, now, max(0.0, current.count), current.sum)
+    before = _buckets(previous)
+    counts = tuple(max(0.0, a - b) for a, b in zip(now, before))
+    return HistDelta(current.upper_bounds, counts, sum(counts), max(0.0, current.sum - previous.sum))
+
+
+def merge(deltas: Iterable[HistDelta]) -> HistDelta | None:
+    """The sum of deltas with the same layout (others are skipped); None when empty."""
+    merged: HistDelta | None = None
+    for d in deltas:
+        if merged is None:
+            merged = d
+        elif d.upper_bounds == merged.upper_bounds:
+            merged = HistDelta(merged.upper_bounds,
+                               tuple(a + b for a, b in zip(merged.counts, d.counts)),
+                               merged.total + d.total, merged.sum + d.sum)
+    return merged
+
+
+def quantile(d: HistDelta | None, q: float) -> float | None:
+    """Prometheus-style quantile of an interval's observations; None when there were none."""
+    if d is None or d.total <= 0 or not d.upper_bounds:
+        return None
+    rank = q * d.total
+    seen = 0.0
+    lower = 0.0
+    for bound, count in zip(d.upper_bounds, d.counts):
+        if count > 0 and seen + count >= rank:
+            if bound <= 0:
+                return bound
+            return lower + (bound - lower) * max(0.0, rank - seen) / count
+        seen += count
+        lower = bound
+    return d.upper_bounds[-1]
+
+
+def above(d: HistDelta | None, threshold: float) -> float:
+    """Observations in buckets whose lower bound is at or above ``threshold``."""
+    if d is None:
+        return 0.0
+    total, lower = 0.0, -math.inf
+    for bound, count in zip(d.upper_bounds + (math.inf,), d.counts):
+        if lower >= threshold:
+            total += count
+        lower = bound
+    return total
+
+
+def large_values(d: HistDelta | None, threshold: float) -> tuple[float, str] | None:
+    """(how many observations may be >= ``threshold``, how big) for a parameter histogram
+    such as vLLM's ``request_params_n``.  The size is exact when every other observation
+    sits in the lowest bucket (``n`` = 1 for all the others): the sum then gives it away
+    (and an exact value below ``threshold`` is no finding); otherwise it is the range of
+    the highest bucket that holds one, "6-10"."""
+    if d is None or d.total <= 0 or not d.upper_bounds:
+        return None
+    lowers = (0.0,) + d.upper_bounds
+    uppers = d.upper_bounds + (math.inf,)
+    big = [(lo, hi, c) for lo, hi, c in zip(lowers, uppers, d.counts) if c > 0 and hi >= threshold]
+    if not big:
+        return None
+    how_many = sum(c for _, _, c in big)
+    others = d.total - how_many - d.counts[0]
+    if how_many == 1 and others <= 0 and big[0][0] > 0:
+        exact = d.sum - d.counts[0] * d.upper_bounds[0]
+        lo, hi, _ = big[0]
+        if lo < exact <= hi + 1e-9:
+            return (1.0, f"{exact:g}") if exact >= threshold else None
+    lo, hi, _ = big[-1]
+    size = f"{math.floor(lo) + 1:g}-{hi:g}" if math.isfinite(hi) else f"> {lo:g}"
+    return how_many, size

@@ -1,0 +1,136 @@
+"""Finding a serving engine's /metrics endpoint on this machine without being told.
+
+A process counts as an engine only by what it runs, never by a substring of its
+command line (a virtual environment named ``vllm-venv`` is no engine): its executable
+(``vllm``, ``sglang``, ``text-generation-launcher``, ``llama-server``) or the module a
+Python runs with ``-m`` (``vllm.entrypoints...``, ``sglang.launch_server``).  Only the
+ports such a process itself listens on are tried, the one its ``--port`` names (or the
+engine's default) first, each with one short ``GET /metrics``; vLLM's internal ZMQ and
+gloo ports are never reached when the API port answers first.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+from dataclasses import dataclass
+
+import psutil
+
+# executable base name -> engine
+EXECUTABLES = {"vllm": "vllm", "sglang": "sglang", "text-generation-launcher": "tgi",
+               "text-generation-router": "tgi", "text-generation-server": "tgi",
+               "llama-server": "llamacpp"}
+# python -m MODULE: module prefix -> engine
+MODULES = (("vllm", "vllm"), ("sglang", "sglang"), ("llama_cpp.server", "llamacpp"))
+DEFAULT_PORTS = {"vllm": 8000, "sglang": 30000, "tgi": 3000, "llamacpp": 8080}
+PORT_FLAG = re.compile(r"^--port(?:=(\d+))?$")
+PROBE_TIMEOUT_S = 0.5
+
+
+def engine_kind(argv: list[str]) -> str | None:
+    """The engine a command line runs, by its executable or ``-m`` module; else None."""
+    if not argv:
+        return None
+    exe = os.path.basename(argv[0])
+    if exe in EXECUTABLES:
+        return EXECUTABLES[exe]
+    if not exe.startswith("python"):
+        return None
+    args = argv[1:]
+    for i, arg in enumerate(args):
+        if arg == "-m" and i + 1 < len(args):
+            module = args[i + 1]
+            for prefix, kind in MODULES:
+                if module == prefix or module.startswith(prefix + "."):
+                    return kind
+            return None
+        if arg.startswith("-m") and len(arg) > 2:
+            return engine_kind([argv[0], "-m", arg[2:]])
+        if arg == "-c":
+            return None
+        if not arg.startswith("-"):  # python /venv/bin/vllm serve ...
+            return EXECUTABLES.get(os.path.basename(arg))
+    return None
+
+
+def named_port(argv: list[str]) -> int | None:
+    for i, arg in enumerate(argv):
+        match = PORT_FLAG.match(arg)
+        if not match:
+            continue
+        value = match.group(1) or (argv[i + 1] if i + 1 < len(argv) else "")
+        if value.isdigit() and 0 < int(value) < 65536:
+            return int(value)
+    return None
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An engine-looking process and the metrics URLs to try, best first."""
+
+    pid: int
+    create_time: float
+    kind: str
+    urls: tuple[str, ...]
+
+
+def _host_for(address: str) -> str:
+    """Where to reach a listening address from here (a wildcard means loopback)."""
+    try:
+        ip = ipaddress.ip_address(address.split("%")[0])
+    except ValueError:
+        return "127.0.0.1"
+    if ip.is_unspecified:
+        return "127.0.0.1" if ip.version == 4 else "[::1]"
+    return str(ip) if ip.version == 4 else f"[{ip}]"
+
+
+def listening(proc: psutil.Process) -> list[tuple[str, int]]:
+    """(address, port) of the TCP sockets one process listens on."""
+    try:
+        return [(c.laddr.ip, c.laddr.port) for c in proc.net_connections(kind="tcp")
+                if c.status == psutil.CONN_LISTEN and c.laddr]
+    except (psutil.Error, OSError):
+        return []
+
+
+def candidate(proc: psutil.Process, argv: list[str] | None = None,
+              any_process: bool = False) -> Candidate | None:
+    """The URLs to try for one process, or None when it is no engine (unless
+    ``any_process``) or listens nowhere."""
+    try:
+        argv = argv if argv is not None else proc.cmdline()
+        started = proc.create_time()
+    except (psutil.Error, OSError):
+        return None
+    kind = engine_kind(argv) or ("unknown" if any_process else None)
+    if kind is None:
+        return None
+    sockets = listening(proc)
+    if not sockets:
+        return None
+    first = named_port(argv) or DEFAULT_PORTS.get(kind)
+    sockets.sort(key=lambda s: (s[1] != first, s[1]))
+    urls = tuple(dict.fromkeys(f"http://{_host_for(ip)}:{port}/metrics" for ip, port in sockets))
+    return Candidate(proc.pid, started, kind, urls)
+
+
+def candidates(only_pids: set[int] | None = None) -> list[Candidate]:
+    """Engine processes on this machine that listen on a port, oldest first (the API
+    server before its workers).  Within a pinned tree (``only_pids``, the user's own
+    choice) a process that listens counts even when it does not look like an engine,
+    after those that do."""
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        if only_pids is not None and proc.pid not in only_pids:
+            continue
+        argv = proc.info.get("cmdline") or []
+        if only_pids is None and engine_kind(argv) is None:
+            continue
+        c = candidate(proc, argv, any_process=only_pids is not None)
+        if c is not None:
+            found.append(c)
+    found.sort(key=lambda c: (c.kind == "unknown", c.create_time, c.pid))
+    return found
