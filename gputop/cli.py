@@ -247,9 +247,7 @@ def _sources(args, pin_state=None):
     try:
         nvml.open()
     except SourceError as exc:
-        if not args.engine and args.ebpf == "off":  # NVML was the only thing to show
-            raise UsageError(f"cannot read the GPU: {exc}; "
-                             "to see gputop without a GPU run 'gputop --demo'") from None
+        _something_else_to_read(args, pin_state, str(exc))
     from gputop.sources.proctree import ProcTreeSource
 
     engines = [EngineSource(url, args.model, pin_state=pin_state,
@@ -276,6 +274,28 @@ def _sources(args, pin_state=None):
     return sampler, "nvml"
 
 
+def _something_else_to_read(args, pin_state, gpu_reason: str) -> None:
+    """Without a GPU, gputop still shows an engine (given or found), a pinned process
+    tree or eBPF; only when none of these exists is there nothing to show (exit 2)."""
+    pinned = pin_state is not None and pin_state.get().active
+    if args.engine or pinned or args.ebpf != "off" or args.dcgm:
+        return
+    from gputop.sources import engine_discovery, prom
+    from gputop.sources.base import SourceError
+    from gputop.sources.engine_metrics import recognise
+
+    for found in engine_discovery.candidates():
+        for url in found.urls:
+            try:
+                recognise(prom.fetch(url, engine_discovery.PROBE_TIMEOUT_S).text, url)
+                return
+            except SourceError:
+                continue
+    raise UsageError(f"cannot read the GPU ({gpu_reason}) and found no serving engine on this "
+                     "machine: pass --engine URL (a vLLM, SGLang, TGI or llama.cpp /metrics "
+                     "endpoint) or --pid PID, or run 'gputop --demo' to see gputop without a GPU")
+
+
 def cmd_snapshot(args) -> int:
     pin_state, pin = _pin(args)
     sampler, label = _sources(args, pin_state)
@@ -297,6 +317,7 @@ def cmd_snapshot(args) -> int:
 def cmd_kv(args) -> int:
     from gputop.model import kv
     from gputop.sources.modelinfo import load
+    from gputop.units import size_text
 
     try:
         info = load(args.model)
@@ -314,7 +335,7 @@ def cmd_kv(args) -> int:
           + (f" per GPU (TP {args.tp})" if args.tp > 1 else ""))
     print(f"  = {layout.formula}")
     if info.weights_bytes is not None:
-        print(f"weights: {info.weights_bytes / 2**30:.2f} GiB ({info.weights_source})")
+        print(f"weights: {size_text(info.weights_bytes)} ({info.weights_source})")
     print()
     header = "tokens per request" + "".join(f"{f'x{r} req':>12}" for r in kv.REQUESTS)
     print(header)

@@ -23,6 +23,12 @@ if [ "$(id -u)" -eq 0 ]; then
     bash scripts/setup-ebpf.sh
 fi
 
+# A real vLLM (CPU build) and a tiny model for tests/test_vllm.py (~4 minutes the first time;
+# GPUTOP_SKIP_VLLM=1 skips both on purpose).
+if [ "${GPUTOP_SKIP_VLLM:-0}" != "1" ]; then
+    bash scripts/vllm-env.sh
+fi
+
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q -e '.[test]'

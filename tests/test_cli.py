@@ -50,7 +50,7 @@ def test_no_gpu_on_this_machine_says_so_and_suggests_the_demo():
     # This machine has no NVIDIA driver: the real "no library" path.
     for args in ([], ["snapshot"]):
         result = gputop(*args)
-        assert_one_line_error(result, "NVML", "gputop --demo")
+        assert_one_line_error(result, "NVML", "--engine", "gputop --demo")
 
 
 REQUIRED_GPU_KEYS = {"index", "name", "uuid", "util_gpu_pct", "util_mem_pct", "sm_active_pct",

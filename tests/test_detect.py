@@ -233,7 +233,7 @@ def test_host_contention_without_ebpf_ranks_first_not_tiny_kernels():
                   cpu_pressure_pct=60.0 if bad else 4.0,
                   tree_involuntary_per_s=5000.0 if bad else 300.0,
                   run_queue=10 if bad else 2, busiest_thread_pct=45.0 if bad else 98.0,
-                  **base)
+                  tree_cpu_pct=55.0 if bad else 100.0, **base)
         state = step(state, p, DetectConfig())
     ep = state.active
     assert ep is not None
@@ -242,6 +242,10 @@ def test_host_contention_without_ebpf_ranks_first_not_tiny_kernels():
     assert "tiny_kernels" not in causes[:1]
     assert any(e.startswith("CPU pressure 60%") for e in ep.evidence)
     assert any("involuntary context switches" in e for e in ep.evidence)
+    assert any(e.startswith("the engine's processes at 55% CPU (baseline 100%) with the run "
+                            "queue at 10")
+               or e.startswith("its busiest thread at 45% CPU (baseline 98%) with the run queue")
+               for e in ep.evidence), ep.evidence
 
 
 def test_throttle_reasons_present_while_healthy_explain_nothing():
@@ -253,3 +257,50 @@ def test_throttle_reasons_present_while_healthy_explain_nothing():
     assert state.active is not None
     assert "throttling" not in dict(state.active.suspects)
     assert not any("throttled" in e for e in state.active.evidence)
+
+
+def test_one_slow_request_in_a_quiet_window_is_no_collapse():
+    """TTFT: 10 requests a second, all ~20 ms, then a single 2 s one. It alone moves the
+    window's p99 for 5 s (longer than the hold), but one slow request is no collapse."""
+    from gputop.model.timeline import Timeline
+    from gputop.model.detect import make_fold
+    from gputop.schema import EngineHistogram
+    bounds = (0.01, 0.025, 0.05, 0.1, 0.5, 1.0, 2.5)
+    counts = [0.0] * len(bounds)
+    total = 0.0
+    tl = Timeline(100, make_fold())
+    for t in range(30):
+        for b, bound in enumerate(bounds):
+            if bound >= 0.025:
+                counts[b] += 10
+        total += 10
+        if t == 15:
+            counts[-1] += 1  # one request took 2 s
+            total += 1
+        ttft = EngineHistogram("ttft", bounds, tuple(counts), total, 0.0)
+        tl.append(engine_frame(t, float(t), float(t), 1000.0 * t, requests_running=8.0,
+                               histograms=(ttft,)))
+    assert tl.state(17).point.latency["ttft"][1] > 2 * tl.state(17).latency_baseline("ttft")
+    assert all(tl.state(i).active is None for i in range(30))
+
+
+def test_count_above_interpolates_inside_a_bucket():
+    from gputop.model.enginehist import HistDelta, count_above
+    d = HistDelta((0.01, 0.03), (10.0, 20.0, 4.0), 34.0, 0.0)
+    assert count_above(d, 0.02) == pytest.approx(10.0 + 4.0)  # half the (0.01, 0.03] bucket
+    assert count_above(d, 0.0) == 34.0 and count_above(d, 1.0) == 4.0
+
+
+def test_a_rate_after_a_long_gap_spans_the_gap():
+    """The engine answered nothing for 20 ticks (longer than the fold's look-back): the
+    first reading after it still gets a rate, over the whole gap."""
+    from gputop.model.timeline import Timeline
+    from gputop.model.detect import make_fold
+    from gputop.schema import Frame
+    tl = Timeline(100, make_fold())
+    tl.append(engine_frame(0, 0.0, 0.0, 0.0))
+    tl.append(engine_frame(1, 1.0, 1.0, 1000.0))
+    for t in range(2, 22):
+        tl.append(Frame(seq=t, time_wall_s=1000.0 + t, time_mono_s=float(t)))
+    tl.append(engine_frame(22, 22.0, 22.0, 22000.0))
+    assert tl.state(22).point.tokens_per_s == pytest.approx(1000.0)

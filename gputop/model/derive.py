@@ -17,6 +17,7 @@ from gputop.model.peaks import Peak, peak_for
 from gputop.model.timeline import Timeline
 from gputop.model.vram import VramSplit, split_vram
 from gputop.model.point import counter_rate, read_time
+from gputop.units import size_text
 from gputop.schema import (EngineSample, Frame, GpuSample, PinnedSample, ProcSample,
                            SourceStatus, ThreadSample)
 
@@ -144,10 +145,10 @@ def _pool_provenance(engine: EngineSample) -> str:
         return f"KV pool: {engine.kv_pool_bytes:,} B reported by the engine ({engine.kind})"
     if kv_pool_bytes(engine) is not None and engine.kv_pool_tokens is not None:
         return (f"KV pool: {engine.kv_pool_tokens:,} tokens x "
-                f"{engine.kv_bytes_per_token / 1024:,.0f} KiB/token, from {engine.kind} metrics")
+                f"{size_text(engine.kv_bytes_per_token)}/token, from {engine.kind} metrics")
     if kv_pool_bytes(engine) is not None:
         return (f"KV pool: {engine.num_gpu_blocks:,} blocks x {engine.block_size} tokens x "
-                f"{engine.kv_bytes_per_token / 1024:,.0f} KiB/token, from {engine.kind} cache config")
+                f"{size_text(engine.kv_bytes_per_token)}/token, from {engine.kind} cache config")
     if engine.kv_bytes_per_token is None and (engine.num_gpu_blocks or engine.kv_pool_tokens):
         return "KV pool: unknown (KV bytes per token needs the model's config: --model PATH)"
     return "KV pool: unknown (the engine does not report its cache config)"
@@ -186,7 +187,7 @@ def vram_split(gpu: GpuSample, processes: tuple[ProcSample, ...],
     if engine_procs and all(p.mem_bytes is not None for p in engine_procs):
         engine_bytes = sum(p.mem_bytes for p in engine_procs)
     provenance = (
-        f"weights: {engine.weights_bytes / 2**30:.2f} GiB per GPU of {engine.model or 'the model'}"
+        f"weights: {size_text(engine.weights_bytes)} per GPU of {engine.model or 'the model'}"
         + (f" ({engine.weights_source}, TP {engine.tensor_parallel or 1})"
            if engine.weights_source else "")
         if engine.weights_bytes is not None
@@ -194,7 +195,7 @@ def vram_split(gpu: GpuSample, processes: tuple[ProcSample, ...],
         _pool_provenance(engine),
         f"KV used: pool x {engine.kind} KV usage {engine.kv_usage_ratio:.1%}"
         if engine.kv_usage_ratio is not None else "KV used: unknown",
-        f"engine process memory: {engine_bytes / 2**30:.2f} GiB from the per-process list"
+        f"engine process memory: {size_text(engine_bytes)} from the per-process list"
         if engine_bytes is not None else "engine process memory: unknown (not in the process list)",
     )
     if engine.note:

@@ -47,7 +47,10 @@ class DetectConfig:
     smooth_points: int = 3  # GPU-Util is averaged over this many ticks
     latency_factor: float = 2.0  # ITL / TTFT p99 at or above this x baseline is a collapse
     latency_window_s: float = 5.0  # engine latency percentiles cover this many seconds
-    min_latency_observations: int = 20  # fewer in the window: too few to judge
+    min_latency_observations: int = 20  # fewer ITL observations in the window: too few
+    # a latency p99 counts only when this many observations are beyond the threshold: one
+    # slow request in a quiet 5 s window moves the p99 by itself, and is no collapse
+    min_slow_observations: int = 3
     large_n: float = 8  # a request with n >= this (vllm:request_params_n) is evidence
     large_max_tokens: float = 8192  # likewise for max_tokens
 
@@ -105,6 +108,8 @@ class DetectState:
     baseline_latency_s: tuple[tuple[str, float], ...] = ()
     # requests that are evidence by themselves (n >= 8, huge max_tokens): (time, text)
     notable: tuple[tuple[float, str], ...] = ()
+    # the newest frame with an engine reading: rates after a gap of any length start there
+    last_reading: Frame | None = None
 
     def latency_baseline(self, name: str) -> float | None:
         return dict(self.baseline_latency_s).get(name)
@@ -125,25 +130,34 @@ RECENT_POINTS = 10
 
 def make_fold(config: DetectConfig = DetectConfig()):
     def fold(previous: DetectState | None, frames: list[Frame]) -> DetectState:
-        return step(previous, point(frames, previous.point if previous else None), config)
+        last = previous.last_reading if previous is not None else None
+        state = step(previous, point(frames, previous.point if previous else None, last), config)
+        frame = frames[-1]
+        return replace(state, last_reading=frame if frame.engine is not None else last)
     return fold
 
 
-def _window_latency(points: tuple[Point, ...], now: Point,
-                    config: DetectConfig) -> dict[str, tuple[float | None, float | None]]:
-    """p50 / p99 of each engine histogram over the points in the latency window (each
-    engine reading counted once: carried readings have no observations)."""
+def _with_window_latency(points: tuple[Point, ...], now: Point, previous: DetectState,
+                         config: DetectConfig) -> Point:
+    """``now`` with p50 / p99 of each engine histogram over the latency window (each engine
+    reading counted once: carried readings have no observations), and how many
+    observations lie beyond the firing and clearing thresholds of each latency measure."""
     horizon = now.time_mono_s - config.latency_window_s
     window = [p for p in points if p.time_mono_s > horizon]
     names = {name for p in window for name in p.engine_hist}
-    out = {}
+    latency, slow = {}, {}
     for name in sorted(names):
         merged = enginehist.merge(p.engine_hist[name] for p in window if name in p.engine_hist)
         enough = merged is not None and merged.total >= (
             config.min_latency_observations if name == "itl" else 1)
-        if enough:
-            out[name] = (enginehist.quantile(merged, 0.5), enginehist.quantile(merged, 0.99))
-    return out
+        if not enough:
+            continue
+        latency[name] = (enginehist.quantile(merged, 0.5), enginehist.quantile(merged, 0.99))
+        base = previous.latency_baseline(name)
+        if name in LATENCY_MEASURES and base:
+            slow[name] = (enginehist.count_above(merged, config.latency_factor * base),
+                          enginehist.count_above(merged, config.latency_clear_factor * base))
+    return replace(now, latency=latency, latency_slow=slow)
 
 
 def _notable(now: Point, config: DetectConfig) -> list[str]:
@@ -173,7 +187,7 @@ def step(previous: DetectState | None, now: Point, config: DetectConfig) -> Dete
     if previous is None:
         previous = DetectState(point=now, recent=(), healthy=(), baseline_tokens_per_s=None,
                                config=config)
-    now = replace(now, latency=_window_latency(previous.recent + (now,), now, config))
+    now = _with_window_latency(previous.recent + (now,), now, previous, config)
     recent = (previous.recent + (now,))[-RECENT_POINTS:]
     smooth = recent[-config.smooth_points:]
     util = _mean_util(smooth, sorted(now.util_pct))
@@ -235,7 +249,9 @@ def _condition(state: DetectState, now: Point, top_util: float | None, config: D
     for name in LATENCY_MEASURES:
         p99 = now.latency.get(name, (None, None))[1]
         base = state.latency_baseline(name)
-        if p99 is not None and base and p99 >= factor * base:
+        slow = now.latency_slow.get(name, (0.0, 0.0))[1 if clearing else 0]
+        if p99 is not None and base and p99 >= factor * base \
+                and slow >= config.min_slow_observations:
             return "busy_unproductive", name
     return None
 
@@ -404,44 +420,52 @@ def _evidence(state: DetectState, util: dict[int, float]) -> tuple[tuple[str, ..
 
 
 def _host_contention(state: DetectState, evidence: list[str]) -> float:
-    """0..1: the CPU is contended, from what /proc gives without root or eBPF: CPU
-    pressure, involuntary context switches of the engine's (or pinned) tree, a run queue
-    above the CPUs, and its busiest thread getting less CPU, each against the healthy
-    baseline (a CPU-bound engine is always busy; what matters is what changed)."""
+    """0..1: the CPU is contended, from what /proc gives without root or eBPF, each against
+    the healthy baseline (a CPU-bound engine is always busy; what matters is what changed):
+    the engine's (or pinned) tree getting less CPU than it had while the run queue is above
+    the CPUs (measured here on a real vLLM with its core crowded: its CPU halved, its
+    involuntary switches *fell*, as it ran less), CPU pressure rising, the run queue
+    growing, and involuntary context switches jumping (a launch thread preempted often)."""
     recent, healthy = state.recent[-3:], state.healthy
 
     def now_and_base(name):
         return (_avg([getattr(p, name) for p in recent if getattr(p, name) is not None]),
                 _avg([getattr(p, name) for p in healthy if getattr(p, name) is not None]))
 
-    parts = []
+    score = 0.0
+    queue, queue_base = now_and_base("run_queue")
+    cpus = state.point.cpus
+    crowded = queue is not None and cpus is not None and queue > cpus
+    losses = []
+    for name, label in (("tree_cpu_pct", "the engine's processes"),
+                        ("busiest_thread_pct", "its busiest thread")):
+        value, base = now_and_base(name)
+        if value is not None and base is not None and base >= 30:
+            losses.append(((base - value) / base, label, value, base))
+    if losses:
+        loss, label, value, base = max(losses)
+        score += 0.4 * _clamp((loss - 0.15) / 0.35) * (1.0 if crowded or queue is None else 0.5)
+        if loss >= 0.3 and crowded:
+            evidence.append(f"{label} at {value:.0f}% CPU (baseline {base:.0f}%) with the run "
+                            f"queue at {queue:.0f} on {cpus} CPUs")
     psi, psi_base = now_and_base("cpu_pressure_pct")
     if psi is not None:
         base = psi_base or 0.0
-        parts.append(0.45 * _clamp((psi - base - 10) / 30))
+        score += 0.25 * _clamp((psi - base - 10) / 30)
         if psi - base >= 15:
             evidence.append(f"CPU pressure {psi:.0f}% (baseline {base:.0f}%)")
+    if queue is not None and cpus:
+        excess = queue / cpus - max(1.0, (queue_base or 0) / cpus)
+        score += 0.2 * _clamp(excess / 2)
+        if excess >= 1 and not any("run queue" in e for e in evidence):
+            evidence.append(f"run queue {queue:.0f} on {cpus} CPUs (baseline {queue_base or 0:.0f})")
     inv, inv_base = now_and_base("tree_involuntary_per_s")
     if inv is not None and inv_base is not None:
         ratio = inv / max(inv_base, 20.0)
-        parts.append(0.35 * _clamp((ratio - 1.5) / 3))
+        score += 0.15 * _clamp((ratio - 1.5) / 3)
         if ratio >= 2:
             evidence.append(f"involuntary context switches {inv:,.0f}/s (baseline {inv_base:,.0f}/s)")
-    queue = _avg([p.run_queue for p in recent if p.run_queue is not None])
-    cpus = state.point.cpus
-    queue_base = _avg([p.run_queue for p in healthy if p.run_queue is not None])
-    if queue is not None and cpus:
-        excess = queue / cpus - max(1.0, (queue_base or 0) / cpus)
-        parts.append(0.2 * _clamp(excess / 2))
-        if excess >= 1:
-            evidence.append(f"run queue {queue:.0f} on {cpus} CPUs")
-    thread, thread_base = now_and_base("busiest_thread_pct")
-    if thread is not None and thread_base and thread_base >= 30:
-        loss = (thread_base - thread) / thread_base
-        parts.append(0.2 * _clamp((loss - 0.15) / 0.4))
-        if loss >= 0.3:
-            evidence.append(f"busiest engine thread at {thread:.0f}% CPU (baseline {thread_base:.0f}%)")
-    return _clamp(sum(parts))
+    return _clamp(score)
 
 
 def _throttling(state: DetectState, evidence: list[str]) -> float:
@@ -476,8 +500,10 @@ def _suspects(f: dict[str, float]) -> tuple[tuple[str, float], ...]:
         "collective_straggler": g("spread", 0),
         "input_stall": g("input", 0),
         "host_launch_jitter": host,
+        # busy time without SM work: unless something else explains the idle SMs (a host
+        # that cannot feed the GPU explains them first)
         "tiny_kernels": 0.8 * g("sm_gap", 0) * (1 - g("waiting", 0)) * (1 - g("spread", 0))
-        * (1 - g("prefill", 0)) * (1 - host) * (1 - g("notable", 0)),
+        * (1 - g("prefill", 0)) * (1 - host) ** 2 * (1 - g("notable", 0)),
         "memory_bandwidth": g("dram", 0),
         "throttling": g("throttle", 0),
     }

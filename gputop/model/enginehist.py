@@ -84,14 +84,17 @@ def quantile(d: HistDelta | None, q: float) -> float | None:
     return d.upper_bounds[-1]
 
 
-def above(d: HistDelta | None, threshold: float) -> float:
-    """Observations in buckets whose lower bound is at or above ``threshold``."""
+def count_above(d: HistDelta | None, threshold: float) -> float:
+    """Observations above ``threshold``, interpolating inside the bucket that holds it (the
+    same linear assumption as ``quantile``); those beyond the last bound all count."""
     if d is None:
         return 0.0
-    total, lower = 0.0, -math.inf
+    total, lower = 0.0, 0.0
     for bound, count in zip(d.upper_bounds + (math.inf,), d.counts):
-        if lower >= threshold:
+        if lower >= threshold or bound == math.inf:
             total += count
+        elif bound > threshold:
+            total += count * (bound - threshold) / (bound - lower)
         lower = bound
     return total
 

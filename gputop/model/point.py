@@ -51,6 +51,8 @@ class Point:
     cpus: int | None = None
     # filled by the detector: p50 / p99 seconds over its latency window, by histogram name
     latency: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
+    # observations in the window beyond (firing, clearing) x the latency baseline, by name
+    latency_slow: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
 def counter_rate(previous: float | None, current: float | None, seconds: float) -> float | None:
@@ -74,13 +76,17 @@ def _same_engine(a: EngineSample | None, b: EngineSample | None) -> bool:
     return a is not None and b is not None and (a.kind, a.url) == (b.kind, b.url)
 
 
-def _previous_reading(frames: list[Frame]) -> Frame | None:
-    """The newest earlier frame holding an earlier reading of the same engine."""
+def _previous_reading(frames: list[Frame], last_reading: Frame | None) -> Frame | None:
+    """The newest earlier frame holding an earlier reading of the same engine: among the
+    recent frames, else the last one the fold saw (after a gap longer than they cover)."""
     current = frames[-1]
     t = read_time(current)
     for frame in reversed(frames[:-1]):
         if _same_engine(frame.engine, current.engine) and read_time(frame) < t:
             return frame
+    if last_reading is not None and _same_engine(last_reading.engine, current.engine) \
+            and read_time(last_reading) < t:
+        return last_reading
     return None
 
 
@@ -125,9 +131,10 @@ def _hist_deltas(before: EngineSample | None, now: EngineSample) -> dict[str, Hi
     return out
 
 
-def point(frames: list[Frame], previous_point: Point | None = None) -> Point:
-    """The point of ``frames[-1]``; earlier frames (oldest first) supply the previous
-    reading of each counter."""
+def point(frames: list[Frame], previous_point: Point | None = None,
+          last_reading: Frame | None = None) -> Point:
+    """The point of ``frames[-1]``; earlier frames (oldest first), or ``last_reading``,
+    supply the previous reading of each counter."""
     frame = frames[-1]
     engine = frame.engine
     earlier = frames[-2] if len(frames) >= 2 else None
@@ -142,7 +149,7 @@ def point(frames: list[Frame], previous_point: Point | None = None) -> Point:
             if previous_point is not None:
                 rates = {name: getattr(previous_point, name) for name in ENGINE_RATES}
         else:
-            before = _previous_reading(frames)
+            before = _previous_reading(frames, last_reading)
             if before is not None:
                 rates = _engine_rates(before.engine, engine, read_time(frame) - read_time(before))
             hist = _hist_deltas(before.engine if before is not None else None, engine)

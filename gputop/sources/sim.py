@@ -16,7 +16,8 @@ import statistics
 from dataclasses import dataclass, field
 
 from gputop.model.latency import bucket_index
-from gputop.schema import EngineSample, GpuSample, HostSample, LaunchHist, ProcSample
+from gputop.schema import (EngineHistogram, EngineSample, GpuSample, HostSample, LaunchHist,
+                           ProcSample)
 from gputop.sources.base import Reading
 
 LEAD_IN_S = 4.0
@@ -34,6 +35,12 @@ ENGINE_OTHER_BYTES = int(2.6 * GiB)  # activations, CUDA graphs, allocator slack
 NOTEBOOK_BYTES = int(1.2 * GiB)
 DRIVER_BYTES = 512 * MiB
 _NORMAL = statistics.NormalDist()
+# vLLM's default histogram bounds (seconds; the n parameter)
+ITL_BOUNDS = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5,
+              10.0, 20.0, 40.0, 80.0)
+TTFT_BOUNDS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0,
+               7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0)
+N_BOUNDS = (1.0, 2.0, 5.0, 10.0, 20.0)
 
 
 @dataclass
@@ -65,6 +72,14 @@ class Tick:
     launch: dict[str, Launch] = field(default_factory=dict)
     power_w: list[float] | None = None
     clock_mhz: list[float] | None = None
+    # the engine's own latencies (vLLM histograms): median and p99 seconds
+    itl_s: tuple[float, float] = (0.012, 0.025)
+    ttft_s: tuple[float, float] = (0.09, 0.35)
+    large_n_request: bool = False  # an n=8 request finished this tick
+    preemptions_per_s: float = 0.0
+    cpu_pressure_pct: float = 3.0  # /proc/pressure/cpu some avg10
+    run_queue: int = 3
+    involuntary_per_s: float = 250.0  # of the engine's process tree
 
 
 @dataclass(frozen=True)
@@ -166,6 +181,9 @@ def _scenario_tick(name: str, t: float, rng: random.Random, n: int) -> Tick:
         tick.prompt_tokens_per_s = _noise(rng, 30, 20)
         tick.running = float(rng.choice((7, 8, 8)))
         tick.waiting = float(min(34, 3 + int(since * 1.6)))
+        tick.itl_s = (_noise(rng, 0.35, 0.05), _noise(rng, 1.6, 0.2))  # the batch stalls
+        tick.ttft_s = (_noise(rng, 9.5, 0.5), _noise(rng, 11.0, 0.4))
+        tick.large_n_request = int(round(since)) % 10 == 9  # each storm request ends ~10 s in
         tick.launch["cudaGraphLaunch"] = Launch(4, 9.0)
         tick.launch["cudaStreamSynchronize"] = Launch(0.1, 9_800_000.0, sigma=0.08)
     elif name == "prefill-interference":
@@ -174,12 +192,17 @@ def _scenario_tick(name: str, t: float, rng: random.Random, n: int) -> Tick:
         tick.tensor = [_noise(rng, 57, 4) for _ in range(n)]
         tick.tokens_per_s = _noise(rng, 520, 60)
         tick.prompt_tokens_per_s = _noise(rng, 14500, 1200)
+        tick.itl_s = (_noise(rng, 0.05, 0.005), _noise(rng, 0.4, 0.05))
         tick.running = round(_noise(rng, 22, 2))
     elif name == "launch-jitter":
         tick.util = [_noise(rng, 93, 1.5, 0, 100) for _ in range(n)]
         tick.sm = [_noise(rng, 56, 4) for _ in range(n)]
         tick.tokens_per_s = _noise(rng, 700, 70)
         tick.host_cpu_pct = _noise(rng, 99, 1, 0, 100)
+        tick.cpu_pressure_pct = _noise(rng, 58, 6)
+        tick.run_queue = int(_noise(rng, 14, 2))
+        tick.involuntary_per_s = _noise(rng, 4200, 400)
+        tick.itl_s = (_noise(rng, 0.03, 0.004), _noise(rng, 0.09, 0.01))
         jitter = dict(tail_frac=0.02, tail_us=(9000.0, 17000.0))
         tick.launch["cudaLaunchKernel"] = Launch(1100, 17.0, sigma=0.3, **jitter)
         tick.launch["cuLaunchKernel"] = Launch(420, 19.0, sigma=0.3, **jitter)
@@ -209,6 +232,8 @@ def _scenario_tick(name: str, t: float, rng: random.Random, n: int) -> Tick:
         tick.prompt_tokens_per_s = _noise(rng, 900, 200)
         tick.running = round(_noise(rng, 64, 3))
         tick.kv_usage = _noise(rng, 0.93, 0.02, 0, 1)
+        tick.preemptions_per_s = _noise(rng, 1.5, 0.5)
+        tick.itl_s = (_noise(rng, 0.045, 0.004), _noise(rng, 0.07, 0.006))
     return tick
 
 
@@ -261,6 +286,13 @@ class SimSource:
         self._tokens = 0.0
         self._prompt = 0.0
         self._finished = 0.0
+        self._preempted = 0.0
+        self._flops = 0.0
+        self._cpu_s = 0.0
+        self._involuntary = 0.0
+        self._hists: dict[str, list[float]] = {}  # name -> [cumulative per bound..., count, sum]
+        self._requests_n = [0.0, 0.0]  # (n=1 requests, all requests)
+        self._n_sum = 0.0
 
     @property
     def label(self) -> str:
@@ -292,12 +324,59 @@ class SimSource:
             self._tokens += tick.tokens_per_s * self.step_s
             self._prompt += tick.prompt_tokens_per_s * self.step_s
             self._finished += (tick.tokens_per_s / 180.0) * self.step_s
+            self._preempted += tick.preemptions_per_s * self.step_s
+            # vLLM's estimate: ~2 FLOPs per parameter per token, per GPU
+            self._flops += 2 * 8.03e9 * (tick.tokens_per_s + tick.prompt_tokens_per_s) \
+                * self.step_s / self.gpus
+            self._cpu_s += 0.9 * self.step_s
+            self._involuntary += tick.involuntary_per_s * self.step_s
+            if kind == "vllm":
+                self._observe("itl", ITL_BOUNDS, tick.itl_s, tick.tokens_per_s * self.step_s)
+                self._observe("ttft", TTFT_BOUNDS, tick.ttft_s,
+                              max(1.0, tick.tokens_per_s / 180.0 * self.step_s))
+                finished = tick.tokens_per_s / 180.0 * self.step_s
+                self._requests_n[0] += finished
+                self._requests_n[1] += finished + (1 if tick.large_n_request else 0)
+                self._n_sum += finished + (8 if tick.large_n_request else 0)
         gpus, processes = self._hardware(tick, kind, rng)
         engine = self._engine(tick, kind, name)
         launch = tuple(hist for hist in (launch_hist(api, self._main_pid(kind), spec, self.step_s, rng)
                                          for api, spec in tick.launch.items()) if hist.count)
         return Reading(gpus=gpus, processes=processes, engine=engine, launch=launch,
-                       host=HostSample(cpu_pct=round(tick.host_cpu_pct, 1)))
+                       host=HostSample(cpu_pct=round(tick.host_cpu_pct, 1),
+                                       cpu_pressure_some_pct=round(tick.cpu_pressure_pct, 2),
+                                       run_queue=tick.run_queue, cpus=64))
+
+    def _observe(self, name: str, bounds: tuple[float, ...], p50_p99: tuple[float, float],
+                 observations: float) -> None:
+        """Add ``observations`` drawn (as evenly spaced quantiles of a lognormal with this
+        median and p99) to a cumulative histogram, as an engine's Prometheus one grows."""
+        state = self._hists.setdefault(name, [0.0] * (len(bounds) + 2))
+        median, p99 = p50_p99
+        sigma = max(1e-3, math.log(max(p99, median * 1.001) / median) / _NORMAL.inv_cdf(0.99))
+        k = 50
+        for i in range(k):
+            value = median * math.exp(sigma * _NORMAL.inv_cdf((i + 0.5) / k))
+            weight = observations / k
+            for b, bound in enumerate(bounds):
+                if value <= bound:
+                    state[b] += weight
+            state[-2] += weight
+            state[-1] += weight * value
+
+    def _histograms(self) -> tuple[EngineHistogram, ...]:
+        out = []
+        for name, bounds in (("itl", ITL_BOUNDS), ("ttft", TTFT_BOUNDS)):
+            state = self._hists.get(name)
+            if state is not None:
+                out.append(EngineHistogram(name, bounds, tuple(round(v, 3) for v in state[:-2]),
+                                           round(state[-2], 3), round(state[-1], 3)))
+        ones, total = self._requests_n
+        if total:
+            out.append(EngineHistogram("params_n", N_BOUNDS,
+                                       (round(ones, 3),) * 3 + (round(total, 3),) * 2,
+                                       round(total, 3), round(self._n_sum, 3)))
+        return tuple(out)
 
     # ------------------------------------------------------------ parts
 
@@ -356,11 +435,12 @@ class SimSource:
 
     def _engine(self, tick: Tick, kind: str, name: str) -> EngineSample:
         n = self.gpus
+        tree = dict(cpu_s=round(self._cpu_s, 3), ctx_involuntary=int(self._involuntary))
         if kind == "trainer":
             return EngineSample(kind="trainer", url="sim://trainer", model="llama-8b (training)",
                                 generation_tokens_total=round(self._tokens),
                                 gpu_indices=tuple(range(n)),
-                                pids=tuple(5001 + g for g in range(n)))
+                                pids=tuple(5001 + g for g in range(n)), **tree)
         blocks, _ = self._pool_bytes_per_gpu()
         return EngineSample(
             kind="vllm", url="sim://vllm:8000/metrics", model=MODEL,
@@ -371,4 +451,7 @@ class SimSource:
             num_gpu_blocks=blocks, block_size=BLOCK_SIZE,
             kv_bytes_per_token=KV_BYTES_PER_TOKEN // n, weights_bytes=WEIGHTS_BYTES // n,
             weights_source="8.03e9 parameters x 2 B, simulated", tensor_parallel=n,
-            gpu_indices=tuple(range(n)), pids=(4121,) if n == 1 else tuple(4130 + g for g in range(n)))
+            gpu_indices=tuple(range(n)), pids=(4121,) if n == 1 else tuple(4130 + g for g in range(n)),
+            histograms=self._histograms(), preemptions_total=round(self._preempted, 3),
+            waiting_by_reason={"capacity": tick.waiting or 0.0, "deferred": 0.0},
+            flops_total=round(self._flops), **tree)

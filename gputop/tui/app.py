@@ -53,6 +53,16 @@ KEYS = [
 ]
 
 
+def source_line(name: str, status) -> str:
+    """One source on the explain page: delivering or why not, how old, what a poll costs."""
+    def ms(seconds):
+        return "n/a" if seconds is None else f"{seconds * 1000:.1f} ms"
+
+    state = f"ok, reading {status.age_s:.1f}s old" if status.ok and status.age_s is not None \
+        else ("ok" if status.ok else f"n/a ({status.reason})")
+    return f"{name:<8} {state}; poll {ms(status.poll_s)} / {ms(status.poll_median_s)}"
+
+
 def exit_notice(ctx: Ctx) -> str | None:
     """ "pid 4121 exited at 10:32:07" while the pinned roots are gone."""
     pinned = ctx.view.pinned
@@ -359,9 +369,8 @@ class GputopApp(App):
         lines = [pane.definition, "", "Where the numbers come from now:"]
         if ctx is not None:
             lines += ["  " + line for line in pane.provenance(ctx)]
-            bad = [f"  {name}: n/a ({st.reason})" for name, st in ctx.view.sources.items() if not st.ok]
-            if bad:
-                lines += ["", "Sources not delivering:", *bad]
+            lines += ["", "Sources (reading age at this frame, cost of a poll: last / median):"]
+            lines += ["  " + source_line(name, st) for name, st in ctx.view.sources.items()]
         self.push_screen(TextScreen(f"{pane.key} {pane.title}: explained", "\n".join(lines)))
 
     def _pane(self, key: str) -> Pane:

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 
 from rich.style import Style
 
+from gputop.units import duration_us, seconds_text, size_text  # noqa: F401 (re-exported)
+
 Cell = tuple[str, Style | None]
 Row = list[Cell]
 
@@ -156,14 +158,6 @@ def gib(value_bytes: int | float | None, digits: int = 1) -> str:
     return "n/a" if value_bytes is None else f"{value_bytes / 2**30:.{digits}f}"
 
 
-def duration_us(value_us: float | None) -> str:
-    if value_us is None:
-        return "n/a"
-    if value_us >= 1_000_000:
-        return f"{value_us / 1e6:.2f} s"
-    if value_us >= 1000:
-        return f"{value_us / 1000:.1f} ms"
-    return f"{value_us:.0f} us" if value_us >= 10 else f"{value_us:.1f} us"
 
 
 def rate(value: float | None) -> str:

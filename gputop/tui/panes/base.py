@@ -27,6 +27,15 @@ class Ctx:
         return self.view.gpu(self.gpu_index)
 
     @property
+    def interval_s(self) -> float:
+        """Seconds between the view's frame and the one before it (1 when unknown)."""
+        index = self.view.index
+        if index <= 0:
+            return 1.0
+        step = self.view.frame.time_mono_s - self.timeline.frame(index - 1).time_mono_s
+        return step if step > 0 else 1.0
+
+    @property
     def alerting(self) -> bool:
         alert = self.view.alert
         return alert is not None and (self.gpu_index in alert.gpus or not alert.gpus)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from rich.style import Style
 
 from gputop.tui.panes.base import Ctx, Pane, gpu_field
-from gputop.tui.render import ALERT, DIM, Row, hbar, na, row
+from gputop.tui.panes.util import mfu_text
+from gputop.tui.render import ALERT, BOLD, DIM, Row, hbar, na, row
 
 BAR = Style(color="cyan")
 UTIL_BAR = Style(color="bright_blue")
@@ -30,7 +31,11 @@ class SmPane(Pane):
         "drops when kernels use few SMs. It is still a time ratio: a kernel at 5% of peak "
         "reads 100% while it runs. SM occupancy: resident warps over the maximum. DRAM bw: "
         "fraction of peak device-memory bandwidth used. Tensor: fraction of time the tensor "
-        "pipes were active."
+        "pipes were active. MFU est.: the engine's own estimate of model FLOPs per second per "
+        "GPU (vllm:estimated_flops_per_gpu_total, with --enable-mfu-metrics) over the card's "
+        "dense bf16 datasheet peak; MBU est.: its estimated bytes read and written per second "
+        "over the HBM bandwidth. Estimates twice over, but the only ones that say how much "
+        "of the GPU the busy time achieved: 'util 97%, SM 11%, MFU 0.4%'."
     )
 
     def rows(self, ctx: Ctx, width: int, height: int) -> list[Row]:
@@ -49,9 +54,27 @@ class SmPane(Pane):
             low = field == "sm_active_pct" and s.util_gpu_pct and value < 0.5 * s.util_gpu_pct
             out.append(row(f"{label:<{label_w}}", (f"{value:>4.0f}%", ALERT if low else None), " ",
                            *[(c, st) for c, st in hbar(value / 100, bar_w, style)]))
+        engine = ctx.view.engine
+        if engine is not None and (engine.flops_per_s is not None or engine.mem_bytes_per_s):
+            out.append(row(f"{'MFU est.':<{label_w}}", (f"{mfu_text(engine.mfu_ratio):>5}", BOLD),
+                           f"   MBU est. {mfu_text(engine.mbu_ratio)}",
+                           ("   vLLM's FLOPs / datasheet peak", DIM)))
         plot_h = max(0, height - len(out) - 1)
         plot, _ = ctx.plot(self.sweep, gpu_field(s.index, "sm_active_pct"), width, plot_h, PLOT,
                            top=100.0)
         out += plot
         out.append(self.footer_row(ctx, width, "SM active 0-100%"))
         return out
+
+    def provenance(self, ctx: Ctx) -> list[str]:
+        lines = [f"source: {ctx.source_label}"]
+        engine = ctx.view.engine
+        if engine is not None and engine.peak is not None:
+            lines.append(f"peak for MFU/MBU: {engine.peak.model}, {engine.peak.tflops_bf16:g} "
+                         f"TFLOPS bf16 dense, {engine.peak.mem_tb_per_s:g} TB/s "
+                         f"({engine.peak.source})")
+        elif engine is not None:
+            lines.append("MFU/MBU n/a: this GPU model is not in gputop's table of peaks")
+        if engine is not None and engine.flops_per_s is None:
+            lines.append("the engine reports no FLOPs estimate (vLLM: --enable-mfu-metrics)")
+        return lines

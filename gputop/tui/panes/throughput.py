@@ -6,7 +6,8 @@ from rich.style import Style
 
 from gputop.tui.panes.base import Ctx, Pane
 from gputop.tui.widgets import clock_text
-from gputop.tui.render import ALERT, BOLD, DIM, Row, count, hbar, na, rate, row
+from gputop.tui.render import (ALERT, BOLD, DIM, WARN, Row, count, hbar, na, rate, row,
+                               seconds_text)
 
 PLOT = Style(color="green")
 PLOT_ALERT = Style(color="red")
@@ -20,17 +21,49 @@ class ThroughputPane(Pane):
     definition = (
         "Generation tokens/s: the per-second increase of the engine's generated-token counter "
         "(vllm:generation_tokens_total, sglang:generation_tokens_total, ...) between two "
-        "scrapes; a counter that drops (engine restart) counts from zero, never negative. "
-        "Prompt tokens/s: the same for prefill tokens. Baseline: the median tokens/s of the "
-        "last 60 s of healthy ticks, frozen during an episode. Running / waiting: the engine's "
-        "request gauges. KV usage: the fraction of the pre-reserved KV-cache pool in use."
+        "scrapes, timed by when each scrape's answer arrived; a counter that drops (engine "
+        "restart) counts from zero, never negative. Prompt tokens/s: the same for prefill "
+        "tokens. Baseline: the median of the last 60 s of healthy ticks, frozen during an "
+        "episode. ITL p99: the 99th percentile inter-token latency (vllm:inter_token_latency_"
+        "seconds) and TTFT p99 the time to first token, both over the last 5 s, from the "
+        "difference of two scrapes of the engine's histograms (interpolated inside a bucket, "
+        "as Prometheus' histogram_quantile does); a collapse can show here while tokens/s "
+        "rises. Preemptions/s: requests evicted from a full KV cache. Running / waiting: the "
+        "engine's request gauges (waiting by reason when it reports one). KV usage: the "
+        "fraction of the pre-reserved KV-cache pool in use."
     )
 
     def rows(self, ctx: Ctx, width: int, height: int) -> list[Row]:
         engine = ctx.view.engine
+        last = ctx.view.last_engine
+        baseline = (engine or last).baseline_tokens_per_s if (engine or last) else None
         if engine is None:
             reason = ctx.source_reason("engine") or "no engine: pass --engine URL"
-            return [row(("tokens/s " + na(reason), DIM))]
+            out = [row(("tokens/s " + na(reason), DIM))]
+            if last is not None:  # late: keep the history, say how old the last reading is
+                out.append(row((f"last reading {rate(last.tokens_per_s)} tok/s, "
+                                f"{last.age_s:.0f}s ago", DIM)))
+            else:
+                return out
+        else:
+            out = self.header_rows(ctx, engine, width)
+        s = (engine or last).sample
+        episodes = self.episode_rows(ctx, width, max_rows=3 if height >= 14 else 0)
+        plot_h = max(0, height - len(out) - len(episodes) - 1)
+
+        def tokens(frame, state):
+            return state.point.tokens_per_s if frame.engine is not None else None
+
+        style = PLOT_ALERT if ctx.alerting else PLOT
+        plot, top = ctx.plot(self.sweep, tokens, width, plot_h, style, floor=(baseline or 0) * 1.1)
+        out += plot
+        out += episodes
+        unit = "train tok/s" if s.kind == "trainer" else "tok/s"
+        out.append(self.footer_row(ctx, width, f"0-{rate(top)} {unit}"))
+        return out
+
+    @staticmethod
+    def header_rows(ctx: Ctx, engine, width: int) -> list[Row]:
         s = engine.sample
         big = ALERT if ctx.alerting else BOLD
         unit = "train tok/s" if s.kind == "trainer" else "gen tok/s"
@@ -38,29 +71,37 @@ class ThroughputPane(Pane):
         change = ""
         if baseline and engine.tokens_per_s is not None:
             change = f"  {engine.tokens_per_s / baseline:.0%} of baseline {rate(baseline)}"
-        out = [row((f"{rate(engine.tokens_per_s):>6}", big), f" {unit}", (change, ALERT if ctx.alerting else DIM))]
-        if s.kind != "trainer":
-            out.append(row(f"prompt {rate(engine.prompt_tokens_per_s)} tok/s   "
-                           f"finished {rate(engine.requests_per_s)} req/s"))
-            waiting_style = ALERT if (s.requests_waiting or 0) > max(4, (s.requests_running or 0)) else None
-            out.append(row(f"running {count(s.requests_running)}   ",
-                           (f"waiting {count(s.requests_waiting)}", waiting_style)))
-            kv = s.kv_usage_ratio
-            label = f"KV used {kv:>4.0%} " if kv is not None else "KV used " + na("not reported")
-            out.append(row(label, *hbar(kv, max(0, width - len(label)), KV_BAR) if kv is not None else ""))
-        else:
+        late = f"  ({engine.age_s:.1f}s old)" if engine.age_s >= 1.5 * ctx.interval_s else ""
+        out = [row((f"{rate(engine.tokens_per_s):>6}", big), f" {unit}",
+                   (change, ALERT if ctx.alerting else DIM), (late, WARN))]
+        if s.kind == "trainer":
             out.append(row((f"{s.model} · {len(s.gpu_indices)} GPU(s)", DIM)))
-        episodes = self.episode_rows(ctx, width, max_rows=3 if height >= 14 else 0)
-        plot_h = max(0, height - len(out) - len(episodes) - 1)
-
-        def tokens(_frame, state):
-            return state.point.tokens_per_s
-
-        style = PLOT_ALERT if ctx.alerting else PLOT
-        plot, top = ctx.plot(self.sweep, tokens, width, plot_h, style, floor=(baseline or 0) * 1.1)
-        out += plot
-        out += episodes
-        out.append(self.footer_row(ctx, width, f"0-{rate(top)} tok/s"))
+            return out
+        latency = []
+        for name, label in (("itl", "ITL"), ("ttft", "TTFT")):
+            p99, base = engine.p99_s(name), engine.baseline_latency_s.get(name)
+            if p99 is None and base is None:
+                continue
+            ratio = p99 / base if p99 is not None and base else None
+            hot = ratio is not None and ratio >= 2
+            latency += [f"{label} p99 ", (seconds_text(p99), ALERT if hot else BOLD),
+                        (f" ({ratio:.1f}x)" if ratio is not None else " (learning)",
+                         ALERT if hot else DIM), "  "]
+        out.append(row(*latency) if latency else row(("latency n/a (the engine reports no "
+                                                      "latency histograms)", DIM)))
+        preempt = engine.preemptions_per_s
+        out.append(row(f"prompt {rate(engine.prompt_tokens_per_s)} tok/s   "
+                       f"finished {rate(engine.requests_per_s)} req/s",
+                       (f"   preempted {rate(preempt)}/s" if preempt else "",
+                        ALERT if preempt else None)))
+        waiting_style = ALERT if (s.requests_waiting or 0) > max(4, (s.requests_running or 0)) else None
+        reasons = ", ".join(f"{k} {v:.0f}" for k, v in sorted(s.waiting_by_reason.items()) if v)
+        out.append(row(f"running {count(s.requests_running)}   ",
+                       (f"waiting {count(s.requests_waiting)}", waiting_style),
+                       (f" ({reasons})" if reasons else "", DIM)))
+        kv = s.kv_usage_ratio
+        label = f"KV used {kv:>4.0%} " if kv is not None else "KV used " + na("not reported")
+        out.append(row(label, *hbar(kv, max(0, width - len(label)), KV_BAR) if kv is not None else ""))
         return out
 
     @staticmethod
@@ -79,13 +120,20 @@ class ThroughputPane(Pane):
                              f"{cause}"[:width], style)))
         return rows
     def provenance(self, ctx: Ctx) -> list[str]:
-        engine = ctx.view.engine
+        engine = ctx.view.engine or ctx.view.last_engine
         if engine is None:
             return [f"no engine source ({ctx.source_reason('engine') or 'none configured'})"]
         s = engine.sample
         lines = [f"engine: {s.kind} at {s.url}", f"model: {s.model or 'unknown'}",
+                 f"reading taken {engine.age_s:.1f}s before this frame",
                  f"tensor parallel {s.tensor_parallel or '?'}, data-parallel engines "
-                 f"{s.data_parallel or 1}, process tree {', '.join(map(str, s.pids)) or 'unknown'}"]
+                 f"{s.data_parallel or 1}, process tree {', '.join(map(str, s.pids)) or 'unknown'}",
+                 "latency histograms read: " + (", ".join(h.name for h in s.histograms) or "none"),
+                 f"latency window {ctx.view.detector.config.latency_window_s:.0f}s; "
+                 + "; ".join(f"{name} p50 {seconds_text(engine.p50_s(name))} p99 "
+                             f"{seconds_text(engine.p99_s(name))}"
+                             for name in ("itl", "ttft", "tpot", "e2e", "queue")
+                             if engine.p99_s(name) is not None)]
         if s.note:
             lines.append(f"note: {s.note}")
         for ep in ctx.view.detector.episodes[-5:]:

@@ -11,6 +11,24 @@ PLOT = Style(color="bright_blue")
 PLOT_ALERT = Style(color="red")
 
 
+def mfu_text(ratio: float | None) -> str:
+    if ratio is None:
+        return "n/a"
+    return f"{100 * ratio:.1f}%" if ratio >= 0.001 else f"{100 * ratio:.2f}%"
+
+
+def work_cells(ctx: Ctx, s) -> list:
+    """ "   SM 11%  MFU 0.4%": what the busy time achieved, next to GPU-Util itself."""
+    cells: list = []
+    if s.sm_active_pct is not None:
+        low = s.util_gpu_pct and s.sm_active_pct < 0.5 * s.util_gpu_pct
+        cells += ["   SM ", (f"{s.sm_active_pct:.0f}%", ALERT if low else BOLD)]
+    engine = ctx.view.engine
+    if engine is not None and engine.mfu_ratio is not None:
+        cells += ["  MFU ", (mfu_text(engine.mfu_ratio), BOLD), (" est.", DIM)]
+    return cells
+
+
 class UtilPane(Pane):
     key = "1"
     title = "GPU-Util"
@@ -35,7 +53,7 @@ class UtilPane(Pane):
                     row(("the other GPUs keep updating; [ and ] switch GPU", DIM))]
         util = pct(s.util_gpu_pct) if s.util_gpu_pct is not None else na(s.missing.get("util_gpu_pct"))
         out = [
-            row((f"{util:>4}", big), ("  of the time ≥1 kernel ran", DIM)),
+            row((f"{util:>4}", big), ("  of the time ≥1 kernel ran", DIM), *work_cells(ctx, s)),
             row(f"mem ctrl {pct(s.util_mem_pct)}  ",
                 f"{s.power_w:.0f} W  " if s.power_w is not None else "power n/a  ",
                 f"{s.temp_c:.0f}°C  " if s.temp_c is not None else "",

@@ -11,7 +11,7 @@ from rich.style import Style
 
 from gputop.model.vram import VramSplit
 from gputop.tui.panes.base import Ctx, Pane
-from gputop.tui.render import ALERT, BOLD, DIM, Row, gib, na, row
+from gputop.tui.render import ALERT, BOLD, DIM, Row, gib, na, row, size_text
 
 PARTS = {
     # name: (label, glyph, style)
@@ -88,9 +88,9 @@ class VramPane(Pane):
                 if name == "unsplit" and ctx.view.pinned is not None:
                     label = "pinned tree"
                 share = size / split.total_bytes if split.total_bytes else 0
-                out.append(row((glyph * 2, style), f" {label:<15}{gib(size, 2):>7} GiB  {share:>4.0%}"))
+                out.append(row((glyph * 2, style), f" {label:<15}{size_text(size):>11}  {share:>4.0%}"))
             if split.kv_pool_bytes is not None:
-                out.append(row((f"   KV pool {gib(split.kv_pool_bytes, 2)} GiB (used+free), "
+                out.append(row((f"   KV pool {size_text(split.kv_pool_bytes)} (used+free), "
                                 "reserved at start", DIM)))
         procs = selected.processes
         if procs and len(out) + 2 < height:
