@@ -27,3 +27,20 @@ def duration_us(value_us: float | None) -> str:
 
 def seconds_text(value_s: float | None) -> str:
     return "n/a" if value_s is None else duration_us(value_s * 1e6)
+
+
+def shorten(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters at a word boundary, with an ellipsis."""
+    if len(text) <= width:
+        return text
+    cut = text[: max(1, width - 1)]
+    space = cut.rfind(" ")
+    if space >= width // 2:
+        cut = cut[:space]
+    return cut.rstrip() + "…"
+
+
+def command_line(argv: list[str]) -> str:
+    """A process's arguments as one line: a process that renames itself (vLLM's
+    "VLLM::EngineCore") pads its command line with spaces or NULs, which are dropped."""
+    return " ".join(part for part in (a.replace("\0", " ").strip() for a in argv) if part)

@@ -100,6 +100,22 @@ def test_cli_bad_configs_are_one_line(tmp_path, content, message):
     assert len(out.stderr.strip().splitlines()) == 1 and message in out.stderr
 
 
+def test_a_tp_size_no_engine_could_use_is_refused(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps({**LLAMA3_8B, "num_key_value_heads": 2}))
+    out = gputop_kv(str(tmp_path), "--tp", "3")
+    assert out.returncode == 2 and "--tp 3 and 2 KV heads" in out.stderr
+    assert "Traceback" not in out.stderr
+    replicated = json.loads(gputop_kv(str(tmp_path), "--tp", "4", "--json").stdout)
+    assert replicated["kv_bytes_per_token"] == 2 * 32 * 1 * 128 * 2  # 1 head per rank
+
+
+def test_a_tiny_model_s_weights_are_not_zero_gib(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps(LLAMA3_8B))
+    (tmp_path / "model.safetensors").write_bytes(b"\0" * 4_984_256)
+    out = gputop_kv(str(tmp_path))
+    assert "weights: 4.75 MiB (size of 1 .safetensors file(s))" in out.stdout
+
+
 def test_cli_missing_model():
     out = gputop_kv("no/such-model")
     assert out.returncode == 2 and "not a file, a directory, or a model" in out.stderr

@@ -361,3 +361,44 @@ def test_export_one_process_tree(tmp_path):
     assert last["pinned"]["pids"] == [3377]
     assert [p["pid"] for p in last["gpus"][0]["processes"]] == [3377]
     assert last["gpus"][0]["mem_used_bytes"] > 70 * 2**30  # the card's totals stay
+
+
+def test_export_of_an_engine_only_recording_keeps_the_engine(tmp_path):
+    """No GPU here: a recording of an engine alone exports one row per frame, not a header."""
+    import dataclasses
+    path = tmp_path / "r.gtrec"
+    frames = [dataclasses.replace(f, gpus=(), processes=())
+              for f in sim_frames("serving", 10)]
+    recorder = Recorder(path, "nvml")
+    for frame in frames:
+        recorder.append(frame)
+    recorder.close()
+    out = tmp_path / "o.csv"
+    assert export(Recording(path), "csv", str(out)) == 10
+    rows = list(csv.DictReader(out.open()))
+    assert len(rows) == 10 and rows[0]["gpu"] == ""
+    assert float(rows[-1]["generation_tokens_per_s"]) > 1000
+    assert float(rows[-1]["itl_p99_s"]) > 0
+
+
+def test_reading_a_recording_leaves_nothing_beside_it(tmp_path):
+    path = tmp_path / "run%41.gtrec"  # a % in the name is a %, not a URI escape
+    record(path, "serving", 20)
+    assert gputop("export", str(path), "--format", "csv", "-o", str(tmp_path / "o.csv")).returncode == 0
+    assert gputop("report", str(path)).returncode == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["o.csv", "run%41.gtrec"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting needs root (CI runs as root)")
+def test_a_recording_on_a_read_only_mount_opens(tmp_path):
+    source = tmp_path / "src"
+    source.mkdir()
+    record(source / "r.gtrec", "serving", 20)
+    mount = tmp_path / "ro"
+    mount.mkdir()
+    script = (f"mount --bind {source} {mount} && mount -o remount,bind,ro {mount} && "
+              f"{sys.executable} -m gputop report {mount}/r.gtrec")
+    result = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "demo:serving" in result.stdout and "damaged" not in result.stdout

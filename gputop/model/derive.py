@@ -17,7 +17,7 @@ from gputop.model.peaks import Peak, peak_for
 from gputop.model.timeline import Timeline
 from gputop.model.vram import VramSplit, split_vram
 from gputop.model.point import counter_rate, read_time
-from gputop.units import size_text
+from gputop.units import shorten, size_text
 from gputop.schema import (EngineSample, Frame, GpuSample, PinnedSample, ProcSample,
                            SourceStatus, ThreadSample)
 
@@ -222,7 +222,7 @@ def pin_from_processes(frame: Frame, pids: tuple[int, ...], pattern: str | None)
             seen.add(current)
             current = parents.get(current)
     label = next((p.cmdline or p.name for p in frame.processes if p.pid in roots), "")
-    return PinnedSample(label=label[:60], pattern=pattern, root_pids=tuple(sorted(roots)),
+    return PinnedSample(label=shorten(label, 60), pattern=pattern, root_pids=tuple(sorted(roots)),
                         tree_pids=tuple(sorted(tree)),
                         waiting=None if roots else "no such process in this frame")
 

@@ -6,12 +6,13 @@ bytes/token = 2 (K and V) x layers x KV heads x head dim x dtype bytes.
 - MLA (DeepSeek V2/V3: ``kv_lora_rank``): one latent of kv_lora_rank + qk_rope_head_dim
   elements per layer, stored once (coefficient 1), and every tensor-parallel rank keeps
   the whole latent.
-- Tensor parallelism splits the KV heads over ranks (at least one head per rank).
+- Tensor parallelism splits the KV heads over ranks (at least one head per rank: with
+  fewer heads than ranks they are replicated); a TP size that neither divides nor is a
+  multiple of the KV heads is an error, as in vLLM.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 DTYPE_BYTES = {"fp32": 4, "float32": 4, "bf16": 2, "bfloat16": 2, "fp16": 2, "float16": 2,
@@ -87,7 +88,12 @@ def kv_layout(config: dict, kv_dtype: str = "auto", tp: int = 1) -> KvLayout:
         if hidden % heads:
             raise ConfigError(f"hidden_size {hidden} is not a multiple of num_attention_heads {heads}")
         head_dim = hidden // heads
-    per_rank = max(1, math.ceil(kv_heads / tp))
+    if kv_heads % tp and tp % kv_heads:
+        # vLLM splits the KV heads over the ranks, or replicates them when there are fewer
+        # heads than ranks; any other layout is refused at start-up
+        raise ConfigError(f"--tp {tp} and {kv_heads} KV heads: neither divides the other, "
+                          "so no engine can shard this model that way")
+    per_rank = max(1, kv_heads // tp)
     bytes_per_token = 2 * layers * per_rank * head_dim * size
     return KvLayout(bytes_per_token, layers, per_rank, head_dim, size, False, tp,
                     f"2 x {layers} layers x {per_rank} KV heads"

@@ -24,7 +24,9 @@ CSV_COLUMNS = [
     "weights_bytes", "kv_pool_bytes", "kv_used_bytes", "other_bytes", "other_processes_bytes",
     "free_bytes", "unsplit_bytes", "overflow_bytes", "power_w", "temp_c", "sm_clock_mhz",
     "throttle", "generation_tokens_per_s", "prompt_tokens_per_s", "requests_running",
-    "requests_waiting", "kv_usage_ratio", "launch_p50_us", "launch_p99_us", "alert",
+    "requests_waiting", "kv_usage_ratio", "itl_p50_s", "itl_p99_s", "ttft_p50_s", "ttft_p99_s",
+    "preemptions_per_s", "mfu_ratio", "engine_reading_age_s", "launch_p50_us", "launch_p99_us",
+    "alert",
 ]
 
 
@@ -77,24 +79,37 @@ def _worst_launch(view: View) -> tuple[float | None, float | None]:
 
 
 def csv_rows(view: View) -> Iterator[dict]:
+    """One row per GPU per frame; a frame without GPUs (no NVML: an engine alone) still
+    gives one row, with the GPU columns empty, so the engine's numbers are kept."""
     engine = view.engine
     p50, p99 = _worst_launch(view)
+    common = {
+        "time": _iso(view.frame.time_wall_s), "time_wall_s": view.frame.time_wall_s,
+        "generation_tokens_per_s": engine.tokens_per_s if engine else None,
+        "prompt_tokens_per_s": engine.prompt_tokens_per_s if engine else None,
+        "requests_running": engine.sample.requests_running if engine else None,
+        "requests_waiting": engine.sample.requests_waiting if engine else None,
+        "kv_usage_ratio": engine.sample.kv_usage_ratio if engine else None,
+        "itl_p50_s": engine.p50_s("itl") if engine else None,
+        "itl_p99_s": engine.p99_s("itl") if engine else None,
+        "ttft_p50_s": engine.p50_s("ttft") if engine else None,
+        "ttft_p99_s": engine.p99_s("ttft") if engine else None,
+        "preemptions_per_s": engine.preemptions_per_s if engine else None,
+        "mfu_ratio": engine.mfu_ratio if engine else None,
+        "engine_reading_age_s": engine.age_s if engine else None,
+        "launch_p50_us": p50, "launch_p99_us": p99,
+    }
+    if not view.gpus:
+        yield {**common, "alert": view.alert.kind if view.alert else ""}
     for g in view.gpus:
         s, vram = g.sample, (g.vram.as_dict() if g.vram else {})
         yield {
-            "time": _iso(view.frame.time_wall_s), "time_wall_s": view.frame.time_wall_s,
-            "gpu": s.index, "name": s.name, "util_gpu_pct": s.util_gpu_pct,
+            **common, "gpu": s.index, "name": s.name, "util_gpu_pct": s.util_gpu_pct,
             "util_mem_pct": s.util_mem_pct, "sm_active_pct": s.sm_active_pct,
             "sm_occupancy_pct": s.sm_occupancy_pct, "dram_bw_pct": s.dram_bw_pct,
             "tensor_pct": s.tensor_pct, "mem_total_bytes": s.mem_total_bytes,
             "mem_used_bytes": s.mem_used_bytes, **vram, "power_w": s.power_w, "temp_c": s.temp_c,
             "sm_clock_mhz": s.sm_clock_mhz, "throttle": "|".join(s.throttle),
-            "generation_tokens_per_s": engine.tokens_per_s if engine else None,
-            "prompt_tokens_per_s": engine.prompt_tokens_per_s if engine else None,
-            "requests_running": engine.sample.requests_running if engine else None,
-            "requests_waiting": engine.sample.requests_waiting if engine else None,
-            "kv_usage_ratio": engine.sample.kv_usage_ratio if engine else None,
-            "launch_p50_us": p50, "launch_p99_us": p99,
             "alert": view.alert.kind if view.alert and s.index in view.alert.gpus else "",
         }
 

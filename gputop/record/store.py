@@ -23,6 +23,7 @@ import os
 import socket
 import sqlite3
 import time
+import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -149,8 +150,11 @@ class Recorder:
         self._put_meta({"frames_dropped": self.frames_dropped})
 
     def close(self) -> None:
+        """Checkpoint and leave the file in rollback-journal mode: a finished recording is
+        one self-contained file that readers can open on a read-only mount."""
         try:
             self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self._db.execute("PRAGMA journal_mode=DELETE")
             self._db.close()
         except sqlite3.Error:
             pass
@@ -183,7 +187,13 @@ class Recording:
             raise RecordingError(f"{self.path} is empty: not a recording")
         if magic != SQLITE_MAGIC:
             raise RecordingError(f"{self.path} is not a gputop recording")
-        uri = "file:" + str(self.path.resolve()).replace("?", "%3f").replace("#", "%23") + "?mode=ro"
+        # mode=ro reads a recording being written (its -wal exists); a finished one (no
+        # -wal) opens immutable, so nothing is created beside it: a read-only directory
+        # or mount works, and export/report leave no -wal/-shm behind.  The path is
+        # percent-quoted: "p%41" is a file called p%41, not pA.
+        resolved = self.path.resolve()
+        live = Path(f"{resolved}-wal").exists()
+        uri = f"file:{urllib.parse.quote(str(resolved))}?mode=ro" + ("" if live else "&immutable=1")
         try:
             self._db = sqlite3.connect(uri, uri=True, check_same_thread=False)
             self._db.text_factory = bytes  # damaged text must not raise while fetching

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import psutil
 
+from gputop.units import command_line
+
 HOST_PID_HINT = "(host PID not visible here: run the container with --pid=host)"
 
 
@@ -54,7 +56,7 @@ def describe_process(pid: int) -> ProcessInfo:
     with proc.oneshot():
         try:
             name = proc.name()
-            cmdline = " ".join(proc.cmdline()) or f"[{name}]"
+            cmdline = command_line(proc.cmdline()) or f"[{name}]"
         except (psutil.AccessDenied, psutil.ZombieProcess):
             name, cmdline = "?", "(no permission to read this process)"
         try:

@@ -21,8 +21,10 @@ import psutil
 
 from gputop.schema import PinnedSample, ThreadSample
 from gputop.sources.base import Reading
+from gputop.units import command_line, shorten
 
 TOP_THREADS = 8
+LABEL_CHARS = 60
 
 
 class PinError(ValueError):
@@ -112,7 +114,7 @@ class PinState:
 
 def _cmdline(proc: psutil.Process) -> str:
     try:
-        return " ".join(proc.cmdline())
+        return command_line(proc.cmdline())
     except psutil.Error:
         return ""
 
@@ -123,7 +125,7 @@ def matching_roots(pattern: re.Pattern, exclude: set[int]) -> list[psutil.Proces
     for proc in psutil.process_iter(["cmdline"]):
         if proc.pid in exclude:
             continue
-        cmdline = " ".join(proc.info.get("cmdline") or [])
+        cmdline = command_line(proc.info.get("cmdline") or [])
         if cmdline and pattern.search(cmdline):
             matches[proc.pid] = proc
     roots = []
@@ -195,7 +197,7 @@ def _label(roots: list[psutil.Process]) -> str:
         words = words[1:]
     if words:
         words[0] = os.path.basename(words[0])  # a script's name, not its whole path
-    return " ".join(words)[:60] or roots[0].name()
+    return shorten(" ".join(words), LABEL_CHARS) or roots[0].name()
 
 
 class ProcTreeSource:

@@ -16,6 +16,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from gputop.schema import ProcSample
+from gputop.units import command_line
 
 CUDA_LIBS = ("libcuda.so", "libcudart.so")
 
@@ -36,7 +37,7 @@ def cuda_processes(limit: int = 200) -> dict[int, str]:
             with open(maps) as f:
                 if not any(lib in line for line in f for lib in CUDA_LIBS):
                     continue
-            found[pid] = " ".join(psutil.Process(pid).cmdline())
+            found[pid] = command_line(psutil.Process(pid).cmdline())
         except (OSError, psutil.Error, ValueError):
             continue
         if len(found) >= limit:
