@@ -91,6 +91,16 @@ def _percent(text: str) -> float:
     return value
 
 
+def _factor(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 1 < value <= 100:
+        raise argparse.ArgumentTypeError(f"expected a factor above 1 (e.g. 2), got {text!r}")
+    return value
+
+
 def _gpu_list(text: str) -> list[int]:
     try:
         indexes = [int(part) for part in text.split(",") if part.strip()]
@@ -139,6 +149,9 @@ def _add_source_options(parser: argparse.ArgumentParser, suppress: bool = False)
                         help="GPU-Util at or above which the GPU counts as busy (default 90)")
     parser.add_argument("--collapse-ratio", type=_ratio, default=default(0.5),
                         help="tokens/s at or below this fraction of baseline is a collapse (0.5)")
+    parser.add_argument("--latency-factor", type=_factor, default=default(2.0),
+                        help="inter-token latency or TTFT p99 at or above this x baseline is a "
+                        "collapse too (2)")
     parser.add_argument("--hold-s", type=float, default=default(3.0),
                         help="seconds a condition must hold before the banner changes (3)")
 
@@ -196,7 +209,8 @@ def _detect_config(args) -> DetectConfig:
     if not 0 <= args.hold_s <= 600:
         raise UsageError(f"--hold-s must be between 0 and 600 seconds, got {args.hold_s}")
     return DetectConfig(busy_util_pct=args.busy_util_pct, collapse_ratio=args.collapse_ratio,
-                        hold_s=args.hold_s, clear_ratio=min(0.95, args.collapse_ratio + 0.1))
+                        hold_s=args.hold_s, clear_ratio=min(0.95, args.collapse_ratio + 0.1),
+                        latency_factor=args.latency_factor)
 
 
 def _pin(args):

@@ -130,6 +130,8 @@ def help_text(panes, keys: list[tuple[str, str]]) -> str:
     for pane in panes:
         lines += ["", f"{pane.key} {pane.title}", "  " + pane.definition]
     lines += ["", "The banner: it lights when GPU-Util >= 90% while tokens/s has fallen to <= 50% "
-              "of its recent baseline for >= 3 s (configurable: --busy-util-pct, --collapse-ratio, "
-              "--hold-s), names the evidence, and ranks the likely causes."]
+              "of its recent baseline, or the engine's inter-token latency or time-to-first-"
+              "token p99 has risen to >= 2x its baseline with requests running, for >= 3 s "
+              "(configurable: --busy-util-pct, --collapse-ratio, --latency-factor, --hold-s); it "
+              "names the evidence and ranks the likely causes."]
     return "\n".join(lines)
