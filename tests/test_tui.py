@@ -220,3 +220,41 @@ def test_nothing_outside_tui_imports_textual():
     code = ("import sys, gputop.cli, gputop.model.derive, gputop.sampler, gputop.sources.sim;"
             "sys.exit(1 if any(m == 'textual' or m.startswith('textual.') for m in sys.modules) else 0)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def late_engine_frames(late: int = 4):
+    """The storm, with the engine answering nothing fresh enough for the last ``late`` ticks."""
+    import dataclasses
+    from gputop.schema import SourceStatus
+    frames = sim_frames("logprobs-storm", 20)
+    slow = SourceStatus(False, "slow: last reading 5s old, poll still running")
+    return frames[:-late] + [dataclasses.replace(f, engine=None,
+                                                 sources={**f.sources, "engine": slow})
+                             for f in frames[-late:]]
+
+
+async def test_a_late_engine_keeps_the_history_and_says_how_old():
+    app = GputopApp(None, "demo:logprobs-storm", frames=late_engine_frames())
+    async with app.run_test(size=(200, 50)) as pilot:
+        await pilot.pause()
+        pane = text_of(app.query_one("#pane-3"))
+        assert "tokens/s n/a (slow: last reading 5s old" in pane
+        assert "last reading" in pane and "4s ago" in pane
+        assert "busy unproductive" in pane  # the episode list is still there
+        assert "█" in pane  # and the plot
+
+
+def test_snapshot_reports_the_last_engine_reading_with_its_age():
+    from gputop.model.derive import derive, snapshot_dict
+    from gputop.model.detect import make_fold
+    from gputop.model.timeline import Timeline
+    timeline = Timeline(100, make_fold())
+    for frame in late_engine_frames():
+        timeline.append(frame)
+    data = snapshot_dict(derive(timeline, timeline.last_index), "demo")
+    engine = data["engine"]
+    assert engine["stale"] is True and engine["reading_age_s"] == 4.0
+    assert engine["generation_tokens_per_s"] is not None
+    assert data["gpus"][0]["vram"]["weights_bytes"] is not None  # still split, not "unsplit"
+    # not "needs a throughput source": the engine is configured, its answer is late
+    assert data["detector"]["note"].startswith("waiting for the engine: slow")

@@ -262,34 +262,26 @@ def derive(timeline: Timeline, index: int, launch_window_s: float = LAUNCH_WINDO
         pinned_sample = pin_from_processes(frame, *pin)
     tree = frozenset(pinned_sample.tree_pids) if pinned_sample is not None else None
     procs = frame.processes if tree is None else tuple(p for p in frame.processes if p.pid in tree)
+    engine = engine_view(timeline, index) if frame.engine is not None else None
+    last_engine = None
+    if engine is None and state.last_reading is not None:
+        earlier = timeline.index_of_seq(state.last_reading.seq)
+        if timeline.frame(earlier).seq == state.last_reading.seq:  # still in the ring
+            last_engine = engine_view(timeline, earlier, now_mono_s=frame.time_mono_s)
+    # the VRAM split needs the engine's layout (weights, pool), which a late reading still
+    # gives: an engine that answered late is not "unsplit" memory
+    layout = frame.engine or (last_engine.sample if last_engine is not None else None)
     gpus = tuple(
-        GpuView(sample=g, vram=vram_split(g, frame.processes, frame.engine, tree),
+        GpuView(sample=g, vram=vram_split(g, frame.processes, layout, tree),
                 processes=tuple(sorted((p for p in procs if p.gpu_index == g.index),
                                        key=lambda p: -(p.mem_bytes or 0))))
         for g in frame.gpus
     )
-    engine = engine_view(timeline, index) if frame.engine is not None else None
-    last_engine = None
-    if engine is None:
-        earlier = last_index_with(timeline, index, lambda f: f.engine is not None)
-        if earlier is not None:
-            last_engine = engine_view(timeline, earlier, now_mono_s=frame.time_mono_s)
     return View(index=index, frame=frame, gpus=gpus, engine=engine,
                 launch=_launch(timeline, index, launch_window_s), launch_window_s=launch_window_s,
                 detector=state, sources=frame.sources,
                 pinned=_pinned_view(timeline, index, pinned_sample) if pinned_sample else None,
                 last_engine=last_engine)
-
-
-LOOK_BACK_FRAMES = 300  # how far back a view looks for the last engine reading
-
-
-def last_index_with(timeline: Timeline, index: int, has) -> int | None:
-    """The newest frame index at or before ``index`` for which ``has(frame)``."""
-    for i in range(index, max(-1, index - LOOK_BACK_FRAMES), -1):
-        if has(timeline.frame(i)):
-            return i
-    return None
 
 
 def engine_view(timeline: Timeline, index: int, now_mono_s: float | None = None) -> EngineView:
