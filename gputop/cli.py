@@ -71,34 +71,22 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _ratio(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"expected a ratio between 0 and 1, got {text!r}")
-    return value
+def _number_in(what: str, low: float, high: float, include_high: bool = True):
+    """An argparse type for a number in (low, high] (or (low, high)); NaN is refused."""
+    def convert(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not (low < value and (value <= high if include_high else value < high)):
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+        return value
+    return convert
 
 
-def _percent(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a percentage, got {text!r}") from None
-    if not 0 < value <= 100:
-        raise argparse.ArgumentTypeError(f"expected a percentage in (0, 100], got {text!r}")
-    return value
-
-
-def _factor(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not 1 < value <= 100:
-        raise argparse.ArgumentTypeError(f"expected a factor above 1 (e.g. 2), got {text!r}")
-    return value
+_ratio = _number_in("a ratio between 0 and 1", 0.0, 1.0, include_high=False)
+_percent = _number_in("a percentage in (0, 100]", 0.0, 100.0)
+_factor = _number_in("a factor above 1 (e.g. 2)", 1.0, 100.0)
 
 
 def _gpu_list(text: str) -> list[int]:
