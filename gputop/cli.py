@@ -11,13 +11,14 @@ import os
 import sys
 import time
 
-from gputop import __version__
+from gputop import __version__, exitguard
 from gputop.model.derive import derive, snapshot_dict
 from gputop.model.detect import DetectConfig, make_fold
 from gputop.model.timeline import Timeline
 from gputop.record.timespec import parse_duration, parse_size
 from gputop.sampler import Sampler, parse_delay
 from gputop.sources.sim import SCENARIOS, SimSource
+from gputop.units import printable
 
 EXIT_USAGE = 2
 
@@ -178,6 +179,8 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--to", dest="to_time", metavar="T", help="end, same forms")
     export.add_argument("--pid", type=_positive_int, dest="export_pid", default=None,
                         help="only this process and its recorded children")
+    export.add_argument("--force", action="store_true",
+                        help="replace OUT if it exists (never the recording itself)")
     report = sub.add_parser("report", help="a short text summary of a recording")
     report.add_argument("file", metavar="FILE")
     kv = sub.add_parser("kv", help="KV-cache bytes per token and sizes from a model config")
@@ -333,7 +336,8 @@ def cmd_kv(args) -> int:
                           "weights_bytes": info.weights_bytes, "table": rows}, indent=2))
         return 0
     per_token = layout.bytes_per_token
-    print(f"{args.model}: {per_token:,} B = {per_token / 1024:,.1f} KiB of KV cache per token"
+    print(f"{printable(args.model)}: {per_token:,} B = {per_token / 1024:,.1f} KiB of KV cache "
+          "per token"
           + (f" per GPU (TP {args.tp})" if args.tp > 1 else ""))
     print(f"  = {layout.formula}")
     if info.weights_bytes is not None:
@@ -351,12 +355,16 @@ def cmd_doctor(args) -> int:
     from gputop.doctor import checks
 
     if args.ebpf_source:
+        from gputop.sources.base import SourceError
         from gputop.sources.ebpf import program_text
 
-        print(program_text(args.ebpf_source))
+        try:
+            print(program_text(args.ebpf_source))
+        except SourceError as exc:
+            raise UsageError(str(exc)) from None
         return 0
     lines, gpu_readable = checks(args.gpu)
-    print("\n".join(lines))
+    print("\n".join(printable(line) for line in lines))
     return 0 if gpu_readable else 1
 
 
@@ -374,6 +382,7 @@ def cmd_record(args) -> int:
         raise UsageError(str(exc)) from None
     deadline = None if args.duration is None else time.monotonic() + args.duration
     errors: list[str] = []
+    interrupted: list[int] = []
 
     def on_frame(frame) -> None:
         try:
@@ -385,11 +394,12 @@ def cmd_record(args) -> int:
             sampler.stop()
 
     def stop(signum, _frame) -> None:
+        interrupted.append(signum)
         sampler.stop()
 
     for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(signum, stop)
-    print(f"gputop: recording {label} to {args.file} every {args.delay:g}s "
+    print(f"gputop: recording {label} to {printable(args.file)} every {args.delay:g}s "
           f"(Ctrl-C stops; cap {args.max_size / 2**20:.0f} MiB)", file=sys.stderr)
     sampler.open()
     try:
@@ -398,11 +408,13 @@ def cmd_record(args) -> int:
         sampler.close()
         recorder.close()
     print(f"gputop: {recorder.frames_written} frames, {recorder.size_bytes() / 1024:.0f} KiB "
-          f"in {args.file}" + (f" ({recorder.frames_dropped} oldest dropped for the cap)"
+          f"in {printable(args.file)}" + (f" ({recorder.frames_dropped} oldest dropped for the cap)"
                                if recorder.frames_dropped else ""), file=sys.stderr)
     if errors:
         raise UsageError(errors[0])
-    return 0
+    # Ctrl-C saved the recording, but says so the shell's way (128 + SIGINT); TERM and
+    # HUP are how a service manager or a dropped SSH session ask it to stop: a clean 0
+    return 130 if signal.SIGINT in interrupted else 0
 
 
 def _open_recording(path: str):
@@ -410,8 +422,12 @@ def _open_recording(path: str):
 
     try:
         recording = Recording(path)
-        if recording.count() == 0:
+        count = recording.count()
+        if count == 0:
             raise RecordingError(f"{path} holds no frames yet")
+        if next(recording.frames(), None) is None:
+            raise RecordingError(f"{path}: none of its {count} frames can be read (damaged)")
+        recording.skipped_frames = 0  # counted again by whoever reads them all
     except RecordingError as exc:
         raise UsageError(str(exc)) from None
     return recording
@@ -435,13 +451,13 @@ def cmd_export(args) -> int:
     recording = _open_recording(args.file)
     try:
         count = export(recording, args.format, args.output, args.from_time, args.to_time,
-                       _detect_config(args), pid=args.export_pid)
+                       _detect_config(args), pid=args.export_pid, force=args.force)
     except (RecordingError, ValueError) as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:
         raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from None
     if args.output != "-":
-        print(f"gputop: exported {count} frames to {args.output}", file=sys.stderr)
+        print(f"gputop: exported {count} frames to {printable(args.output)}", file=sys.stderr)
     return 0
 
 
@@ -451,7 +467,8 @@ def cmd_report(args) -> int:
 
     recording = _open_recording(args.file)
     try:
-        print(report(recording, _detect_config(args)))
+        print("\n".join(printable(line) for line in report(recording, _detect_config(args))
+                                                            .split("\n")))
     except RecordingError as exc:
         raise UsageError(str(exc)) from None
     return 0
@@ -477,23 +494,43 @@ def cmd_live(args) -> int:
                     recorder=recorder, pin_state=pin_state, pin=pin)
     _exit_on_signals(app)
     app.run()
+    exitguard.arm(app.return_code or 0, app.release)  # interpreter shutdown must not hang
     return app.return_code or 0
 
 
 def _exit_on_signals(app) -> None:
     """SIGTERM and SIGHUP (an SSH connection dropping) end the app the normal way, so
-    probes are detached and the recording closed (Python's default would just die)."""
+    probes are detached and the recording closed (Python's default would just die); if
+    that way hangs, the exit guard ends the process anyway."""
     import signal
 
     def stop(signum, _frame) -> None:
+        exitguard.arm(0, app.release)
         app.exit()
 
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, stop)
 
 
+TIME_OPTIONS = ("--from", "--to")
+
+
+def _join_negative_times(argv: list[str]) -> list[str]:
+    """``--to -5m`` as ``--to=-5m``: argparse takes any word starting with '-' (but a plain
+    number) for an option, so the documented relative times need joining first."""
+    from gputop.record.timespec import RELATIVE
+
+    out: list[str] = []
+    for arg in argv:
+        if out and out[-1] in TIME_OPTIONS and RELATIVE.match(arg):
+            out[-1] = f"{out[-1]}={arg}"
+        else:
+            out.append(arg)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    argv = _join_negative_times(sys.argv[1:] if argv is None else argv)
     try:
         args = build_parser().parse_args(argv)
         if args.command == "snapshot":
@@ -507,7 +544,7 @@ def main(argv: list[str] | None = None) -> int:
                     "report": cmd_report}[args.command](args)
         return cmd_live(args)
     except UsageError as exc:
-        print(f"gputop: {exc}", file=sys.stderr)
+        print(f"gputop: {printable(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130

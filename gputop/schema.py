@@ -13,9 +13,12 @@ breaks reading an older frame, and an older gputop can read a newer frame.
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from dataclasses import dataclass, field
+
+from gputop.buckets import MAX_BUCKET_INDEX
 
 SCHEMA_VERSION = 1
 
@@ -240,10 +243,25 @@ class SchemaError(ValueError):
     """A frame that cannot be decoded (wrong type, newer incompatible schema)."""
 
 
+WALL_TIME_MAX_S = 2.0**34  # year 2514: a wall time beyond it is damage, not a date
+
+
 def frame_from_dict(data: dict) -> Frame:
+    """A frame from its JSON form.  Input may be hostile (a recording handed around, a
+    remote gputop): values of the wrong type, non-finite numbers where a number is
+    required, impossible times and bucket indexes outside the layout raise SchemaError;
+    an optional number that is NaN or infinite reads as unknown (None)."""
     if not isinstance(data, dict):
         raise SchemaError("frame is not an object")
-    return _build(Frame, data)
+    frame = _build(Frame, data)
+    for t in (frame.time_wall_s, *(e.time_wall_s for e in (frame.engine,) if e is not None)):
+        if t is not None and not 0 <= t <= WALL_TIME_MAX_S:
+            raise SchemaError(f"wall time {t} is out of range")
+    for hist in frame.launch:
+        for index, count in hist.buckets.items():
+            if not 0 <= index <= MAX_BUCKET_INDEX or count < 0:
+                raise SchemaError(f"launch bucket {index}: {count} is not in the layout")
+    return frame
 
 
 _HINTS: dict[type, dict[str, typing.Any]] = {}
@@ -269,14 +287,17 @@ def _build(cls: type, data: dict) -> typing.Any:
         raise SchemaError(f"{cls.__name__}: {exc}") from None
 
 
-def _convert(hint: typing.Any, value: typing.Any, name: str) -> typing.Any:
-    if value is None:
-        return None
+def _convert(hint: typing.Any, value: typing.Any, name: str, optional: bool = False) -> typing.Any:
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
+    if value is None:
+        if optional or (origin in (typing.Union, types.UnionType) and type(None) in args) \
+                or hint is typing.Any:
+            return None
+        raise SchemaError(f"{name}: null where a value is required")
     if origin in (typing.Union, types.UnionType):
         inner = [a for a in args if a is not type(None)]
-        return _convert(inner[0], value, name) if len(inner) == 1 else value
+        return _convert(inner[0], value, name, optional=True) if len(inner) == 1 else value
     if dataclasses.is_dataclass(hint):
         return _build(hint, value)
     if origin is tuple:
@@ -292,7 +313,14 @@ def _convert(hint: typing.Any, value: typing.Any, name: str) -> typing.Any:
         except (TypeError, ValueError) as exc:
             raise SchemaError(f"{name}: {exc}") from None
     if hint is float and isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
+        value = float(value)
+        if not math.isfinite(value):
+            if optional:
+                return None  # unknown, as NaN means; never a number that breaks arithmetic
+            raise SchemaError(f"{name}: {value} is not a finite number")
+        return value
+    if hint is int and isinstance(value, bool):
+        raise SchemaError(f"{name}: expected int, got bool")
     if hint in (int, float, str, bool) and not isinstance(value, hint):
         raise SchemaError(f"{name}: expected {hint.__name__}, got {type(value).__name__}")
     return value

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
 
 def size_text(value_bytes: int | float | None, digits: int = 2) -> str:
     """Bytes in the unit that fits: 512 B, 4.75 MiB, 14.96 GiB (a 5 MB model is not 0.00
     GiB); a whole number of the unit is written without decimals (128 KiB)."""
-    if value_bytes is None:
+    if value_bytes is None or not math.isfinite(value_bytes):
         return "n/a"
     for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if abs(value_bytes) >= scale:
@@ -16,7 +18,7 @@ def size_text(value_bytes: int | float | None, digits: int = 2) -> str:
 
 
 def duration_us(value_us: float | None) -> str:
-    if value_us is None:
+    if value_us is None or not math.isfinite(value_us):
         return "n/a"
     if value_us >= 1_000_000:
         return f"{value_us / 1e6:.2f} s"
@@ -44,3 +46,29 @@ def command_line(argv: list[str]) -> str:
     """A process's arguments as one line: a process that renames itself (vLLM's
     "VLLM::EngineCore") pads its command line with spaces or NULs, which are dropped."""
     return " ".join(part for part in (a.replace("\0", " ").strip() for a in argv) if part)
+
+
+# bidirectional overrides and isolates can make a command line read as something else
+_BIDI = {0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069, 0x200E,
+         0x200F, 0x061C}
+
+
+def _visible(ch: str) -> str:
+    code = ord(ch)
+    if code < 0x20:
+        return "^" + chr(code + 0x40)  # ESC -> ^[, BEL -> ^G, as cat -v shows them
+    if code == 0x7F:
+        return "^?"
+    if 0x80 <= code < 0xA0 or code in _BIDI:
+        return f"<U+{code:04X}>"
+    return ch
+
+
+def printable(text: str) -> str:
+    """``text`` safe to put on a terminal: control characters (an OSC title or clipboard
+    sequence in another user's command line, an endpoint's label, a recording) and
+    direction overrides are shown as visible escapes instead of being obeyed."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() and ord(ch) not in _BIDI else _visible(ch)
+                   for ch in text)

@@ -275,3 +275,23 @@ def test_snapshot_reports_launch_latency_without_a_gpu(libs, workloads):
     assert api["calls"] > 1000 and api["calls_per_s"] > 1000
     assert 85 <= api["p50_us"] <= 115
     assert data["pinned"]["pids"] == [w.pid]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="/proc/PID/map_files needs root (CI runs as root)")
+def test_a_library_swapped_for_a_symlink_is_not_followed(libs, tmp_path, workloads):
+    """A process maps its libcuda.so.1, then puts a symbolic link to libc at that path: the
+    file gputop would probe is still the mapped one, not the one the link names."""
+    from gputop.sources.ebpf import mapped_libraries
+
+    own = tmp_path / "libcuda.so.1"
+    own.write_bytes((libs / "libcuda.so.1").read_bytes())
+    w = workloads(own, "cuLaunchKernel", 1000, 1)
+    w.ready()
+    mapped_inode = os.stat(own).st_ino
+    libc = next(line.split()[-1] for line in open(f"/proc/{w.pid}/maps") if "libc.so" in line)
+    own.unlink()
+    own.symlink_to(libc)
+    found = mapped_libraries([w.pid])
+    assert [key[1] for key in found] == [mapped_inode]
+    assert os.stat(next(iter(found.values())).path).st_ino == mapped_inode
+    assert os.stat(own).st_ino != mapped_inode  # the path itself now leads elsewhere

@@ -119,3 +119,40 @@ def test_a_tiny_model_s_weights_are_not_zero_gib(tmp_path):
 def test_cli_missing_model():
     out = gputop_kv("no/such-model")
     assert out.returncode == 2 and "not a file, a directory, or a model" in out.stderr
+
+
+@pytest.mark.parametrize("patch, message", [
+    ({"num_hidden_layers": "Infinity"}, "num_hidden_layers must be a whole number"),
+    ({"num_hidden_layers": 1e308}, "num_hidden_layers = 1e+308 is implausibly large"),
+    ({"num_attention_heads": True}, "num_attention_heads must be a whole number"),
+    ({"kv_lora_rank": 512, "qk_rope_head_dim": "64"}, "qk_rope_head_dim must be a whole number"),
+])
+def test_hostile_configs_are_one_line(tmp_path, patch, message):
+    text = json.dumps({**LLAMA3_8B, **patch}).replace('"Infinity"', "Infinity")
+    (tmp_path / "config.json").write_text(text)
+    out = gputop_kv(str(tmp_path))
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    assert message in out.stderr
+
+
+@pytest.mark.parametrize("total", ["1e999", "NaN", '"big"', "-5"])
+def test_a_hostile_index_total_size_is_ignored(tmp_path, total):
+    (tmp_path / "config.json").write_text(json.dumps(LLAMA3_8B))
+    (tmp_path / "model.safetensors.index.json").write_text(
+        '{"metadata": {"total_size": %s}}' % total)
+    out = gputop_kv(str(tmp_path))
+    assert out.returncode == 0 and "Traceback" not in out.stderr and "weights" not in out.stdout
+
+
+def test_a_fifo_or_a_device_is_never_read(tmp_path):
+    import os
+    fifo_dir = tmp_path / "fifo"
+    fifo_dir.mkdir()
+    os.mkfifo(fifo_dir / "config.json")
+    out = gputop_kv(str(fifo_dir))
+    assert out.returncode == 2 and "is a FIFO, not a regular file" in out.stderr
+    zero_dir = tmp_path / "zero"
+    zero_dir.mkdir()
+    (zero_dir / "config.json").symlink_to("/dev/zero")
+    out = gputop_kv(str(zero_dir))
+    assert out.returncode == 2 and "is a device, not a regular file" in out.stderr

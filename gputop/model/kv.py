@@ -13,6 +13,7 @@ bytes/token = 2 (K and V) x layers x KV heads x head dim x dtype bytes.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 DTYPE_BYTES = {"fp32": 4, "float32": 4, "bf16": 2, "bfloat16": 2, "fp16": 2, "float16": 2,
@@ -37,15 +38,27 @@ class KvLayout:
     formula: str
 
 
+LARGEST = 2**20  # no real model has a million layers, heads or head dims
+
+
+def _whole(name: str, value, minimum: int) -> int:
+    """A config field as a whole number in [minimum, LARGEST]; ConfigError naming it
+    otherwise (a config is input: Infinity, NaN, 1e308, strings and bools are refused)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+            not math.isfinite(value) or int(value) != value:
+        raise ConfigError(f"{name} must be a whole number, got {value!r}")
+    if value < minimum:
+        bound = "> 0" if minimum == 1 else f">= {minimum}"
+        raise ConfigError(f"{name} must be {bound}, got {value}")
+    if value > LARGEST:
+        raise ConfigError(f"{name} = {value} is implausibly large")
+    return int(value)
+
+
 def _positive_int(config: dict, name: str) -> int:
     if name not in config:
         raise ConfigError(f"config lacks {name}")
-    value = config[name]
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
-        raise ConfigError(f"{name} must be a whole number, got {value!r}")
-    if value <= 0:
-        raise ConfigError(f"{name} must be > 0, got {value}")
-    return int(value)
+    return _whole(name, config[name], 1)
 
 
 def text_config(config: dict) -> dict:
@@ -73,7 +86,8 @@ def kv_layout(config: dict, kv_dtype: str = "auto", tp: int = 1) -> KvLayout:
     layers = _positive_int(config, "num_hidden_layers")
     size = dtype_bytes(config, kv_dtype)
     if config.get("kv_lora_rank"):
-        latent = _positive_int(config, "kv_lora_rank") + int(config.get("qk_rope_head_dim") or 0)
+        latent = _positive_int(config, "kv_lora_rank") + _whole(
+            "qk_rope_head_dim", config.get("qk_rope_head_dim") or 0, 0)
         return KvLayout(latent * layers * size, layers, None, latent, size, True, tp,
                         f"1 x {layers} layers x ({config['kv_lora_rank']} + "
                         f"{config.get('qk_rope_head_dim') or 0}) latent x {size} B (MLA, "

@@ -8,6 +8,7 @@ answered late) keeps the previous rates: the newest known interval, not a made-u
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from gputop.model import enginehist, latency
@@ -58,10 +59,11 @@ class Point:
 def counter_rate(previous: float | None, current: float | None, seconds: float) -> float | None:
     """Per-second increase of a cumulative counter, Prometheus-style: a drop means a reset
     (the counter restarted from 0), so the increase is the new value, never negative."""
-    if previous is None or current is None or seconds <= 0:
+    if previous is None or current is None or not seconds > 0:
         return None
     increase = current - previous if current >= previous else current
-    return increase / seconds
+    rate = increase / seconds
+    return rate if math.isfinite(rate) else None
 
 
 def read_time(frame: Frame) -> float:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,6 +18,7 @@ from gputop.model.detect import DetectConfig, make_fold
 from gputop.model.timeline import Timeline
 from gputop.record.store import Recording, RecordingError
 from gputop.record.timespec import parse_time
+from gputop.units import printable
 
 CSV_COLUMNS = [
     "time", "time_wall_s", "gpu", "name", "util_gpu_pct", "util_mem_pct", "sm_active_pct",
@@ -62,12 +64,28 @@ def views(recording: Recording, from_seq: int | None = None, to_seq: int | None 
 
 
 @contextmanager
-def _output(path: str):
+def _output(path: str, source: Recording, force: bool = False):
+    """Standard output, or a new file: created 0600 (an export holds other users' command
+    lines, as the recording does), never through a symbolic link, never over an existing
+    file unless ``force``, and never over the recording being read."""
     if path == "-":
         yield sys.stdout
-    else:
-        with open(path, "w", newline="") as handle:
-            yield handle
+        return
+    if os.path.exists(path) and os.path.samefile(path, source.path):
+        raise ValueError(f"{path} is the recording being exported: it would be destroyed")
+    flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | \
+        (os.O_TRUNC if force else os.O_EXCL)
+    try:
+        fd = os.open(path, flags, 0o600)
+    except FileExistsError:
+        raise ValueError(f"{path} exists: choose another name, or --force to replace it") \
+            from None
+    except OSError as exc:
+        if exc.errno == getattr(os, "ELOOP", 40):
+            raise ValueError(f"{path} is a symbolic link: not followed") from None
+        raise
+    with open(fd, "w", newline="") as handle:
+        yield handle
 
 
 def _worst_launch(view: View) -> tuple[float | None, float | None]:
@@ -165,7 +183,7 @@ def perfetto_events(recording: Recording, all_views: Iterator[View]) -> Iterator
 
 def export(recording: Recording, fmt: str, output: str, from_text: str | None = None,
            to_text: str | None = None, config: DetectConfig = DetectConfig(),
-           pid: int | None = None) -> int:
+           pid: int | None = None, force: bool = False) -> int:
     """Write ``fmt`` to ``output``; with ``pid`` only that process tree (from the recorded
     per-process lists), the card totals kept for context.  Returns the frame count."""
     from_seq, to_seq = seq_range(recording, from_text, to_text)
@@ -179,12 +197,13 @@ def export(recording: Recording, fmt: str, output: str, from_text: str | None = 
 
     pin = ((pid,), None) if pid is not None else None
     all_views = counted(views(recording, from_seq, to_seq, config, pin=pin))
-    with _output(output) as out:
+    with _output(output, recording, force) as out:
         if fmt == "csv":
             writer = csv.DictWriter(out, CSV_COLUMNS)
             writer.writeheader()
-            for view in all_views:
-                writer.writerows(csv_rows(view))
+            for view in all_views:  # strings from outside reach a terminal via `-o -`
+                writer.writerows({k: printable(v) if isinstance(v, str) else v
+                                  for k, v in r.items()} for r in csv_rows(view))
         elif fmt == "jsonl":
             label = f"replay:{recording.path.name}"
             for view in all_views:

@@ -31,12 +31,14 @@ from pathlib import Path
 import zstandard
 
 from gputop import __version__
+from gputop.safefile import open_regular
 from gputop.schema import SCHEMA_VERSION, Frame, SchemaError, frame_from_dict, frame_to_dict
 
 FORMAT = "gputop-recording"
 FORMAT_VERSION = 1
 SQLITE_MAGIC = b"SQLite format 3\x00"
 ZSTD_LEVEL = 12  # 0.06 ms a frame; levels above gain < 1% here
+MAX_FRAME_BYTES = 16 * 2**20  # a frame of 64 GPUs x 200 processes is ~0.3 MB of JSON
 
 
 class RecordingError(Exception):
@@ -165,6 +167,13 @@ def _one_line(exc: Exception) -> str:
     return text[:120]
 
 
+def _version(value) -> int | None:
+    """A version number from the header, or None when it is not a small whole number."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**31:
+        return None
+    return value
+
+
 def _dictionary(raw: bytes) -> zstandard.ZstdCompressionDict:
     return zstandard.ZstdCompressionDict(raw, dict_type=zstandard.DICT_TYPE_RAWCONTENT)
 
@@ -178,11 +187,14 @@ class Recording:
             raise RecordingError(f"{self.path}: no such file")
         if self.path.is_dir():
             raise RecordingError(f"{self.path} is a directory, not a recording")
-        try:
-            with open(self.path, "rb") as f:
-                magic = f.read(len(SQLITE_MAGIC))
+        try:  # a FIFO or a device given as a recording must not hang or be read forever
+            fd = open_regular(self.path)
+            try:
+                magic = os.read(fd, len(SQLITE_MAGIC))
+            finally:
+                os.close(fd)
         except OSError as exc:
-            raise RecordingError(f"cannot read {self.path}: {exc.strerror}") from None
+            raise RecordingError(f"cannot read {self.path}: {exc.strerror or exc}") from None
         if not magic:
             raise RecordingError(f"{self.path} is empty: not a recording")
         if magic != SQLITE_MAGIC:
@@ -210,16 +222,21 @@ class Recording:
             raise RecordingError(f"{self.path}: damaged header") from None
         if meta.get("format") != FORMAT:
             raise RecordingError(f"{self.path} is not a gputop recording")
-        if int(meta.get("format_version", 0)) > FORMAT_VERSION or \
-                int(meta.get("schema", 0)) > SCHEMA_VERSION:
+        format_version, schema = _version(meta.get("format_version", 0)), _version(meta.get("schema", 0))
+        if format_version is None or schema is None:
+            raise RecordingError(f"{self.path}: damaged header (format or schema version)")
+        if format_version > FORMAT_VERSION or schema > SCHEMA_VERSION:
             raise RecordingError(f"{self.path} was written by a newer gputop "
                                  f"({meta.get('gputop_version')}, schema {meta.get('schema')}); "
                                  "upgrade gputop to read it")
         self.meta = meta
-        self.source_label = meta.get("source", "recording")
+        self.source_label = str(meta.get("source", "recording"))
         self._decompressor = None
-        if meta.get("dict"):
-            self._decompressor = zstandard.ZstdDecompressor(dict_data=_dictionary(meta["dict"]))
+        dictionary = meta.get("dict")
+        if dictionary:
+            if not isinstance(dictionary, bytes) or len(dictionary) > MAX_FRAME_BYTES:
+                raise RecordingError(f"{self.path}: damaged header (dictionary)")
+            self._decompressor = zstandard.ZstdDecompressor(dict_data=_dictionary(dictionary))
         self.skipped_frames = 0
 
     def close(self) -> None:
@@ -298,8 +315,17 @@ class Recording:
                     yield frame
 
     def _decode(self, payload: bytes) -> Frame | None:
+        """One frame, or None when it cannot be read.  Bounded: a frame that would
+        decompress to more than MAX_FRAME_BYTES (a zstd bomb) is refused before any of it
+        is allocated, and JSON nested too deeply to be a frame is refused too."""
+        if not isinstance(payload, bytes) or len(payload) > MAX_FRAME_BYTES:
+            return None
         try:
-            raw = self._decompressor.decompress(payload) if self._decompressor else payload
+            raw = self._decompressor.decompress(payload, max_output_size=MAX_FRAME_BYTES) \
+                if self._decompressor else payload
+            if len(raw) > MAX_FRAME_BYTES:
+                return None
             return frame_from_dict(json.loads(raw))
-        except (zstandard.ZstdError, ValueError, SchemaError, TypeError):
+        except (zstandard.ZstdError, ValueError, SchemaError, TypeError, RecursionError,
+                OverflowError, MemoryError):
             return None

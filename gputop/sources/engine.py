@@ -208,7 +208,7 @@ class EngineSource:
             return self._model
         self._model_tried.add(parsed.model)
         try:
-            self._model = load(parsed.model)
+            self._model = load(parsed.model, from_endpoint=True)
         except ConfigError as exc:
             self._model_reason = f"model {parsed.model}: {exc}; pass --model PATH"
         return self._model

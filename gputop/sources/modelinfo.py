@@ -8,10 +8,17 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from gputop.model.kv import ConfigError
+from gputop.safefile import read_regular
+
+MAX_CONFIG_BYTES = 4 * 2**20  # a config.json is a few KB; an index.json a few MB at most
+MAX_INDEX_BYTES = 64 * 2**20
+# what a Hugging Face model id looks like: "org/name" or "name", nothing that walks a path
+MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}(/[A-Za-z0-9][A-Za-z0-9._-]{0,95})?")
 
 
 @dataclass(frozen=True)
@@ -50,9 +57,11 @@ def _weights(directory: Path) -> tuple[int | None, str]:
     index = directory / "model.safetensors.index.json"
     if index.is_file():
         try:
-            total = json.loads(index.read_text())["metadata"]["total_size"]
-            return int(total), f"metadata.total_size of {index.name}"
-        except (OSError, ValueError, KeyError, TypeError):
+            total = json.loads(read_regular(index, MAX_INDEX_BYTES))["metadata"]["total_size"]
+            if isinstance(total, (int, float)) and not isinstance(total, bool) \
+                    and 0 < total < 2**50:
+                return int(total), f"metadata.total_size of {index.name}"
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
             pass
     files = list(directory.glob("*.safetensors"))
     if files:
@@ -60,12 +69,24 @@ def _weights(directory: Path) -> tuple[int | None, str]:
     return None, "no safetensors files next to the config"
 
 
-def load(path_or_id: str) -> ModelInfo:
-    """Raises ConfigError with a one-line reason when nothing usable is found."""
+def load(path_or_id: str, from_endpoint: bool = False) -> ModelInfo:
+    """Raises ConfigError with a one-line reason when nothing usable is found.
+
+    ``from_endpoint``: the name came from an engine's ``model_name`` label, which whoever
+    runs the engine chose; it is only looked up as a model id in the local Hugging Face
+    cache, never opened as a path (gputop may run as root)."""
     path = Path(path_or_id).expanduser()
-    if path.is_dir():
+    if from_endpoint:
+        if not MODEL_ID.fullmatch(path_or_id) or ".." in path_or_id:
+            raise ConfigError(f"{path_or_id!r} is not a model id (only ids are looked up in "
+                              "the local Hugging Face cache)")
+        directory = find_in_cache(path_or_id)
+        if directory is None:
+            raise ConfigError(f"{path_or_id!r} is not in the local Hugging Face cache")
+        config_path = directory / "config.json"
+    elif path.is_dir():
         directory, config_path = path, path / "config.json"
-    elif path.is_file():
+    elif path.exists():
         directory, config_path = path.parent, path
     else:
         directory = find_in_cache(path_or_id)
@@ -74,7 +95,7 @@ def load(path_or_id: str) -> ModelInfo:
                               "local Hugging Face cache")
         config_path = directory / "config.json"
     try:
-        config = json.loads(config_path.read_text())
+        config = json.loads(read_regular(config_path, MAX_CONFIG_BYTES).decode("utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"no config.json in {directory}") from None
     except IsADirectoryError:
@@ -83,8 +104,10 @@ def load(path_or_id: str) -> ModelInfo:
         raise ConfigError(f"{config_path} is not text") from None
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{config_path} is not JSON (line {exc.lineno}: {exc.msg})") from None
+    except RecursionError:
+        raise ConfigError(f"{config_path} is nested too deeply to be a model config") from None
     except OSError as exc:
-        raise ConfigError(f"cannot read {config_path}: {exc.strerror}") from None
+        raise ConfigError(f"cannot read {config_path}: {exc.strerror or exc}") from None
     if not isinstance(config, dict):
         raise ConfigError(f"{config_path} is not a JSON object")
     weights, source = _weights(directory) if config_path.name == "config.json" else (None, "")

@@ -15,7 +15,7 @@ import random
 import statistics
 from dataclasses import dataclass, field
 
-from gputop.model.latency import bucket_index
+from gputop.buckets import bucket_index
 from gputop.schema import (EngineHistogram, EngineSample, GpuSample, HostSample, LaunchHist,
                            ProcSample)
 from gputop.sources.base import Reading

@@ -16,6 +16,7 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
+from gputop import exitguard
 from gputop.model.derive import derive
 from gputop.model.detect import DetectConfig, make_fold
 from gputop.model.timeline import Timeline
@@ -29,6 +30,7 @@ from gputop.tui.panes.throughput import ThroughputPane
 from gputop.tui.panes.util import UtilPane
 from gputop.tui.panes.vram import VramPane
 from gputop.tui import partial_paint
+from gputop.units import printable
 from gputop.tui.widgets import (LIVE_STYLE, PAUSED_STYLE, Banner, StatusBar, Summary,
                                 TextScreen, clock_text, help_text)
 
@@ -85,6 +87,9 @@ class GputopApp(App):
     ENABLE_COMMAND_PALETTE = False
     BINDINGS = [
         Binding("q", "quit", "quit"),
+        # a top-like tool quits on Ctrl-C (Textual's default only hints at ctrl+q); with the
+        # shell's code for an interrupt, as a SIGINT would give
+        Binding("ctrl+c", "interrupt", "quit", show=False, priority=True),
         Binding("question_mark", "help", "help", key_display="?"),
         Binding("space", "pause", "pause"),
         Binding("left", "step(-1)", "back", key_display="←"),
@@ -128,6 +133,13 @@ class GputopApp(App):
         self.panes: list[Pane] = [UtilPane(), SmPane(), ThroughputPane(), VramPane(), LaunchPane(),
                                   HostPane()]
 
+    def notify(self, message: str, *, title: str = "", severity="information",
+               timeout: float | None = None, markup: bool = False) -> None:
+        """Messages can carry text from outside (an endpoint's error, a file name): shown
+        without markup and with control characters made visible."""
+        super().notify(printable(str(message)), title=printable(title), severity=severity,
+                       timeout=timeout, markup=False)
+
     # ------------------------------------------------------------ layout
 
     def compose(self) -> ComposeResult:
@@ -148,10 +160,25 @@ class GputopApp(App):
             self.sampler.start(lambda frame: self.post_message(FrameArrived(frame)))
 
     def on_unmount(self) -> None:
-        if self.sampler is not None:
-            self.sampler.close()
-        if self.recorder is not None:
-            self.recorder.close()
+        self.release()
+
+    def release(self) -> None:
+        """Stop sampling (detaching probes) and close the recording; safe to call twice and
+        from the exit guard's thread."""
+        sampler, self.sampler = self.sampler, None
+        recorder, self.recorder = self.recorder, None
+        if sampler is not None:
+            sampler.close()
+        if recorder is not None:
+            recorder.close()
+
+    def action_quit(self) -> None:
+        exitguard.arm(0, self.release)
+        self.exit()
+
+    def action_interrupt(self) -> None:
+        exitguard.arm(130, self.release)
+        self.exit(return_code=130)
 
     def on_resize(self) -> None:
         self._apply_layout()

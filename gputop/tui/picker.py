@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass
 
 import psutil
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -16,7 +17,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from gputop.schema import ProcSample
-from gputop.units import command_line
+from gputop.units import command_line, printable
 
 CUDA_LIBS = ("libcuda.so", "libcudart.so")
 
@@ -86,7 +87,19 @@ def candidates(processes: tuple[ProcSample, ...], live: bool) -> list[Candidate]
     return sorted(rows.values(), key=lambda c: c.pid)
 
 
-class PickerScreen(ModalScreen[Candidate | None]):
+class OnceScreen(ModalScreen):
+    """A modal that answers once: a second Enter (or a click) arriving before the screen is
+    gone must not dismiss it again (Textual raises ScreenStackError)."""
+
+    _answered = False
+
+    def answer(self, value) -> None:
+        if not self._answered:
+            self._answered = True
+            self.dismiss(value)
+
+
+class PickerScreen(OnceScreen):
     """Type to filter; Enter pins the highlighted process (or every match of the text)."""
 
     BINDINGS = [Binding("escape", "cancel", "cancel")]
@@ -124,17 +137,17 @@ class PickerScreen(ModalScreen[Candidate | None]):
                                            pattern=re.escape(text.strip())))
         choices = self.query_one(OptionList)
         choices.clear_options()
-        choices.add_options([Option(c.text) for c in self.shown] or
+        choices.add_options([Option(Text(printable(c.text))) for c in self.shown] or
                             [Option("no GPU or CUDA processes", disabled=True)])
         if self.shown:
             choices.highlighted = 1 if needle and len(self.shown) > 1 else 0
 
     def on_input_submitted(self, _event: Input.Submitted) -> None:
         index = self.query_one(OptionList).highlighted
-        self.dismiss(self.shown[index] if self.shown and index is not None else None)
+        self.answer(self.shown[index] if self.shown and index is not None else None)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(self.shown[event.option_index] if self.shown else None)
+        self.answer(self.shown[event.option_index] if self.shown else None)
 
     def key_down(self) -> None:
         self.query_one(OptionList).action_cursor_down()
@@ -143,4 +156,4 @@ class PickerScreen(ModalScreen[Candidate | None]):
         self.query_one(OptionList).action_cursor_up()
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        self.answer(None)

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 
 from rich.style import Style
 
-from gputop.units import duration_us, seconds_text, size_text  # noqa: F401 (re-exported)
+from gputop.units import (duration_us, printable, seconds_text,  # noqa: F401 (re-exported)
+                          size_text)
 
 Cell = tuple[str, Style | None]
 Row = list[Cell]
@@ -29,11 +30,12 @@ OK = Style(color="green")
 
 
 def row(*parts: tuple[str, Style | None] | str) -> Row:
-    """A row from strings (unstyled) and (text, style) pairs."""
+    """A row from strings (unstyled) and (text, style) pairs.  Every string goes through
+    ``printable``: this is the one door to the screen for text from outside."""
     cells: Row = []
     for part in parts:
         text, style = (part, None) if isinstance(part, str) else part
-        cells.extend((ch, style) for ch in text)
+        cells.extend((ch, style) for ch in printable(text))
     return cells
 
 
@@ -48,7 +50,7 @@ def hbar(fraction: float | None, width: int, style: Style | None = None) -> Row:
     """A horizontal bar of ``width`` cells with eighth-cell resolution; blank when unknown."""
     if width <= 0:
         return []
-    if fraction is None:
+    if fraction is None or not math.isfinite(fraction):
         return [("·", DIM)] * width
     eighths = int(round(max(0.0, min(1.0, fraction)) * width * 8))
     full, rest = divmod(eighths, 8)
@@ -97,7 +99,10 @@ def sweep_cursor(end_time_s: float, window_s: float, width: int) -> int:
 
 def _glyph_column(value: float | None, height: int, top: float, style: Style | None) -> list[Cell]:
     """One column of a bar plot, top row first, with eighth-cell resolution."""
-    level = 0 if value is None or top <= 0 else int(round(min(1.0, value / top) * height * 8))
+    if value is None or not top > 0 or not math.isfinite(value):
+        level = 0
+    else:
+        level = int(round(max(0.0, min(1.0, value / top)) * height * 8))
     column: list[Cell] = []
     for r in range(height):
         fill = max(0, min(8, level - (height - 1 - r) * 8))
@@ -134,9 +139,12 @@ class SweepPlot:
 
 
 def nice_top(values: Sequence[float | None], floor: float = 1.0) -> float:
-    """A round axis maximum (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 x 10^k) at or above the largest value."""
-    peak = max((v for v in values if v is not None), default=0.0)
-    peak = max(peak, floor)
+    """A round axis maximum (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 x 10^k) at or above the
+    largest value; values that are not finite, or beyond 1e15, are ignored (no plot of a
+    counter that jumped to 1.7e308 is worth drawing, nor worth a crash)."""
+    peak = max((v for v in values if v is not None and math.isfinite(v) and abs(v) < 1e15),
+               default=0.0)
+    peak = max(peak, floor if math.isfinite(floor) and 0 < floor < 1e15 else 1.0)
     exponent = 10 ** math.floor(math.log10(peak))
     for step in (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10):
         if step * exponent >= peak:
@@ -150,18 +158,22 @@ def na(reason: str | None) -> str:
     return f"n/a ({reason})" if reason else "n/a"
 
 
+def _known(value) -> bool:
+    return value is not None and math.isfinite(value) and abs(value) < 1e18
+
+
 def pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.0f}%"
+    return f"{value:.0f}%" if _known(value) else "n/a"
 
 
 def gib(value_bytes: int | float | None, digits: int = 1) -> str:
-    return "n/a" if value_bytes is None else f"{value_bytes / 2**30:.{digits}f}"
+    return f"{value_bytes / 2**30:.{digits}f}" if _known(value_bytes) else "n/a"
 
 
 
 
 def rate(value: float | None) -> str:
-    if value is None:
+    if not _known(value):
         return "n/a"
     if value >= 100_000:
         return f"{value / 1000:,.0f}k"
@@ -169,4 +181,4 @@ def rate(value: float | None) -> str:
 
 
 def count(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:,.0f}"
+    return f"{value:,.0f}" if _known(value) else "n/a"

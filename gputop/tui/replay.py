@@ -23,6 +23,7 @@ from gputop.model.timeline import Timeline
 from gputop.record.store import Recording
 from gputop.record.timespec import HELP, parse_time
 from gputop.tui.app import GputopApp
+from gputop.tui.picker import OnceScreen
 from gputop.tui.widgets import LIVE_STYLE, PAUSED_STYLE, clock_text
 
 LEAD_S = 600.0
@@ -31,7 +32,7 @@ SPEEDS = (0.25, 0.5, 1, 2, 4, 8, 16, 64)
 PLAY_TICK_S = 0.05
 
 
-class JumpScreen(ModalScreen[str | None]):
+class JumpScreen(OnceScreen):
     BINDINGS = [Binding("escape", "cancel", "cancel")]
     DEFAULT_CSS = """
     JumpScreen { align: center middle; }
@@ -47,10 +48,10 @@ class JumpScreen(ModalScreen[str | None]):
         self.query_one(Input).focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        self.dismiss(event.value)
+        self.answer(event.value)
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        self.answer(None)
 
 
 class ReplayApp(GputopApp):

@@ -14,7 +14,8 @@ from textual.widgets import Static
 from gputop.model.detect import Episode
 from gputop.tui.lines import DiffLines
 from gputop.tui.panes.base import Ctx
-from gputop.tui.render import ALERT, BOLD, DIM, WARN, duration_us, gib, pct, rate, row
+from gputop.tui.render import (ALERT, BOLD, DIM, WARN, duration_us, gib, pct, printable, rate,
+                               row)
 
 CAUSE_TEXT = {
     "oversized_request": "one oversized request (e.g. n x logprobs over the vocabulary) stalls the batch",
@@ -111,8 +112,8 @@ class TextScreen(ModalScreen):
 
     def __init__(self, title: str, text: str):
         super().__init__()
-        self._title = title
-        self._text = text
+        self._title = printable(title)
+        self._text = "\n".join(printable(line) for line in text.split("\n"))
 
     def compose(self) -> ComposeResult:
         scroll = VerticalScroll()

@@ -2,8 +2,9 @@
 
 Where to attach: every mapped ``libcudart.so*`` / ``libcuda.so*`` of the target
 processes (the pinned tree, or every process), once per distinct file (device +
-inode, not path string), reached through ``/proc/PID/root`` so a library in a
-container's mount namespace is the one probed.  Symbols a library lacks are
+inode, not path string), reached through ``/proc/PID/map_files`` so the file probed is
+the one mapped (a library in a container's mount namespace included), never one a
+process has put at that path since.  Symbols a library lacks are
 skipped and listed.  The kernel side (``launch.bpf.c``) keeps cumulative
 histograms; each poll reads them and emits the difference since the last poll,
 so frames carry per-interval histograms that the model merges over any window.
@@ -18,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gputop.model.latency import bucket_mid_ns
+from gputop.buckets import bucket_mid_ns
 from gputop.schema import HostSample, LaunchHist
 from gputop.sources.base import Reading, SourceError
 
@@ -63,6 +64,8 @@ def import_bcc():
 
 def unavailable_reason() -> str | None:
     """Why eBPF cannot work here, with the fix; None when it can."""
+    if not SOURCE.is_file():
+        return f"gputop's BPF program is missing from this installation ({SOURCE}): reinstall gputop"
     if os.geteuid() != 0:
         return "eBPF needs root (or CAP_BPF and CAP_PERFMON): run gputop with sudo"
     release = os.uname().release
@@ -87,7 +90,12 @@ def program_text(mode: str) -> str:
                      f"{{ return on_entry(ctx, {index}); }}  // {api}")
     if mode == "full":
         stubs.append("int gputop_ret(struct pt_regs *ctx) { return on_return(ctx); }")
-    text = SOURCE.read_text().replace("/* @STUBS@ */", "\n".join(stubs))
+    try:
+        text = SOURCE.read_text()
+    except OSError as exc:
+        raise SourceError(f"gputop's BPF program cannot be read ({SOURCE}: "
+                          f"{exc.strerror or exc}): reinstall gputop") from None
+    text = text.replace("/* @STUBS@ */", "\n".join(stubs))
     if mode == "full":
         text = "#define GPUTOP_MODE_FULL 1\n" + text
     return text
@@ -95,7 +103,7 @@ def program_text(mode: str) -> str:
 
 @dataclass
 class Library:
-    path: str  # reachable from here (through /proc/PID/root)
+    path: str  # the mapping itself: /proc/PID/map_files/START-END
     shown: str  # as the process maps it
     apis: tuple[str, ...]
     attached: list[str] = field(default_factory=list)
@@ -103,7 +111,14 @@ class Library:
 
 
 def mapped_libraries(pids: list[int] | None) -> dict[tuple[int, int], Library]:
-    """CUDA libraries mapped by the target processes, keyed by (device, inode)."""
+    """CUDA libraries mapped by the target processes, keyed by (device, inode).
+
+    The file probed is reached through ``/proc/PID/map_files/START-END``: the kernel's
+    link to the very inode mapped there, in whatever mount namespace it lives.  A path
+    from the maps line, resolved from here (even through ``/proc/PID/root``), would
+    follow whatever the process put at that path since: a process that replaced its
+    ``libcuda.so.1`` with a symbolic link would have root's bcc parse and probe a file of
+    its choosing.  The inode is checked against the maps line as well."""
     found: dict[tuple[int, int], Library] = {}
     pid_list = pids if pids is not None else [int(p) for p in os.listdir("/proc") if p.isdigit()]
     for pid in pid_list:
@@ -113,22 +128,24 @@ def mapped_libraries(pids: list[int] | None) -> dict[tuple[int, int], Library]:
         except OSError:
             continue
         for line in lines:
-            parts = line.split()
-            if len(parts) < 6:
+            parts = line.split(maxsplit=5)
+            if len(parts) < 6 or not parts[4].isdigit():
                 continue
-            path = parts[5]
-            name = os.path.basename(path)
+            path = parts[5].strip()
+            name = os.path.basename(path.removesuffix(" (deleted)"))
             for prefix, apis in LIBRARIES:
                 if not name.startswith(prefix):
                     continue
-                reachable = f"/proc/{pid}/root{path}"
+                mapping = f"/proc/{pid}/map_files/{parts[0]}"
                 try:
-                    st = os.stat(reachable)
+                    st = os.stat(mapping)
                 except OSError:
                     continue
+                if st.st_ino != int(parts[4]):
+                    continue  # not what the maps line says is mapped there
                 key = (st.st_dev, st.st_ino)
                 if key not in found:
-                    found[key] = Library(path=reachable, shown=path, apis=apis)
+                    found[key] = Library(path=mapping, shown=path, apis=apis)
     return found
 
 

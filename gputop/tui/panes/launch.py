@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.style import Style
 
 from gputop.model.derive import OFF_CPU
-from gputop.model.latency import bucket_bounds_ns
+from gputop.buckets import bucket_bounds_ns
 from gputop.tui.panes.base import Ctx, Pane
 from gputop.tui.render import ALERT, DIM, Row, duration_us, hbar, na, rate, row
 
