@@ -12,12 +12,11 @@ import sys
 import time
 
 from gputop import __version__, exitguard
-from gputop.model.derive import derive, snapshot_dict
-from gputop.model.detect import DetectConfig, make_fold
-from gputop.model.timeline import Timeline
+from gputop.model.derive import snapshot_dict
+from gputop.model.detect import DetectConfig
 from gputop.record.timespec import parse_duration, parse_size
-from gputop.sampler import Sampler, parse_delay
-from gputop.sources.sim import SCENARIOS, SimSource
+from gputop.sampler import parse_delay
+from gputop.sources.sim import SCENARIOS
 from gputop.units import printable
 
 EXIT_USAGE = 2
@@ -141,6 +140,9 @@ def _add_source_options(parser: argparse.ArgumentParser, suppress: bool = False)
     parser.add_argument("--latency-factor", type=_factor, default=default(2.0),
                         help="inter-token latency or TTFT p99 at or above this x baseline is a "
                         "collapse too (2)")
+    parser.add_argument("--max-size", type=_size, default=default(500 * 2**20), metavar="500MB",
+                        help="keep a recording (record, --record, the r key) under this size by "
+                        "dropping its oldest frames (default 500MB)")
     parser.add_argument("--hold-s", type=float, default=default(3.0),
                         help="seconds a condition must hold before the banner changes (3)")
 
@@ -163,9 +165,6 @@ def build_parser() -> argparse.ArgumentParser:
     record.add_argument("file", metavar="FILE")
     record.add_argument("--duration", type=_duration, default=None, metavar="2h",
                         help="stop after this long (e.g. 90m, 2h, 1h30m)")
-    record.add_argument("--max-size", type=_size, default=500 * 2**20, metavar="500MB",
-                        help="keep the file under this size by dropping the oldest frames "
-                        "(default 500MB)")
     _add_source_options(record, suppress=True)
     replay = sub.add_parser("replay", help="open a recording in the dashboard")
     replay.add_argument("file", metavar="FILE")
@@ -204,118 +203,32 @@ def _detect_config(args) -> DetectConfig:
                         latency_factor=args.latency_factor)
 
 
-def _pin(args):
-    """(pin_state for live sources, derive-time pin for simulated/recorded frames)."""
-    from gputop.sources.proctree import PinError, PinState, compile_pattern, pin_pattern, pin_pid
+def _setup(args):
+    """(session over the chosen sources, pin applied to recorded/simulated frames); every
+    setup problem is one line for the user."""
+    from gputop.session import Session
+    from gputop.sources.registry import SetupError, SourceOptions, build, pin_setup
 
-    if args.pid is not None and args.match is not None:
-        raise UsageError("use --pid or --match, not both")
-    if args.demo is not None:  # simulated PIDs exist only in the frames
-        if args.match is not None:
-            try:
-                compile_pattern(args.match)
-            except PinError as exc:
-                raise UsageError(str(exc)) from None
-        if args.pid is None and args.match is None:
-            return None, None
-        return None, ((args.pid,) if args.pid else (), args.match)
+    options = SourceOptions.from_args(args)
     try:
-        if args.pid is not None:
-            return PinState(pin_pid(args.pid)), None
-        if args.match is not None:
-            return PinState(pin_pattern(args.match)), None
-    except PinError as exc:
+        pin_state, pin = pin_setup(options)
+        sampler, label = build(options, pin_state)
+    except SetupError as exc:
         raise UsageError(str(exc)) from None
-    return PinState(), None
-
-
-def _sources(args, pin_state=None):
-    """(sampler, label) for the chosen sources; raises UsageError when nothing can be shown."""
-    if args.demo is not None:
-        scenario = None if args.demo == "cycle" else args.demo
-        try:
-            source = SimSource(scenario, gpus=args.gpus, seed=args.seed, step_s=args.delay)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-        start_wall = time.time()
-        sampler = Sampler([source], args.delay,
-                          frame_time=lambda seq: (start_wall + seq * args.delay, seq * args.delay))
-        return sampler, source.label
-    from gputop.sources.base import SourceError
-    from gputop.sources.host import HostSource
-    from gputop.sources.nvml import NvmlSource
-
-    from gputop.model.kv import ConfigError
-    from gputop.sources.engine import EngineSource
-
-    nvml = NvmlSource(args.gpu)
-    try:
-        nvml.open()
-    except SourceError as exc:
-        _something_else_to_read(args, pin_state, str(exc))
-    from gputop.sources.proctree import ProcTreeSource
-
-    engines = [EngineSource(url, args.model, pin_state=pin_state,
-                            name="engine" if i == 0 else f"engine{i + 1}")
-               for i, url in enumerate(args.engine or [None])]
-    try:
-        for engine in engines:
-            engine.open()
-    except ConfigError as exc:
-        raise UsageError(f"--model: {exc}") from None
-    sources = [nvml, *engines, HostSource()]  # opening nvml again is a no-op; if it failed,
-    # it fails again in the sampler and shows as "n/a (reason)" beside the engine
-    if pin_state is not None:
-        sources.append(ProcTreeSource(pin_state))
-    if args.ebpf != "off":
-        from gputop.sources.ebpf import EbpfSource
-
-        sources.append(EbpfSource(args.ebpf, pin_state))
-    if args.dcgm:
-        from gputop.sources.dcgm import DcgmSource
-
-        sources.append(DcgmSource(args.dcgm))
-    sampler = Sampler(sources, args.delay)
-    return sampler, "nvml"
-
-
-def _something_else_to_read(args, pin_state, gpu_reason: str) -> None:
-    """Without a GPU, gputop still shows an engine (given or found), a pinned process
-    tree or eBPF; only when none of these exists is there nothing to show (exit 2)."""
-    pinned = pin_state is not None and pin_state.get().active
-    if args.engine or pinned or args.ebpf != "off" or args.dcgm:
-        return
-    from gputop.sources import engine_discovery, prom
-    from gputop.sources.base import SourceError
-    from gputop.sources.engine_metrics import recognise
-
-    for found in engine_discovery.candidates():
-        for url in found.urls:
-            try:
-                recognise(prom.fetch(url, engine_discovery.PROBE_TIMEOUT_S).text, url)
-                return
-            except SourceError:
-                continue
-    raise UsageError(f"cannot read the GPU ({gpu_reason}) and found no serving engine on this "
-                     "machine: pass --engine URL (a vLLM, SGLang, TGI or llama.cpp /metrics "
-                     "endpoint) or --pid PID, or run 'gputop --demo' to see gputop without a GPU")
+    return Session(label, sampler, detect_config=_detect_config(args), pin_state=pin_state), pin
 
 
 def cmd_snapshot(args) -> int:
-    pin_state, pin = _pin(args)
-    sampler, label = _sources(args, pin_state)
-    timeline = Timeline(max(2, args.samples), make_fold(_detect_config(args)))
-    sampler.open()
+    session, pin = _setup(args)
+    session.open()
     try:
         if args.demo is not None:  # simulated time needs no waiting: -d apart, at once
-            for _ in range(args.samples):
-                timeline.append(sampler.tick())
+            session.ticks(args.samples)
         else:
-            sampler.run(timeline.append, max_frames=args.samples)
+            session.run(max_frames=args.samples)
     finally:
-        sampler.close()
-    view = derive(timeline, timeline.last_index, pin=pin)
-    print(json.dumps(snapshot_dict(view, label), indent=2))
+        session.close()
+    print(json.dumps(snapshot_dict(session.view(pin=pin), session.label), indent=2))
     return 0
 
 
@@ -372,46 +285,40 @@ def cmd_record(args) -> int:
     """Headless recording until --duration, Ctrl-C, SIGTERM or SIGHUP (an SSH drop)."""
     import signal
 
-    from gputop.record.store import Recorder, RecordingError
+    from gputop.record.store import RecordingError
 
-    pin_state, _pin_in_frames = _pin(args)  # a recording keeps every process; pin in replay
-    sampler, label = _sources(args, pin_state)
+    session, _pin_in_frames = _setup(args)  # a recording keeps every process; pin in replay
     try:
-        recorder = Recorder(args.file, label, max_bytes=args.max_size)
+        recorder = session.record(args.file, args.max_size)
     except RecordingError as exc:
         raise UsageError(str(exc)) from None
     deadline = None if args.duration is None else time.monotonic() + args.duration
-    errors: list[str] = []
     interrupted: list[int] = []
 
-    def on_frame(frame) -> None:
-        try:
-            recorder.append(frame)
-        except RecordingError as exc:
-            errors.append(str(exc))
-            sampler.stop()
-        if deadline is not None and time.monotonic() >= deadline:
-            sampler.stop()
+    def check(_frame) -> None:
+        if recorder.error is not None or (deadline is not None and time.monotonic() >= deadline):
+            session.stop()
 
     def stop(signum, _frame) -> None:
         interrupted.append(signum)
-        sampler.stop()
+        session.stop()
 
+    session.subscribe(check)
     for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(signum, stop)
-    print(f"gputop: recording {label} to {printable(args.file)} every {args.delay:g}s "
+    print(f"gputop: recording {session.label} to {printable(args.file)} every {args.delay:g}s "
           f"(Ctrl-C stops; cap {args.max_size / 2**20:.0f} MiB)", file=sys.stderr)
-    sampler.open()
+    session.open()
     try:
-        sampler.run(on_frame)
+        session.run()
     finally:
-        sampler.close()
-        recorder.close()
+        session.close()
     print(f"gputop: {recorder.frames_written} frames, {recorder.size_bytes() / 1024:.0f} KiB "
-          f"in {printable(args.file)}" + (f" ({recorder.frames_dropped} oldest dropped for the cap)"
-                               if recorder.frames_dropped else ""), file=sys.stderr)
-    if errors:
-        raise UsageError(errors[0])
+          f"in {printable(args.file)}"
+          + (f" ({recorder.frames_capped} oldest dropped for the cap)"
+             if recorder.frames_capped else ""), file=sys.stderr)
+    if recorder.error is not None:
+        raise UsageError(recorder.error)
     # Ctrl-C saved the recording, but says so the shell's way (128 + SIGINT); TERM and
     # HUP are how a service manager or a dropped SSH session ask it to stop: a clean 0
     return 130 if signal.SIGINT in interrupted else 0
@@ -477,21 +384,17 @@ def cmd_report(args) -> int:
 def cmd_live(args) -> int:
     if args.no_color:
         os.environ["NO_COLOR"] = "1"
-    pin_state, pin = _pin(args)
-    sampler, label = _sources(args, pin_state)
-    config = _detect_config(args)
-    from gputop.record.store import Recorder, RecordingError
+    session, pin = _setup(args)
+    from gputop.record.store import RecordingError
     from gputop.tui.app import GputopApp  # textual is imported only for the TUI
 
-    recorder = None
     if args.record:
         try:
-            recorder = Recorder(args.record, label)
+            session.record(args.record, args.max_size)
         except RecordingError as exc:
             raise UsageError(str(exc)) from None
-    sampler.open()
-    app = GputopApp(sampler, label, interval_s=args.delay, detect_config=config,
-                    recorder=recorder, pin_state=pin_state, pin=pin)
+    session.open()
+    app = GputopApp(session, interval_s=args.delay, pin=pin, record_max_bytes=args.max_size)
     _exit_on_signals(app)
     app.run()
     exitguard.arm(app.return_code or 0, app.release)  # interpreter shutdown must not hang

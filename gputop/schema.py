@@ -23,7 +23,7 @@ from gputop.buckets import MAX_BUCKET_INDEX
 SCHEMA_VERSION = 1
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SourceStatus:
     """Whether one source delivered this tick, and if not, why (shown as "n/a (reason)")."""
 
@@ -37,7 +37,7 @@ class SourceStatus:
     poll_median_s: float | None = None  # median cost of the source's recent polls
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MigSample:
     """A MIG instance under its parent GPU: NVML gives its memory, not its utilization."""
 
@@ -48,7 +48,7 @@ class MigSample:
     mem_used_bytes: int | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GpuSample:
     index: int
     name: str = ""
@@ -73,7 +73,7 @@ class GpuSample:
     migs: tuple[MigSample, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ProcSample:
     """A process using a GPU; (pid, start_time_s) identifies it since PIDs recycle."""
 
@@ -89,7 +89,7 @@ class ProcSample:
     cpu_pct: float | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class EngineHistogram:
     """One of an engine's Prometheus histograms as scraped: cumulative counts per finite
     upper bound (``le``), plus the total count and sum.  Kept cumulative, like every counter
@@ -105,7 +105,7 @@ class EngineHistogram:
     sum: float = 0.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class EngineSample:
     """One scrape of a serving engine (or the simulator's trainer) plus what is known of its model."""
 
@@ -152,7 +152,7 @@ class EngineSample:
     busiest_thread: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LaunchHist:
     """Host-side call durations of one CUDA API in one process over one tick.
 
@@ -167,7 +167,7 @@ class LaunchHist:
     buckets: dict[int, int] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class HostSample:
     cpu_pct: float | None = None
     offcpu_switches: int | None = None  # involuntary switches of launch threads this tick
@@ -176,7 +176,7 @@ class HostSample:
     cpus: int | None = None  # logical CPUs
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ThreadSample:
     """One thread of the pinned tree; CPU time is cumulative (rates are derived)."""
 
@@ -186,7 +186,7 @@ class ThreadSample:
     cpu_s: float = 0.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PinnedSample:
     """The pinned process tree as the pin source resolved it this tick."""
 
@@ -206,7 +206,7 @@ class PinnedSample:
     listening_ports: tuple[int, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Frame:
     seq: int
     time_wall_s: float

@@ -18,6 +18,7 @@ time.tzset()
 
 from gputop.demo import demo_frames  # noqa: E402
 from gputop.sources.sim import SCENARIOS  # noqa: E402
+from gputop.session import Session
 from gputop.tui.app import GputopApp  # noqa: E402
 
 OUT = Path(__file__).resolve().parent.parent / "screenshots"
@@ -26,7 +27,7 @@ SECONDS = 40  # every scenario shows its phenomenon within 10 s; 40 s fills part
 
 def demo_app(scenario: str, seconds: int = SECONDS) -> GputopApp:
     frames = demo_frames(scenario, seconds)
-    return GputopApp(None, f"demo:{scenario}", frames=frames)
+    return GputopApp(Session(f"demo:{scenario}", frames=frames))
 
 
 async def shoot(app: GputopApp, size: tuple[int, int], path: Path) -> None:

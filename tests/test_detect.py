@@ -1,3 +1,5 @@
+import dataclasses
+
 import pytest
 
 from gputop.model.detect import DetectConfig, step
@@ -252,7 +254,7 @@ def test_throttle_reasons_present_while_healthy_explain_nothing():
     state = None
     for t in range(20):
         p = pt(t, 100.0 if t >= 10 else 1000.0, 97.0)
-        p = Point(**{**p.__dict__, "throttle": {0: ("power cap",)}, "clock_mhz": {0: 1980.0}})
+        p = dataclasses.replace(p, throttle={0: ("power cap",)}, clock_mhz={0: 1980.0})
         state = step(state, p, DetectConfig())
     assert state.active is not None
     assert "throttling" not in dict(state.active.suspects)

@@ -217,6 +217,7 @@ def test_doctor_on_this_machine_says_no_driver():
 
 
 async def test_dashboard_over_fake_nvml(monkeypatch, workers):
+    from gputop.session import Session
     from gputop.tui.app import GputopApp
     from tests.test_tui import text_of
 
@@ -229,7 +230,7 @@ async def test_dashboard_over_fake_nvml(monkeypatch, workers):
         frames.append(sampler.tick())
         fake.advance(1.0)
         clock.t += 1.0
-    app = GputopApp(None, "nvml", frames=frames)
+    app = GputopApp(Session("nvml", frames=frames))
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.pause()
         assert "97%" in text_of(app.query_one("#pane-1"))

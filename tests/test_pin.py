@@ -205,11 +205,12 @@ def test_pin_from_recorded_frames_uses_parent_links():
 
 async def test_picker_pins_and_P_unpins():
     from gputop.demo import demo_frames
+    from gputop.session import Session
     from gputop.tui.app import GputopApp
     from gputop.tui.picker import PickerScreen
     from tests.test_tui import text_of
 
-    app = GputopApp(None, "demo:serving", frames=demo_frames("serving", 5))
+    app = GputopApp(Session("demo:serving", frames=demo_frames("serving", 5)))
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.press("p")
         await pilot.pause()

@@ -333,20 +333,21 @@ async def test_replay_keys(tmp_path):
 
 
 async def test_live_view_records_with_r(tmp_path, monkeypatch):
+    from gputop.session import Session
     from gputop.tui.app import GputopApp
 
     monkeypatch.chdir(tmp_path)
     frames = sim_frames("serving", 10)
-    app = GputopApp(None, "demo:serving", frames=frames[:2])
+    app = GputopApp(Session("demo:serving", frames=frames[:2]))
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.press("r")
-        assert app.recorder is not None
+        assert app.session.recorder is not None
         for frame in frames[2:8]:
             app.add_frame(frame)
         await pilot.pause()
         assert "REC gputop-" in text_of(app.query_one("#status"))
         await pilot.press("r")
-        assert app.recorder is None
+        assert app.session.recorder is None
     (path,) = tmp_path.glob("gputop-*.gtrec")
     assert [f.seq for f in Recording(path).frames()] == list(range(2, 8))
 

@@ -3,12 +3,13 @@
 import pytest
 
 from gputop.sources.sim import SCENARIOS
+from gputop.session import Session
 from gputop.tui.app import GputopApp
 from tests.conftest import sim_frames
 
 
 def app_at(scenario, seconds=30, **kwargs):
-    return GputopApp(None, f"demo:{scenario}", frames=sim_frames(scenario, seconds, **kwargs))
+    return GputopApp(Session(f"demo:{scenario}", frames=sim_frames(scenario, seconds, **kwargs)))
 
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS))

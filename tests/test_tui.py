@@ -4,6 +4,7 @@ import subprocess
 import sys
 
 
+from gputop.session import Session
 from gputop.tui.app import GputopApp
 from gputop.tui.widgets import Banner, StatusBar, Summary, TextScreen
 from tests.conftest import sim_frames
@@ -15,7 +16,7 @@ def text_of(widget) -> str:
 
 def make_app(scenario="logprobs-storm", count=20, gpus=None):
     frames = sim_frames(scenario, count + 30, gpus=gpus)
-    app = GputopApp(None, f"demo:{scenario}", frames=frames[:count])
+    app = GputopApp(Session(f"demo:{scenario}", frames=frames[:count]))
     app.spare_frames = frames[count:]
     return app
 
@@ -234,7 +235,7 @@ def late_engine_frames(late: int = 4):
 
 
 async def test_a_late_engine_keeps_the_history_and_says_how_old():
-    app = GputopApp(None, "demo:logprobs-storm", frames=late_engine_frames())
+    app = GputopApp(Session("demo:logprobs-storm", frames=late_engine_frames()))
     async with app.run_test(size=(200, 50)) as pilot:
         await pilot.pause()
         pane = text_of(app.query_one("#pane-3"))

@@ -65,7 +65,7 @@ MEASURE_TEXT = {"itl": "inter-token latency", "ttft": "time to first token"}
 NOTABLE_KEEP_S = 120.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Episode:
     kind: str
     gpus: tuple[int, ...]
@@ -93,7 +93,7 @@ class Episode:
                 f"(baseline {self.baseline_tokens_per_s:,.0f})")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DetectState:
     point: Point
     recent: tuple[Point, ...]  # last few points, newest last

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from gputop.schema import EngineHistogram
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class HistDelta:
     """Observations in one interval: counts per bucket (not cumulative), the last one
     being everything above the highest finite bound."""

@@ -16,7 +16,7 @@ from gputop.model.enginehist import HistDelta
 from gputop.schema import EngineSample, Frame
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Point:
     time_mono_s: float
     time_wall_s: float

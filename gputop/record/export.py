@@ -1,7 +1,7 @@
 """Export a recording: CSV (one row per frame per GPU), JSON lines of snapshots, Perfetto.
 
 Every format is derived by the same model as the live view: frames are folded
-through a bounded timeline, so an exported row equals what the screen showed.
+through a session's bounded timeline, so an exported row equals what the screen showed.
 """
 
 from __future__ import annotations
@@ -13,9 +13,8 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from gputop.model.derive import View, derive, snapshot_dict
-from gputop.model.detect import DetectConfig, make_fold
-from gputop.model.timeline import Timeline
+from gputop.model.derive import View, snapshot_dict
+from gputop.model.detect import DetectConfig
 from gputop.record.store import Recording, RecordingError
 from gputop.record.timespec import parse_time
 from gputop.units import printable
@@ -45,22 +44,6 @@ def seq_range(recording: Recording, from_text: str | None, to_text: str | None):
     if high < low:
         raise ValueError(f"--to ({to_text}) is before --from ({from_text})")
     return from_seq, recording.seq_at(high)
-
-
-def views(recording: Recording, from_seq: int | None = None, to_seq: int | None = None,
-          config: DetectConfig = DetectConfig(), lead_s: float = 600.0,
-          pin: tuple[tuple[int, ...], str | None] | None = None) -> Iterator[View]:
-    """Derived views of frames from_seq..to_seq, folding from ``lead_s`` earlier so the
-    detector has its history; memory stays bounded by the timeline's capacity."""
-    timeline: Timeline = Timeline(4096, make_fold(config))
-    start = None if from_seq is None else recording.seq_before(from_seq, lead_s)
-    for frame in recording.frames(start, to_seq):
-        try:
-            timeline.append(frame)
-        except ValueError:
-            continue
-        if from_seq is None or frame.seq >= from_seq:
-            yield derive(timeline, timeline.last_index, pin=pin)
 
 
 @contextmanager
@@ -196,7 +179,9 @@ def export(recording: Recording, fmt: str, output: str, from_text: str | None = 
             yield view
 
     pin = ((pid,), None) if pid is not None else None
-    all_views = counted(views(recording, from_seq, to_seq, config, pin=pin))
+    from gputop.session import recorded_views
+
+    all_views = counted(recorded_views(recording, from_seq, to_seq, config, pin=pin))
     with _output(output, recording, force) as out:
         if fmt == "csv":
             writer = csv.DictWriter(out, CSV_COLUMNS)

@@ -6,7 +6,6 @@ import statistics
 import time
 
 from gputop.model.detect import DetectConfig
-from gputop.record.export import views
 from gputop.record.store import Recording
 
 WINDOW_S = 10.0
@@ -26,7 +25,9 @@ def report(recording: Recording, config: DetectConfig = DetectConfig()) -> str:
     episodes = {}
     frames = 0
     first = last = None
-    for view in views(recording, config=config):
+    from gputop.session import recorded_views
+
+    for view in recorded_views(recording, config=config):
         frames += 1
         t = view.frame.time_wall_s
         first = t if first is None else first

@@ -1,7 +1,10 @@
-"""The live dashboard: five panes over one timeline, fed by the sampler thread.
+"""The live dashboard: six panes over one session's timeline.
 
-Frames cross from the sampler thread with ``post_message`` only; the timeline
-and every view are touched on the UI thread alone.
+The session appends frames on the sampler's thread; this app only reads, under the
+session's lock.  Frames and keys are coalesced, never queued: a new frame posts one
+message unless one is already waiting, and a key only changes what is shown and asks
+for one refresh.  At ``-d 0.01`` or under a key storm the screen shows the newest state
+once per redraw, and ``q`` is always next in line.
 """
 
 from __future__ import annotations
@@ -14,14 +17,12 @@ from textual.binding import Binding
 from textual.containers import Container
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from gputop import exitguard
 from gputop.model.derive import derive
-from gputop.model.detect import DetectConfig, make_fold
-from gputop.model.timeline import Timeline
-from gputop.sampler import Sampler
 from gputop.schema import Frame
+from gputop.session import RECORD_MAX_BYTES, Session
 from gputop.tui.panes.base import Ctx, Pane
 from gputop.tui.panes.host import HostPane
 from gputop.tui.panes.launch import LaunchPane
@@ -31,7 +32,7 @@ from gputop.tui.panes.util import UtilPane
 from gputop.tui.panes.vram import VramPane
 from gputop.tui import partial_paint
 from gputop.units import printable
-from gputop.tui.widgets import (LIVE_STYLE, PAUSED_STYLE, Banner, StatusBar, Summary,
+from gputop.tui.widgets import (LIVE_STYLE, PAUSED_STYLE, Banner, KeyBar, StatusBar, Summary,
                                 TextScreen, clock_text, help_text)
 
 partial_paint.install()
@@ -75,10 +76,8 @@ def exit_notice(ctx: Ctx) -> str | None:
     return f"pinned pid {pid} exited at {clock_text(when)}{again}"
 
 
-class FrameArrived(Message):
-    def __init__(self, frame: Frame):
-        super().__init__()
-        self.frame = frame
+class FramesArrived(Message):
+    """One or more frames were appended since the last refresh."""
 
 
 class GputopApp(App):
@@ -109,22 +108,20 @@ class GputopApp(App):
         *[Binding(str(i), f"pane('{i}')", f"pane {i}", show=False) for i in range(1, 7)],
     ]
 
-    def __init__(self, sampler: Sampler | None, source_label: str, *, interval_s: float = 1.0,
-                 detect_config: DetectConfig = DetectConfig(), frames: list[Frame] = (),
-                 window_s: float = 60.0, recorder=None, pin_state=None,
-                 pin: tuple[tuple[int, ...], str | None] | None = None):
+    def __init__(self, session: Session, *, interval_s: float = 1.0, window_s: float = 60.0,
+                 pin: tuple[tuple[int, ...], str | None] | None = None,
+                 record_max_bytes: int | None = RECORD_MAX_BYTES):
         super().__init__()
-        # Live pinning goes through the pin source (pin_state); the demo and replay pin
-        # from the frames' own process lists (pin).
-        self.pin_state = pin_state
+        self.session = session
+        # Live pinning goes through the pin source (the session's pin_state); the demo and
+        # replay pin from the frames' own process lists (pin).
+        self.pin_state = session.pin_state
         self.pin_override = pin
-        self.recorder = recorder  # a record.store.Recorder while recording
-        self.sampler = sampler
-        self.source_label = source_label
-        capacity = int(min(36000, max(600, WINDOWS_S[-1] / interval_s + 10)))
-        self.timeline: Timeline = Timeline(capacity, make_fold(detect_config))
-        for frame in frames:
-            self.timeline.append(frame)
+        self.record_max_bytes = record_max_bytes
+        self.source_label = session.label
+        self._frames_posted = False  # a FramesArrived is waiting: later frames join it
+        self._refresh_asked = False  # a refresh is scheduled: later keys join it
+        self._record_error_shown: str | None = None
         self.window_s = window_s
         self.gpu_index = 0
         self.paused_seq: int | None = None
@@ -150,14 +147,21 @@ class GputopApp(App):
             yield from self.panes
         yield Static(f"terminal too small: gputop needs at least {MIN_SIZE[0]}x{MIN_SIZE[1]}",
                      id="too-small")
-        yield Footer()
+        # a static line of key hints: Textual's Footer recomposes on every focus change and
+        # kept ~400 KB of widgets per Tab press
+        yield KeyBar(self.key_hints(), id="keys")
+
+    def key_hints(self) -> list[tuple[str, str]]:
+        return [("q", "quit"), ("?", "help"), ("space", "pause"), ("← →", "step"),
+                ("[ ]", "GPU"), ("+ -", "window"), ("e", "explain"), ("r", "rec"), ("p", "pin"),
+                ("1-6", "pane")]
 
     def on_mount(self) -> None:
         self._apply_layout()
         self.panes[0].focus()
         self.refresh_view()
-        if self.sampler is not None:
-            self.sampler.start(lambda frame: self.post_message(FrameArrived(frame)))
+        self.session.subscribe(self._frame_landed)
+        self.session.start()
 
     def on_unmount(self) -> None:
         self.release()
@@ -165,12 +169,11 @@ class GputopApp(App):
     def release(self) -> None:
         """Stop sampling (detaching probes) and close the recording; safe to call twice and
         from the exit guard's thread."""
-        sampler, self.sampler = self.sampler, None
-        recorder, self.recorder = self.recorder, None
-        if sampler is not None:
-            sampler.close()
-        if recorder is not None:
-            recorder.close()
+        self.session.close()
+
+    @property
+    def timeline(self):
+        return self.session.timeline
 
     def action_quit(self) -> None:
         exitguard.arm(0, self.release)
@@ -182,7 +185,7 @@ class GputopApp(App):
 
     def on_resize(self) -> None:
         self._apply_layout()
-        self.call_after_refresh(self.refresh_view)
+        self.schedule_refresh()
 
     def _apply_layout(self) -> None:
         width, height = self.size
@@ -197,24 +200,41 @@ class GputopApp(App):
 
     # ------------------------------------------------------------ frames
 
-    def on_frame_arrived(self, message: FrameArrived) -> None:
-        self.add_frame(message.frame)
+    def _frame_landed(self, _frame: Frame) -> None:
+        """On the sampler's thread: ask for one refresh, unless one is already asked for."""
+        if not self._frames_posted:
+            self._frames_posted = True
+            self.post_message(FramesArrived())
 
-    def add_frame(self, frame: Frame) -> None:
-        self.timeline.append(frame)
-        if self.recorder is not None:
-            from gputop.record.store import RecordingError
-
-            try:
-                self.recorder.append(frame)
-            except RecordingError as exc:  # e.g. disk full: keep showing, stop recording
-                self.recorder.close()
-                self.recorder = None
-                self.notify(f"recording stopped: {exc}", severity="error", timeout=10)
+    def on_frames_arrived(self, _message: FramesArrived) -> None:
+        self._frames_posted = False
+        self._check_recording()
         if self.paused_seq is None:
             self.refresh_view()
         else:
             self._status()  # the "frames behind" count changes
+
+    def add_frame(self, frame: Frame) -> None:
+        """Append a frame now (tests and the screenshot script drive the app this way)."""
+        self.session.add_frame(frame)
+        self.on_frames_arrived(FramesArrived())
+
+    def schedule_refresh(self) -> None:
+        """One refresh after the current batch of events, however many keys asked for it."""
+        if not self._refresh_asked:
+            self._refresh_asked = True
+            self.call_after_refresh(self._scheduled_refresh)
+
+    def _scheduled_refresh(self) -> None:
+        self._refresh_asked = False
+        self.refresh_view()
+
+    def _check_recording(self) -> None:
+        recorder = self.session.recorder
+        if recorder is not None and recorder.error and recorder.error != self._record_error_shown:
+            self._record_error_shown = recorder.error
+            self.session.stop_recording()  # e.g. disk full: keep showing, stop recording
+            self.notify(f"recording stopped: {recorder.error}", severity="error", timeout=10)
 
     def _cursor_index(self) -> int:
         if self.paused_seq is None or len(self.timeline) == 0:
@@ -222,16 +242,21 @@ class GputopApp(App):
         return self.timeline.index_of_seq(self.paused_seq)
 
     def ctx(self) -> Ctx | None:
-        if len(self.timeline) == 0:
-            return None
-        view = derive(self.timeline, self._cursor_index(),
-                      pin=self.pin_override if self.pin_state is None else None)
+        with self.session.lock:
+            if len(self.timeline) == 0:
+                return None
+            view = derive(self.timeline, self._cursor_index(),
+                          pin=self.pin_override if self.pin_state is None else None)
         indexes = [g.sample.index for g in view.gpus]
         if indexes and self.gpu_index not in indexes:
             self.gpu_index = indexes[0]
         return Ctx(self.timeline, view, self.gpu_index, self.window_s, self.source_label)
 
     def refresh_view(self) -> None:
+        with self.session.lock:  # the panes read the timeline while drawing their plots
+            self._refresh_view()
+
+    def _refresh_view(self) -> None:
         ctx = self.ctx()
         if ctx is None:
             return
@@ -254,8 +279,9 @@ class GputopApp(App):
         extra = ""
         if ctx.view.pinned is not None:
             extra += f" │ {ctx.view.pinned.title}"
-        if self.recorder is not None:
-            extra = f" REC {self.recorder.path.name} {self.recorder.size_bytes() / 1024:.0f} KiB"
+        recorder = self.session.recorder
+        if recorder is not None:
+            extra = f" REC {recorder.path.name} {recorder.size_bytes() / 1024:.0f} KiB"
         self.query_one(StatusBar).render_status(ctx, mode, style, extra)
 
     def status_mode(self):
@@ -299,17 +325,15 @@ class GputopApp(App):
         self.refresh_view()
 
     def action_record(self) -> None:
-        from gputop.record.store import Recorder, RecordingError
+        from gputop.record.store import RecordingError
 
-        if self.recorder is not None:
-            path = self.recorder.path
-            self.recorder.close()
-            self.recorder = None
-            self.notify(f"recording saved: {path}")
+        if self.session.recorder is not None:
+            recorder = self.session.stop_recording()
+            self.notify(f"recording saved: {recorder.path}")
         else:
             name = time.strftime("gputop-%Y%m%d-%H%M%S.gtrec")
             try:
-                self.recorder = Recorder(name, self.source_label)
+                self.session.record(name, self.record_max_bytes)
             except RecordingError as exc:
                 self.notify(str(exc), severity="error")
                 return
@@ -341,12 +365,12 @@ class GputopApp(App):
         indexes = [g.sample.index for g in ctx.view.gpus]
         position = indexes.index(self.gpu_index) if self.gpu_index in indexes else 0
         self.gpu_index = indexes[(position + step) % len(indexes)]
-        self.refresh_view()
+        self.schedule_refresh()
 
     def action_window(self, step: int) -> None:
         position = min(range(len(WINDOWS_S)), key=lambda i: abs(WINDOWS_S[i] - self.window_s))
         self.window_s = float(WINDOWS_S[max(0, min(len(WINDOWS_S) - 1, position + step))])
-        self.refresh_view()
+        self.schedule_refresh()
 
     def action_pane(self, key: str) -> None:
         pane = self._pane(key)
@@ -357,7 +381,7 @@ class GputopApp(App):
         self.current_pane = key
         self._apply_layout()
         pane.focus()
-        self.call_after_refresh(self.refresh_view)
+        self.schedule_refresh()
 
     def action_cycle(self, step: int) -> None:
         if isinstance(self.screen, ModalScreen):
@@ -370,13 +394,13 @@ class GputopApp(App):
             self.zoomed = key
         self._apply_layout()
         self._pane(key).focus()
-        self.call_after_refresh(self.refresh_view)
+        self.schedule_refresh()
 
     def action_unzoom(self) -> None:
         if self.zoomed is not None:
             self.zoomed = None
             self._apply_layout()
-            self.call_after_refresh(self.refresh_view)
+            self.schedule_refresh()
 
     def on_descendant_focus(self, event) -> None:
         widget = event.widget
@@ -385,7 +409,7 @@ class GputopApp(App):
             if self.zoomed is not None:
                 self.zoomed = widget.key
             self._apply_layout()
-            self.call_after_refresh(self.refresh_view)
+            self.schedule_refresh()
 
     def action_help(self) -> None:
         self.push_screen(TextScreen("gputop help", help_text(self.panes, KEYS)))

@@ -18,9 +18,9 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from gputop.model.detect import DetectConfig, make_fold
-from gputop.model.timeline import Timeline
+from gputop.model.detect import DetectConfig
 from gputop.record.store import Recording
+from gputop.session import Session
 from gputop.record.timespec import HELP, parse_time
 from gputop.tui.app import GputopApp
 from gputop.tui.picker import OnceScreen
@@ -69,8 +69,8 @@ class ReplayApp(GputopApp):
 
     def __init__(self, recording: Recording, detect_config: DetectConfig = DetectConfig(),
                  window_s: float = 60.0):
-        super().__init__(None, f"replay:{recording.path.name}", detect_config=detect_config,
-                         window_s=window_s)
+        super().__init__(Session(f"replay:{recording.path.name}", detect_config=detect_config,
+                                 history_bytes=None), window_s=window_s)
         self.recording = recording
         self.detect_config = detect_config
         self.total_frames = recording.count()
@@ -82,20 +82,18 @@ class ReplayApp(GputopApp):
         self.load_around(self.first_seq)
         self.paused_seq = self.first_seq
 
+    def key_hints(self) -> list[tuple[str, str]]:
+        return [("q", "quit"), ("space", "play"), ("← →", "frame"), ("⇧← ⇧→", "minute"),
+                ("j", "jump"), ("< >", "speed"), ("Home End", "ends"), ("e", "explain"),
+                ("p", "pin"), ("?", "help")]
+
     # ------------------------------------------------------------ the window
 
     def load_around(self, seq: int) -> None:
         """Decode the frames from LEAD_S before ``seq`` to AHEAD_FRAMES after it."""
         start_seq = self.recording.seq_before(seq, LEAD_S)
         frames = list(self.recording.frames(start_seq, seq + AHEAD_FRAMES))
-        capacity = max(2, len(frames) + 1)
-        timeline: Timeline = Timeline(capacity, make_fold(self.detect_config))
-        for f in frames:
-            try:
-                timeline.append(f)
-            except ValueError:  # out of order (clock stepped back while recording): skip
-                continue
-        self.timeline = timeline
+        self.session.replace_timeline(frames, len(frames) + 1)
 
     def seek(self, seq: int) -> None:
         seq = max(self.first_seq, min(self.last_seq, seq))

@@ -46,6 +46,24 @@ class StatusBar(DiffLines):
                        f" │ window {ctx.window_s:.0f}s")])
 
 
+class KeyBar(DiffLines):
+    """The key hints on the last line: a fixed text, drawn once (no widget per key)."""
+
+    DEFAULT_CSS = "KeyBar { height: 1; dock: bottom; background: $panel; }"
+
+    def __init__(self, hints: list[tuple[str, str]], **kwargs):
+        super().__init__(**kwargs)
+        self.hints = hints
+
+    def redraw(self) -> None:
+        if self.size.width > 0:
+            self.show([row(*[part for key, what in self.hints
+                             for part in ((f" {key}", BOLD), f" {what} ")])])
+
+    def on_mount(self) -> None:
+        self.redraw()
+
+
 LIVE_STYLE = Style(color="green", bold=True)
 PAUSED_STYLE = Style(color="yellow", bold=True)
 REC_STYLE = Style(color="red", bold=True)

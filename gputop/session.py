@@ -1,0 +1,211 @@
+"""One session for every mode: sampler -> timeline with the detector fold -> recorder, subscribers.
+
+No Textual here.  The live dashboard, ``record``, ``snapshot``, ``serve`` and the
+replay and export of recordings are thin users of a ``Session``: none of them builds a
+timeline or appends to a recorder itself.  Frames are appended on the sampler's
+thread under ``lock``; whoever reads the timeline (a derive, a pane drawing its plot)
+holds the same lock.  Subscribers are called after each frame on the sampler's thread
+and must only take note (the dashboard posts one message and coalesces the rest).
+The recorder writes on a thread of its own with one size policy for every mode, so
+a slow disk never delays a tick or the screen.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable, Iterator
+
+from gputop.model.derive import View, derive
+from gputop.model.detect import DetectConfig, make_fold
+from gputop.model.timeline import Timeline
+from gputop.record.store import Recorder, Recording, RecordingError
+from gputop.sampler import Sampler
+from gputop.schema import Frame
+
+HISTORY_BYTES = 32 * 2**20  # what the live timeline may hold (an estimate; see timeline.py)
+HISTORY_FRAMES = 36000  # and at most this many frames (1 h at -d 0.1)
+RECORD_MAX_BYTES = 500 * 2**20  # one size policy: record, --record and the r key
+RECORD_QUEUE_FRAMES = 3600  # frames waiting for a slow disk before the newest are dropped
+
+
+class RecorderThread:
+    """A ``Recorder`` fed through a queue by its own thread: ``submit`` never waits."""
+
+    def __init__(self, recorder: Recorder):
+        self.recorder = recorder
+        self.path = recorder.path
+        self.error: str | None = None
+        self.dropped_frames = 0  # frames the queue had no room for (the disk stalled)
+        self._queue: queue.Queue = queue.Queue(maxsize=RECORD_QUEUE_FRAMES)
+        self._thread = threading.Thread(target=self._run, name="gputop-recorder", daemon=True)
+        self._thread.start()
+
+    @property
+    def frames_written(self) -> int:
+        return self.recorder.frames_written
+
+    @property
+    def frames_capped(self) -> int:
+        return self.recorder.frames_dropped
+
+    def size_bytes(self) -> int:
+        return self.recorder.size_bytes()
+
+    def submit(self, frame: Frame) -> None:
+        if self.error is not None:
+            return
+        try:
+            self._queue.put_nowait(frame)
+        except queue.Full:
+            self.dropped_frames += 1
+
+    def _run(self) -> None:
+        while True:
+            frame = self._queue.get()
+            if frame is None:
+                return
+            if self.error is not None:
+                continue
+            try:
+                self.recorder.append(frame)
+            except RecordingError as exc:  # e.g. disk full: the rest of gputop goes on
+                self.error = str(exc)
+
+    def close(self, timeout_s: float = 10.0) -> None:
+        """Write what is queued (within ``timeout_s``) and close the file."""
+        self._queue.put(None)
+        self._thread.join(timeout=timeout_s)
+        self.recorder.close()
+
+
+class Session:
+    def __init__(self, label: str, sampler: Sampler | None = None, *,
+                 detect_config: DetectConfig = DetectConfig(), frames: list[Frame] = (),
+                 history_bytes: int | None = HISTORY_BYTES,
+                 history_frames: int = HISTORY_FRAMES, pin_state=None):
+        self.label = label
+        self.sampler = sampler
+        self.pin_state = pin_state  # what the live sources follow (the p key changes it)
+        self.detect_config = detect_config
+        self.lock = threading.RLock()
+        self.timeline: Timeline = Timeline(history_frames, make_fold(detect_config),
+                                           max_bytes=history_bytes)
+        self.recorder: RecorderThread | None = None
+        self._subscribers: list[Callable[[Frame], None]] = []
+        self._closed = False
+        for frame in frames:
+            self.add_frame(frame)
+
+    # ------------------------------------------------------------ frames
+
+    def subscribe(self, callback: Callable[[Frame], None]) -> None:
+        """``callback(frame)`` after each frame, on the sampler's thread: take note only."""
+        self._subscribers.append(callback)
+
+    def add_frame(self, frame: Frame) -> None:
+        with self.lock:
+            try:
+                self.timeline.append(frame)
+            except ValueError:  # out of order (a clock stepped back): not part of the story
+                return
+            if self.recorder is not None:
+                self.recorder.submit(frame)
+        for callback in list(self._subscribers):
+            callback(frame)
+
+    def replace_timeline(self, frames: list[Frame], capacity_frames: int) -> None:
+        """A new timeline from ``frames`` (replay loads a window around its cursor)."""
+        timeline: Timeline = Timeline(max(2, capacity_frames), make_fold(self.detect_config))
+        for frame in frames:
+            try:
+                timeline.append(frame)
+            except ValueError:
+                continue
+        with self.lock:
+            self.timeline = timeline
+
+    # ------------------------------------------------------------ running
+
+    def open(self) -> None:
+        if self.sampler is not None:
+            self.sampler.open()
+
+    def start(self) -> None:
+        """Sample in the background (the dashboard, serve)."""
+        if self.sampler is not None:
+            self.sampler.start(self.add_frame)
+
+    def run(self, max_frames: int | None = None) -> None:
+        """Sample on this thread until ``stop()`` or ``max_frames`` (record, snapshot)."""
+        if self.sampler is not None:
+            self.sampler.run(self.add_frame, max_frames=max_frames)
+
+    def ticks(self, count: int) -> None:
+        """``count`` ticks at once, without waiting: the simulator's virtual clock."""
+        for _ in range(count):
+            self.add_frame(self.sampler.tick())
+
+    def stop(self) -> None:
+        if self.sampler is not None:
+            self.sampler.stop()
+
+    def close(self) -> None:
+        """Stop sampling (detaching probes) and close the recording; safe to call twice and
+        from another thread (the exit guard)."""
+        if self._closed:
+            return
+        self._closed = True
+        if self.sampler is not None:
+            self.sampler.close()
+        self.stop_recording()
+
+    # ------------------------------------------------------------ recording
+
+    def record(self, path: str, max_bytes: int | None = RECORD_MAX_BYTES) -> RecorderThread:
+        """Start recording every frame from now on (RecordingError when the file cannot be
+        made); one recording at a time."""
+        if self.recorder is not None:
+            raise RecordingError(f"already recording to {self.recorder.path}")
+        recorder = RecorderThread(Recorder(path, self.label, max_bytes=max_bytes))
+        with self.lock:
+            self.recorder = recorder
+        return recorder
+
+    def stop_recording(self) -> RecorderThread | None:
+        with self.lock:
+            recorder, self.recorder = self.recorder, None
+        if recorder is not None:
+            recorder.close()
+        return recorder
+
+    # ------------------------------------------------------------ views
+
+    def __len__(self) -> int:
+        return len(self.timeline)
+
+    def view(self, index: int | None = None,
+             pin: tuple[tuple[int, ...], str | None] | None = None) -> View | None:
+        with self.lock:
+            if not len(self.timeline):
+                return None
+            return derive(self.timeline, self.timeline.last_index if index is None else index,
+                          pin=pin)
+
+
+def recorded_views(recording: Recording, from_seq: int | None = None,
+                   to_seq: int | None = None, config: DetectConfig = DetectConfig(),
+                   lead_s: float = 600.0,
+                   pin: tuple[tuple[int, ...], str | None] | None = None) -> Iterator[View]:
+    """Derived views of a recording's frames from_seq..to_seq, folded from ``lead_s``
+    earlier so the detector has its history (export, report); memory stays bounded."""
+    session = Session(f"replay:{recording.path.name}", detect_config=config,
+                      history_bytes=None, history_frames=4096)
+    start = None if from_seq is None else recording.seq_before(from_seq, lead_s)
+    for frame in recording.frames(start, to_seq):
+        before = len(session.timeline), session.timeline.dropped_frames
+        session.add_frame(frame)
+        if (len(session.timeline), session.timeline.dropped_frames) == before:
+            continue  # refused (out of order)
+        if from_seq is None or frame.seq >= from_seq:
+            yield session.view(pin=pin)

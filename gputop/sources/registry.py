@@ -1,0 +1,166 @@
+"""Which sources a session reads: one entry per source, built from the command's options.
+
+A new GPU vendor, engine or host source is one entry in ``LIVE`` (a name and a factory
+that returns the sources it makes for these options, or none), not another branch in
+the command line.  Setup problems are ``SetupError`` with one line for the user.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from gputop.sampler import Sampler
+from gputop.sources.base import Source
+
+
+class SetupError(ValueError):
+    """The sources cannot be set up as asked: one line for the user (exit 2)."""
+
+
+@dataclass(frozen=True)
+class SourceOptions:
+    demo: str | None = None  # a scenario, "cycle", or None for the real machine
+    gpu: tuple[int, ...] | None = None  # NVML indexes to show
+    dcgm: str | None = None
+    engine: tuple[str, ...] = ()
+    model: str | None = None
+    ebpf: str = "off"
+    pid: int | None = None
+    match: str | None = None
+    sim_gpus: int | None = None
+    seed: int = 0
+    delay_s: float = 1.0
+
+    @classmethod
+    def from_args(cls, args) -> "SourceOptions":
+        return cls(demo=args.demo, gpu=tuple(args.gpu) if args.gpu else None, dcgm=args.dcgm,
+                   engine=tuple(args.engine or ()), model=args.model, ebpf=args.ebpf,
+                   pid=args.pid, match=args.match, sim_gpus=args.gpus, seed=args.seed,
+                   delay_s=args.delay)
+
+
+def pin_setup(options: SourceOptions):
+    """(pin state the live sources share, or None; a pin applied to the frames' own process
+    lists, for the demo)."""
+    from gputop.sources.proctree import PinError, PinState, compile_pattern, pin_pattern, pin_pid
+
+    if options.pid is not None and options.match is not None:
+        raise SetupError("use --pid or --match, not both")
+    try:
+        if options.demo is not None:  # simulated PIDs exist only in the frames
+            if options.match is not None:
+                compile_pattern(options.match)
+            if options.pid is None and options.match is None:
+                return None, None
+            return None, ((options.pid,) if options.pid else (), options.match)
+        if options.pid is not None:
+            return PinState(pin_pid(options.pid)), None
+        if options.match is not None:
+            return PinState(pin_pattern(options.match)), None
+    except PinError as exc:
+        raise SetupError(str(exc)) from None
+    return PinState(), None
+
+
+# ---------------------------------------------------------------- the live sources
+
+def _nvml(options: SourceOptions, pin_state) -> list[Source]:
+    from gputop.sources.nvml import NvmlSource
+
+    return [NvmlSource(list(options.gpu) if options.gpu else None)]
+
+
+def _engines(options: SourceOptions, pin_state) -> list[Source]:
+    from gputop.model.kv import ConfigError
+    from gputop.sources.engine import EngineSource
+
+    engines = [EngineSource(url, options.model, pin_state=pin_state,
+                            name="engine" if i == 0 else f"engine{i + 1}")
+               for i, url in enumerate(options.engine or (None,))]
+    try:
+        for engine in engines:
+            engine.open()
+    except ConfigError as exc:
+        raise SetupError(f"--model: {exc}") from None
+    return engines
+
+
+def _host(options: SourceOptions, pin_state) -> list[Source]:
+    from gputop.sources.host import HostSource
+
+    return [HostSource()]
+
+
+def _pin(options: SourceOptions, pin_state) -> list[Source]:
+    from gputop.sources.proctree import ProcTreeSource
+
+    return [ProcTreeSource(pin_state)] if pin_state is not None else []
+
+
+def _ebpf(options: SourceOptions, pin_state) -> list[Source]:
+    if options.ebpf == "off":
+        return []
+    from gputop.sources.ebpf import EbpfSource
+
+    return [EbpfSource(options.ebpf, pin_state)]
+
+
+def _dcgm(options: SourceOptions, pin_state) -> list[Source]:
+    if not options.dcgm:
+        return []
+    from gputop.sources.dcgm import DcgmSource
+
+    return [DcgmSource(options.dcgm)]
+
+
+LIVE: dict[str, Callable[[SourceOptions, object], list[Source]]] = {
+    "nvml": _nvml, "engine": _engines, "host": _host, "pin": _pin, "ebpf": _ebpf, "dcgm": _dcgm,
+}
+
+
+def build(options: SourceOptions, pin_state=None) -> tuple[Sampler, str]:
+    """(sampler, label) for these options; SetupError when nothing can be shown."""
+    if options.demo is not None:
+        from gputop.sources.sim import SimSource
+
+        scenario = None if options.demo == "cycle" else options.demo
+        try:
+            source = SimSource(scenario, gpus=options.sim_gpus, seed=options.seed,
+                               step_s=options.delay_s)
+        except ValueError as exc:
+            raise SetupError(str(exc)) from None
+        start_wall, step = time.time(), options.delay_s
+        sampler = Sampler([source], step,
+                          frame_time=lambda seq: (start_wall + seq * step, seq * step))
+        return sampler, source.label
+    sources = [s for factory in LIVE.values() for s in factory(options, pin_state)]
+    nvml = sources[0]
+    try:
+        nvml.open()  # opening again in the sampler is a no-op; if it failed, it fails
+    except Exception as exc:  # again there and shows as "n/a (reason)" beside the engine
+        something_else_to_read(options, pin_state, str(exc))
+    return Sampler(sources, options.delay_s), "nvml"
+
+
+def something_else_to_read(options: SourceOptions, pin_state, gpu_reason: str) -> None:
+    """Without a GPU, gputop still shows an engine (given or found), a pinned process tree
+    or eBPF; only when none of these exists is there nothing to show (SetupError)."""
+    pinned = pin_state is not None and pin_state.get().active
+    if options.engine or pinned or options.ebpf != "off" or options.dcgm:
+        return
+    from gputop.sources import engine_discovery, prom
+    from gputop.sources.base import SourceError
+    from gputop.sources.engine_metrics import recognise
+
+    for found in engine_discovery.candidates():
+        for url in found.urls:
+            try:
+                recognise(prom.fetch(url, engine_discovery.PROBE_TIMEOUT_S).text, url)
+                return
+            except SourceError:
+                continue
+    raise SetupError(f"cannot read the GPU ({gpu_reason}) and found no serving engine on this "
+                     "machine: pass --engine URL (a vLLM, SGLang, TGI or llama.cpp /metrics "
+                     "endpoint) or --pid PID, or run 'gputop --demo' to see gputop without a GPU")
