@@ -8,10 +8,10 @@ the same view.
 from __future__ import annotations
 
 import datetime as dt
-import re
 from dataclasses import dataclass, field
 
 from gputop.model import latency
+from gputop.patterns import CmdlinePattern, PatternError
 from gputop.model.detect import DetectState, Episode
 from gputop.model.peaks import Peak, peak_for
 from gputop.model.timeline import Timeline
@@ -208,7 +208,10 @@ def vram_split(gpu: GpuSample, processes: tuple[ProcSample, ...],
 def pin_from_processes(frame: Frame, pids: tuple[int, ...], pattern: str | None) -> PinnedSample:
     """A pin resolved from the frame's own process list (replay and the demo): the chosen
     processes and every process whose parent chain in the list leads to one of them."""
-    matcher = re.compile(pattern) if pattern else None
+    try:
+        matcher = CmdlinePattern(pattern) if pattern else None
+    except PatternError:
+        matcher = None
     roots = {p.pid for p in frame.processes
              if p.pid in pids or (matcher and matcher.search(p.cmdline or p.name))}
     parents = {p.pid: p.ppid for p in frame.processes}

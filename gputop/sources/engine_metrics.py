@@ -104,6 +104,10 @@ ENGINES = (
         waiting=("llamacpp:requests_deferred",), kv=("llamacpp:kv_cache_usage_ratio",)),
 )
 BY_KIND = {e.kind: e for e in ENGINES}
+# beyond these an engine's number is damage or malice, not a reading
+PLAUSIBLE_REQUESTS = 1e7  # requests running or waiting at once
+PLAUSIBLE_TOTAL = 1e18  # tokens, requests, preemptions ever counted
+PLAUSIBLE_WORK = 1e30  # FLOPs and bytes ever counted
 COUNTERS = ("generation", "prompt", "finished", "preemptions")
 
 
@@ -237,11 +241,13 @@ def recognise(text: str, url: str = "endpoint") -> ParsedMetrics:
             sums[name] = sums.get(name, 0.0) + value
             counts[name] = counts.get(name, 0) + 1
 
-    def first(candidates, counter=False, mean=False):
+    def first(candidates, counter=False, mean=False, largest=PLAUSIBLE_TOTAL):
+        """The first of the names present; NaN, infinities, negative counters and values
+        no engine could report (an absurd 1.7e308) are unknown."""
         for n in candidates:
             if n in sums:
                 value = sums[n] / counts[n] if mean and counts.get(n) else sums[n]
-                if not math.isfinite(value) or (counter and value < 0):
+                if not math.isfinite(value) or (counter and value < 0) or abs(value) > largest:
                     return None
                 return value
         return None
@@ -250,13 +256,16 @@ def recognise(text: str, url: str = "endpoint") -> ParsedMetrics:
         "generation_tokens_total": first(names.generation, counter=True),
         "prompt_tokens_total": first(names.prompt, counter=True),
         "requests_finished_total": first(names.finished, counter=True),
-        "requests_running": _non_negative(first(names.running)),
-        "requests_waiting": _non_negative(first(names.waiting)),
+        "requests_running": _non_negative(first(names.running, largest=PLAUSIBLE_REQUESTS)),
+        "requests_waiting": _non_negative(first(names.waiting, largest=PLAUSIBLE_REQUESTS)),
         "kv_usage_ratio": _ratio(first(names.kv, mean=True)),
         "preemptions_total": first(names.preemptions, counter=True),
-        "flops_total": first((names.flops,), counter=True) if names.flops else None,
-        "read_bytes_total": first((names.read_bytes,), counter=True) if names.read_bytes else None,
-        "write_bytes_total": first((names.write_bytes,), counter=True) if names.write_bytes else None,
+        "flops_total": first((names.flops,), counter=True, largest=PLAUSIBLE_WORK)
+        if names.flops else None,
+        "read_bytes_total": first((names.read_bytes,), counter=True, largest=PLAUSIBLE_WORK)
+        if names.read_bytes else None,
+        "write_bytes_total": first((names.write_bytes,), counter=True, largest=PLAUSIBLE_WORK)
+        if names.write_bytes else None,
     }
     if "kv_cache_size_tokens" in cache:  # vLLM 0.2x+: the pool in tokens, directly
         cache["kv_pool_tokens"] = cache["kv_cache_size_tokens"]

@@ -12,13 +12,13 @@ their start time, so a recycled PID is never mistaken for the pinned process.
 from __future__ import annotations
 
 import os
-import re
 import threading
 import time
 from dataclasses import dataclass
 
 import psutil
 
+from gputop.patterns import CmdlinePattern, PatternError
 from gputop.schema import PinnedSample, ThreadSample
 from gputop.sources.base import Reading
 from gputop.units import command_line, shorten
@@ -31,11 +31,11 @@ class PinError(ValueError):
     """A pin that cannot be made (no such process, bad pattern): one line for the user."""
 
 
-def compile_pattern(pattern: str) -> re.Pattern:
+def compile_pattern(pattern: str) -> CmdlinePattern:
     try:
-        return re.compile(pattern)
-    except re.error as exc:
-        raise PinError(f"--match {pattern!r} is not a valid regular expression: {exc}") from None
+        return CmdlinePattern(pattern)
+    except PatternError as exc:
+        raise PinError(f"--match {exc}") from None
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,7 @@ def _cmdline(proc: psutil.Process) -> str:
         return ""
 
 
-def matching_roots(pattern: re.Pattern, exclude: set[int]) -> list[psutil.Process]:
+def matching_roots(pattern: CmdlinePattern, exclude: set[int]) -> list[psutil.Process]:
     """Processes whose command line matches, keeping only the top-most of each tree."""
     matches = {}
     for proc in psutil.process_iter(["cmdline"]):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Container
@@ -31,6 +32,7 @@ from gputop.tui.panes.throughput import ThroughputPane
 from gputop.tui.panes.util import UtilPane
 from gputop.tui.panes.vram import VramPane
 from gputop.tui import partial_paint
+from gputop.tui.picker import OnceScreen
 from gputop.units import printable
 from gputop.tui.widgets import (LIVE_STYLE, PAUSED_STYLE, Banner, KeyBar, StatusBar, Summary,
                                 TextScreen, clock_text, help_text)
@@ -40,6 +42,9 @@ partial_paint.install()
 WINDOWS_S = (15, 30, 60, 120, 300, 600, 1800, 3600)
 MIN_SIZE = (40, 12)
 WIDE_SIZE = (110, 30)  # below this, one pane at a time with a summary strip
+
+STALE_KEY_S = 0.3  # a key that waited longer than this behind a busy screen is dropped
+NEVER_DROPPED = {"q", "ctrl+c", "escape"}
 
 KEYS = [
     ("1-6", "focus and zoom a pane (again or Esc: back to all panes)"),
@@ -129,6 +134,22 @@ class GputopApp(App):
         self.current_pane = "1"
         self.panes: list[Pane] = [UtilPane(), SmPane(), ThroughputPane(), VramPane(), LaunchPane(),
                                   HostPane()]
+
+    keys = KEYS
+
+    async def on_event(self, event) -> None:
+        """Keys are coalesced, not queued: one that waited behind a busy screen (a held key
+        repeats 30 times a second) is dropped, so the screen follows the hand and q is
+        served at once; q, Ctrl-C and Escape are never dropped, nor typing in a dialog.
+        (Textual stamps a message with time.monotonic on Linux.)"""
+        if isinstance(event, events.Key) and event.key not in NEVER_DROPPED \
+                and not isinstance(self.screen, OnceScreen) \
+                and time.monotonic() - event.time > STALE_KEY_S:
+            self.dropped_keys += 1
+            return
+        await super().on_event(event)
+
+    dropped_keys = 0
 
     def notify(self, message: str, *, title: str = "", severity="information",
                timeout: float | None = None, markup: bool = False) -> None:
@@ -411,8 +432,21 @@ class GputopApp(App):
             self._apply_layout()
             self.schedule_refresh()
 
+    def _page(self, name: str, title: str, text: str) -> None:
+        """Show the installed text page ``name`` (made once, reused on every press)."""
+        if not self.is_screen_installed(name):
+            self.install_screen(TextScreen(title, text), name=name)
+        else:
+            self.get_screen(name).show(title, text)
+        if self.screen is not self.get_screen(name):
+            self.push_screen(name)
+
     def action_help(self) -> None:
-        self.push_screen(TextScreen("gputop help", help_text(self.panes, KEYS)))
+        if not self.is_screen_installed("help"):
+            self.install_screen(TextScreen("gputop help", help_text(self.panes, self.keys)),
+                                name="help")
+        if self.screen is not self.get_screen("help"):
+            self.push_screen("help")
 
     def action_explain(self) -> None:
         pane = self._pane(self.current_pane)
@@ -422,7 +456,7 @@ class GputopApp(App):
             lines += ["  " + line for line in pane.provenance(ctx)]
             lines += ["", "Sources (reading age at this frame, cost of a poll: last / median):"]
             lines += ["  " + source_line(name, st) for name, st in ctx.view.sources.items()]
-        self.push_screen(TextScreen(f"{pane.key} {pane.title}: explained", "\n".join(lines)))
+        self._page("explain", f"{pane.key} {pane.title}: explained", "\n".join(lines))
 
     def _pane(self, key: str) -> Pane:
         return next(p for p in self.panes if p.key == key)

@@ -119,7 +119,10 @@ class Summary(DiffLines):
 
 
 class TextScreen(ModalScreen):
-    """A scrollable page of text (help, explain); Escape, q or ? closes it."""
+    """A scrollable page of text (help, explain); Escape, q or ? closes it.
+
+    The app installs one for help and one for explain pages and shows them again and again
+    (``show``), rather than composing a new screen per key press."""
 
     BINDINGS = [Binding("escape,q,question_mark,e", "app.pop_screen", "close")]
     DEFAULT_CSS = """
@@ -128,10 +131,20 @@ class TextScreen(ModalScreen):
                                   background: $surface; padding: 0 1; }
     """
 
-    def __init__(self, title: str, text: str):
+    def __init__(self, title: str = "", text: str = ""):
         super().__init__()
+        self._title, self._text = "", ""
+        self.show(title, text)
+
+    def show(self, title: str, text: str) -> None:
+        """Set the page (text from outside is made printable first)."""
         self._title = printable(title)
         self._text = "\n".join(printable(line) for line in text.split("\n"))
+        if self.is_mounted:
+            scroll = self.query_one(VerticalScroll)
+            scroll.border_title = self._title
+            scroll.scroll_home(animate=False)
+            self.query_one(Static).update(self._text)
 
     def compose(self) -> ComposeResult:
         scroll = VerticalScroll()
