@@ -347,7 +347,10 @@ def cmd_replay(args) -> int:
     from gputop.tui.replay import ReplayApp
 
     app = ReplayApp(recording, detect_config=_detect_config(args))
+    app.exit_guard = True
+    _exit_on_signals(app)
     app.run()
+    exitguard.arm(app.return_code or 0, app.release)
     return app.return_code or 0
 
 
@@ -395,6 +398,7 @@ def cmd_live(args) -> int:
             raise UsageError(str(exc)) from None
     session.open()
     app = GputopApp(session, interval_s=args.delay, pin=pin, record_max_bytes=args.max_size)
+    app.exit_guard = True
     _exit_on_signals(app)
     app.run()
     exitguard.arm(app.return_code or 0, app.release)  # interpreter shutdown must not hang

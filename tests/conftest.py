@@ -64,3 +64,15 @@ def gputop_processes(marker: str):
 
     return [p for p in psutil.process_iter(["cmdline"])
             if "gputop" in (p.info.get("cmdline") or []) and marker in p.info["cmdline"]]
+
+
+@pytest.fixture(autouse=True)
+def _no_exit_guard_in_the_test_process(monkeypatch):
+    """The exit guard ends its process with os._exit: armed inside pytest it would end the
+    run silently, exit code 0, with tests left unrun.  Only the command line may arm it."""
+    from gputop import exitguard
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("exitguard.arm called inside the test process")
+
+    monkeypatch.setattr(exitguard, "arm", refuse)

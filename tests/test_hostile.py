@@ -495,3 +495,13 @@ def test_an_unprivileged_fake_engine_cannot_crash_roots_gputop(tmp_path):
             server.wait()
     finally:
         shutil.rmtree(shared, ignore_errors=True)
+
+
+def test_the_exit_guard_ends_a_process_whose_shutdown_hangs():
+    code = ("import threading\nfrom gputop import exitguard\n"
+            "done = []\nexitguard.arm(3, lambda: done.append(1), grace_s=0.5)\n"
+            "exitguard.arm(4)  # armed once: later calls change nothing\n"
+            "threading.Event().wait()  # a shutdown that never returns\n")
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, "-c", code], timeout=30)
+    assert result.returncode == 3 and time.monotonic() - started < 10

@@ -78,7 +78,14 @@ def vllm(tmp_path_factory):
     log = tmp_path_factory.mktemp("vllm") / "server.log"
     env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_LOGGING_LEVEL": "WARNING",
            "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
-    pin = (lambda: os.sched_setaffinity(0, ENGINE_CPUS)) if ENGINE_CPUS else None
+    def pin():
+        # the server ends with this test process, however it ends (a killed CI run must not
+        # leave a vLLM behind for the next test that looks for engines on this machine)
+        import ctypes
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        if ENGINE_CPUS:
+            os.sched_setaffinity(0, ENGINE_CPUS)
+
     own = os.sched_getaffinity(0)
     if CLIENT_CPUS:
         os.sched_setaffinity(0, CLIENT_CPUS)  # gputop (this process) and the load process
