@@ -403,3 +403,41 @@ def test_a_recording_on_a_read_only_mount_opens(tmp_path):
                             text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert "demo:serving" in result.stdout and "damaged" not in result.stdout
+
+
+def test_relative_times_starting_with_a_minus_are_accepted(tmp_path):
+    path = tmp_path / "r.gtrec"
+    record(path, "serving", 30)
+    result = gputop("export", str(path), "--format", "csv", "-o", "-", "--from", "-10s",
+                    "--to", "-5s")
+    assert result.returncode == 0, result.stderr
+    assert len(result.stdout.strip().splitlines()) == 1 + 6  # the header and 6 s of frames
+
+
+def test_ctrl_c_saves_the_recording_and_exits_130(tmp_path):
+    path = tmp_path / "r.gtrec"
+    proc = subprocess.Popen([sys.executable, "-m", "gputop", "record", str(path), "--demo",
+                             "serving", "-d", "0.2"], stderr=subprocess.PIPE, text=True)
+    time.sleep(2)
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=20) == 130
+    assert Recording(path).count() >= 3
+
+
+def test_export_refuses_to_destroy_its_input_or_follow_a_link(tmp_path):
+    path = tmp_path / "r.gtrec"
+    record(path, "serving", 5)
+    same = gputop("export", str(path), "--format", "csv", "-o", str(path))
+    assert same.returncode == 2 and "would be destroyed" in same.stderr
+    assert Recording(path).count() == 5
+    link = tmp_path / "link.csv"
+    link.symlink_to(tmp_path / "elsewhere.csv")
+    linked = gputop("export", str(path), "--format", "csv", "-o", str(link), "--force")
+    assert linked.returncode == 2 and "symbolic link" in linked.stderr
+    assert not (tmp_path / "elsewhere.csv").exists()
+    out = tmp_path / "out.jsonl"
+    assert gputop("export", str(path), "--format", "jsonl", "-o", str(out)).returncode == 0
+    assert (out.stat().st_mode & 0o777) == 0o600
+    again = gputop("export", str(path), "--format", "jsonl", "-o", str(out))
+    assert again.returncode == 2 and "--force" in again.stderr
+    assert gputop("export", str(path), "--format", "jsonl", "-o", str(out), "--force").returncode == 0
