@@ -129,6 +129,9 @@ def _add_source_options(parser: argparse.ArgumentParser, suppress: bool = False)
     parser.add_argument("--match", default=default(None), metavar="PATTERN",
                         help="pin to processes whose command line matches this regular "
                         "expression (waits for one; re-pins when it restarts)")
+    parser.add_argument("--remote", type=_url, default=default(None), metavar="URL",
+                        help="show another host: the URL of its 'gputop serve' "
+                        "(http://HOST:9464; user:password@ for basic auth)")
     parser.add_argument("--gpus", type=_positive_int, default=default(None), help="number of simulated GPUs (demo)")
     parser.add_argument("--seed", type=int, default=default(0), help="simulator seed (demo)")
     parser.add_argument("-d", "--delay", type=_delay, default=default(1.0), metavar="SECONDS",
@@ -166,6 +169,25 @@ def build_parser() -> argparse.ArgumentParser:
     record.add_argument("--duration", type=_duration, default=None, metavar="2h",
                         help="stop after this long (e.g. 90m, 2h, 1h30m)")
     _add_source_options(record, suppress=True)
+    serve = sub.add_parser("serve", help="serve /metrics (Prometheus), /snapshot.json, /frames "
+                           "and /healthz over HTTP, headless (for systemd and containers)")
+    serve.add_argument("--listen", default="127.0.0.1:9464", metavar="HOST:PORT",
+                       help="address to listen on (default 127.0.0.1:9464; :9464 for all)")
+    serve.add_argument("--web-config", metavar="FILE",
+                       help="TLS and basic auth, in the Prometheus exporter web-config format")
+    serve.add_argument("--export-processes", action="store_true",
+                       help="add per-process GPU memory (pid, user, process name; never command "
+                       "lines)")
+    serve.add_argument("--record", metavar="FILE", help="record while serving")
+    _add_source_options(serve, suppress=True)
+    fleet = sub.add_parser("fleet", help="every GPU of many hosts, worst first, from their "
+                           "'gputop serve' endpoints or from Prometheus")
+    fleet.add_argument("urls", nargs="*", metavar="URL", type=_url,
+                       help="gputop serve endpoints (http://HOST:9464)")
+    fleet.add_argument("--prometheus", type=_url, metavar="URL",
+                       help="a Prometheus that scrapes gputop serve (http://HOST:9090)")
+    fleet.add_argument("--every", type=_delay, default=5.0, metavar="SECONDS",
+                       help="how often to ask (default 5)")
     replay = sub.add_parser("replay", help="open a recording in the dashboard")
     replay.add_argument("file", metavar="FILE")
     export = sub.add_parser("export", help="export a recording as CSV, JSON lines or Perfetto")
@@ -384,6 +406,77 @@ def cmd_report(args) -> int:
     return 0
 
 
+def cmd_serve(args) -> int:
+    """Sample and serve until SIGTERM, SIGHUP or Ctrl-C."""
+    import signal
+
+    from gputop.record.store import RecordingError
+    from gputop.serve import Server, ServeError, WebConfig
+
+    session, _pin = _setup(args)
+    try:
+        web_config = WebConfig.load(args.web_config) if args.web_config else None
+        server = Server(session, args.listen, web_config, args.export_processes, args.delay)
+    except ServeError as exc:
+        raise UsageError(str(exc)) from None
+    if args.record:
+        try:
+            session.record(args.record, args.max_size)
+        except RecordingError as exc:
+            server.close()
+            raise UsageError(str(exc)) from None
+    interrupted: list[int] = []
+
+    def stop(signum, _frame) -> None:
+        interrupted.append(signum)
+        session.stop()
+
+    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(signum, stop)
+    scheme = "https" if web_config is not None and web_config.cert_file else "http"
+    host = args.listen.rpartition(":")[0] or "0.0.0.0"
+    print(f"gputop: serving {session.label} on {scheme}://{host}:{server.port}/metrics "
+          "(/snapshot.json /frames /healthz)", file=sys.stderr, flush=True)
+    server.start()
+    session.open()
+    try:
+        session.run()
+    finally:
+        server.close()
+        session.close()
+    return 130 if signal.SIGINT in interrupted else 0
+
+
+def cmd_fleet(args) -> int:
+    """The fleet table; Enter opens a host's own dashboard and q there comes back."""
+    from gputop import fleet
+    from gputop.tui.fleet import FleetApp
+
+    if args.prometheus and args.urls:
+        raise UsageError("name gputop serve URLs or --prometheus URL, not both")
+    if args.prometheus:
+        def ask():
+            return fleet.ask_prometheus(args.prometheus)
+        source = args.prometheus
+    elif args.urls:
+        def ask():
+            return fleet.ask_serves(args.urls)
+        source = f"{len(args.urls)} gputop serve endpoint(s)"
+    else:
+        raise UsageError("name the hosts' gputop serve URLs, or --prometheus URL")
+    if args.no_color:
+        os.environ["NO_COLOR"] = "1"
+    while True:
+        app = FleetApp(ask, source, args.every)
+        app.run()
+        if app.chosen_url is None:
+            return app.return_code or 0
+        args.remote, args.demo, args.engine = app.chosen_url, None, None
+        code = cmd_live(args)
+        if code not in (0, None):
+            return code
+
+
 def cmd_live(args) -> int:
     if args.no_color:
         os.environ["NO_COLOR"] = "1"
@@ -446,9 +539,10 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_doctor(args)
         if args.command == "kv":
             return cmd_kv(args)
-        if args.command in ("record", "replay", "export", "report"):
+        if args.command in ("record", "replay", "export", "report", "serve", "fleet"):
             return {"record": cmd_record, "replay": cmd_replay, "export": cmd_export,
-                    "report": cmd_report}[args.command](args)
+                    "report": cmd_report, "serve": cmd_serve,
+                    "fleet": cmd_fleet}[args.command](args)
         return cmd_live(args)
     except UsageError as exc:
         print(f"gputop: {printable(str(exc))}", file=sys.stderr)

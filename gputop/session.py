@@ -93,6 +93,7 @@ class Session:
                                            max_bytes=history_bytes)
         self.recorder: RecorderThread | None = None
         self._subscribers: list[Callable[[Frame], None]] = []
+        self._view_subscribers: list[Callable[[View], None]] = []
         self._closed = False
         for frame in frames:
             self.add_frame(frame)
@@ -103,6 +104,11 @@ class Session:
         """``callback(frame)`` after each frame, on the sampler's thread: take note only."""
         self._subscribers.append(callback)
 
+    def subscribe_views(self, callback: Callable[[View], None]) -> None:
+        """``callback(view)`` with the view derived once per frame, on the sampler's thread
+        (the exporter: a scrape then never derives, nor calls NVML or an engine)."""
+        self._view_subscribers.append(callback)
+
     def add_frame(self, frame: Frame) -> None:
         with self.lock:
             try:
@@ -111,8 +117,12 @@ class Session:
                 return
             if self.recorder is not None:
                 self.recorder.submit(frame)
+            view = derive(self.timeline, self.timeline.last_index) \
+                if self._view_subscribers else None
         for callback in list(self._subscribers):
             callback(frame)
+        for view_callback in list(self._view_subscribers):
+            view_callback(view)
 
     def replace_timeline(self, frames: list[Frame], capacity_frames: int) -> None:
         """A new timeline from ``frames`` (replay loads a window around its cursor)."""

@@ -4,8 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# System packages: tmux gives the TUI tests a real terminal; OpenSSH a real SSH session.
+# System packages: tmux gives the TUI tests a real terminal; OpenSSH a real SSH session;
+# prometheus (with promtool) scrapes `gputop serve` and checks the shipped rules.
 missing=()
+command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
 command -v tmux >/dev/null 2>&1 || missing+=(tmux)
 { command -v sshd >/dev/null 2>&1 || [ -x /usr/sbin/sshd ]; } || missing+=(openssh-server)
 command -v ssh >/dev/null 2>&1 || missing+=(openssh-client)

@@ -48,7 +48,7 @@ class Fetched:
 
 
 def fetch(url: str, timeout_s: float, max_bytes: int = MAX_BYTES,
-          accept: str = "text/plain") -> Fetched:
+          accept: str = "text/plain", headers: dict[str, str] | None = None) -> Fetched:
     """GET ``url`` within ``timeout_s`` in all; SourceError with one line otherwise."""
     parts = urllib.parse.urlparse(url)
     secure = parts.scheme == "https"
@@ -75,7 +75,8 @@ def fetch(url: str, timeout_s: float, max_bytes: int = MAX_BYTES,
     watchdog.start()
     try:
         connection.request("GET", path, headers={"Accept": accept,
-                                                 "User-Agent": f"gputop/{__version__}"})
+                                                 "User-Agent": f"gputop/{__version__}",
+                                                 **(headers or {})})
         response = connection.getresponse()
         headers_after = time.perf_counter() - started
         if response.status != 200:

@@ -32,13 +32,14 @@ class SourceOptions:
     sim_gpus: int | None = None
     seed: int = 0
     delay_s: float = 1.0
+    remote: str | None = None  # another gputop serve: its frames instead of local sources
 
     @classmethod
     def from_args(cls, args) -> "SourceOptions":
         return cls(demo=args.demo, gpu=tuple(args.gpu) if args.gpu else None, dcgm=args.dcgm,
                    engine=tuple(args.engine or ()), model=args.model, ebpf=args.ebpf,
                    pid=args.pid, match=args.match, sim_gpus=args.gpus, seed=args.seed,
-                   delay_s=args.delay)
+                   delay_s=args.delay, remote=getattr(args, "remote", None))
 
 
 def pin_setup(options: SourceOptions):
@@ -48,6 +49,10 @@ def pin_setup(options: SourceOptions):
 
     if options.pid is not None and options.match is not None:
         raise SetupError("use --pid or --match, not both")
+    if options.remote is not None:  # the remote's processes exist only in its frames
+        if options.pid is None and options.match is None:
+            return None, None
+        return None, ((options.pid,) if options.pid else (), options.match)
     try:
         if options.demo is not None:  # simulated PIDs exist only in the frames
             if options.match is not None:
@@ -122,6 +127,14 @@ LIVE: dict[str, Callable[[SourceOptions, object], list[Source]]] = {
 
 def build(options: SourceOptions, pin_state=None) -> tuple[Sampler, str]:
     """(sampler, label) for these options; SetupError when nothing can be shown."""
+    if options.remote is not None:
+        from gputop.remote import RemoteFeed
+
+        try:
+            feed = RemoteFeed(options.remote, options.delay_s)
+        except ValueError as exc:
+            raise SetupError(f"--remote: {exc}") from None
+        return feed, f"remote:{feed.url.removesuffix('/frames')}"
     if options.demo is not None:
         from gputop.sources.sim import SimSource
 

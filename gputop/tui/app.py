@@ -33,6 +33,7 @@ from gputop.tui.panes.util import UtilPane
 from gputop.tui.panes.vram import VramPane
 from gputop.tui import partial_paint
 from gputop.tui.picker import OnceScreen
+from gputop.tui.render import BOLD, WARN, row
 from gputop.units import printable
 from gputop.tui.widgets import (LIVE_STYLE, PAUSED_STYLE, Banner, KeyBar, StatusBar, Summary,
                                 TextScreen, clock_text, help_text)
@@ -183,6 +184,8 @@ class GputopApp(App):
         self.refresh_view()
         self.session.subscribe(self._frame_landed)
         self.session.start()
+        if hasattr(self.session.sampler, "error"):  # a remote feed: say when it cannot reach
+            self.set_interval(1.0, self._status)
 
     def on_unmount(self) -> None:
         self.release()
@@ -300,10 +303,14 @@ class GputopApp(App):
 
     def _status(self, ctx: Ctx | None = None) -> None:
         ctx = ctx or self.ctx()
+        feed_error = getattr(self.session.sampler, "error", None)
         if ctx is None:
+            self.query_one(StatusBar).show([row((" gputop ", BOLD), f"│ {self.source_label} │ ",
+                                                (f"waiting for frames: {feed_error}"
+                                                 if feed_error else "waiting for frames", WARN))])
             return
         mode, style = self.status_mode()
-        extra = ""
+        extra = f" │ remote unreachable: {feed_error}" if feed_error else ""
         if ctx.view.pinned is not None:
             extra += f" │ {ctx.view.pinned.title}"
         recorder = self.session.recorder

@@ -1,0 +1,238 @@
+"""The exporter's collector: Prometheus families (FACTS.md section 8) over the last derived view.
+
+A scrape never calls NVML or an engine: the session derives a view once per tick on its
+own thread and hands it to ``Exporter.on_view``, which also keeps what must be cumulative
+for Prometheus (launch-latency histograms since start, episodes counted); ``collect``
+only turns that into families, so a scrape storm cannot slow sampling.  Families and
+their units come from the signal catalogue (``model/signals.py``); labelled families
+(VRAM parts, throttle reasons, episodes, sources) are written here.  Unknown values are
+absent, never 0.  No per-process series unless asked (``export_processes``), and never
+command lines (other users' commands are private).
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Iterator
+
+from prometheus_client.core import (CounterMetricFamily, GaugeMetricFamily,
+                                    HistogramMetricFamily)
+
+from gputop import __version__
+from gputop.buckets import bucket_mid_ns
+from gputop.model.derive import OFF_CPU, View
+from gputop.model.detect import CAUSES
+from gputop.model.signals import ENGINE, GPU, HOST, Signal
+
+# launch durations: le from 1 us, doubling, to 8.4 s (then +Inf)
+LAUNCH_BOUNDS_S = tuple(1e-6 * 2**k for k in range(24))
+EPISODE_KINDS = ("busy_unproductive", "starved")
+VRAM_PARTS = ("weights", "kv_used", "kv_free", "engine_other", "other_processes", "free",
+              "unsplit", "overflow")
+
+
+class _Cumulative:
+    """A Prometheus histogram built up from gputop's per-interval log-linear histograms."""
+
+    def __init__(self) -> None:
+        self.counts = [0] * (len(LAUNCH_BOUNDS_S) + 1)
+        self.sum_s = 0.0
+
+    def add(self, buckets: dict[int, int], sum_ns: int) -> None:
+        for index, count in buckets.items():
+            seconds = bucket_mid_ns(index) / 1e9
+            slot = next((i for i, bound in enumerate(LAUNCH_BOUNDS_S) if seconds <= bound),
+                        len(LAUNCH_BOUNDS_S))
+            self.counts[slot] += count
+        self.sum_s += sum_ns / 1e9
+
+    def buckets(self) -> list[tuple[str, float]]:
+        out, running = [], 0
+        for bound, count in zip(LAUNCH_BOUNDS_S, self.counts):
+            running += count
+            out.append((f"{bound:.6g}", running))
+        out.append(("+Inf", running + self.counts[-1]))
+        return out
+
+
+class Exporter:
+    """Keeps the newest view (and the cumulative parts) for scrapes; thread-safe."""
+
+    def __init__(self, hostname: str | None = None, export_processes: bool = False):
+        self.hostname = hostname or socket.gethostname()
+        self.export_processes = export_processes
+        self._lock = threading.Lock()
+        self._view: View | None = None
+        self._launch: dict[str, _Cumulative] = {}
+        self._offcpu = _Cumulative()
+        self._episodes: dict[str, int] = dict.fromkeys(EPISODE_KINDS, 0)
+        self._episode_starts: set[tuple[str, float]] = set()
+
+    # ------------------------------------------------------------ fed by the session
+
+    def on_view(self, view: View) -> None:
+        with self._lock:
+            for hist in view.frame.launch:
+                target = self._offcpu if hist.api == OFF_CPU else \
+                    self._launch.setdefault(hist.api, _Cumulative())
+                target.add(hist.buckets, hist.sum_ns)
+            active = view.detector.active
+            if active is not None and (active.kind, active.start_wall_s) not in self._episode_starts:
+                self._episode_starts.add((active.kind, active.start_wall_s))
+                self._episodes[active.kind] = self._episodes.get(active.kind, 0) + 1
+            self._view = view
+
+    @property
+    def view(self) -> View | None:
+        with self._lock:
+            return self._view
+
+    # ------------------------------------------------------------ read by scrapes
+
+    def collect(self) -> Iterator:
+        with self._lock:
+            view = self._view
+            launch = {api: (c.buckets(), c.sum_s) for api, c in self._launch.items()}
+            offcpu = (self._offcpu.buckets(), self._offcpu.sum_s)
+            episodes = dict(self._episodes)
+        info = GaugeMetricFamily("gputop_info", "gputop's version and the host it watches",
+                                 labels=["version", "hostname"])
+        info.add_metric([__version__, self.hostname], 1)
+        yield info
+        if view is None:
+            return
+        yield from self._sources(view)
+        yield from self._gpus(view)
+        yield from self._engine(view)
+        yield from self._signals(HOST, [((), view)])
+        yield from self._launch_families(launch, offcpu)
+        yield from self._episode_families(view, episodes)
+
+    def _sources(self, view: View):
+        up = GaugeMetricFamily("gputop_source_up", "1 when the source delivered its reading",
+                               labels=["source"])
+        age = GaugeMetricFamily("gputop_source_reading_age_seconds",
+                                "how old the source's reading is at the last tick",
+                                labels=["source"])
+        for name, status in view.sources.items():
+            up.add_metric([name], 1 if status.ok else 0)
+            if status.ok and status.age_s is not None:
+                age.add_metric([name], status.age_s)
+        yield up
+        yield age
+
+    @staticmethod
+    def _signals(signals: tuple[Signal, ...], scoped: list[tuple[tuple[str, ...], object]],
+                 label_names: tuple[str, ...] = ()):
+        """One family per exported name: signals sharing a family add their constant labels."""
+        families: dict[str, GaugeMetricFamily] = {}
+        for signal in signals:
+            if signal.prom is None:
+                continue
+            extra = tuple(signal.prom_labels)
+            family = families.get(signal.prom)
+            if family is None:
+                family = families[signal.prom] = GaugeMetricFamily(
+                    signal.prom, signal.help, labels=[*label_names, *extra])
+            for label_values, obj in scoped:
+                value = signal.read(obj)
+                if value is not None:
+                    family.add_metric([*label_values, *signal.prom_labels.values()],
+                                      value * signal.prom_scale)
+        yield from families.values()
+
+    def _gpus(self, view: View):
+        info = GaugeMetricFamily("gputop_gpu_info", "a GPU gputop reads",
+                                 labels=["gpu", "uuid", "name"])
+        lost = GaugeMetricFamily("gputop_gpu_lost", "1 when the GPU fell off the bus", labels=["gpu"])
+        throttled = GaugeMetricFamily("gputop_gpu_throttled",
+                                      "1 while the clocks are throttled for this reason",
+                                      labels=["gpu", "reason"])
+        memory = GaugeMetricFamily("gputop_gpu_memory_bytes",
+                                   "the card's memory split by what holds it", labels=["gpu", "part"])
+        processes = GaugeMetricFamily("gputop_process_gpu_memory_bytes",
+                                      "GPU memory per process (--export-processes)",
+                                      labels=["gpu", "pid", "user", "process"])
+        scoped = []
+        for g in view.gpus:
+            s = g.sample
+            gpu = str(s.index)
+            scoped.append(((gpu,), g))
+            info.add_metric([gpu, s.uuid, s.name], 1)
+            lost.add_metric([gpu], 1 if s.lost else 0)
+            for reason in s.throttle:
+                throttled.add_metric([gpu, reason], 1)
+            if g.vram is not None:
+                parts = dict(g.vram.parts(include_zero=True))
+                parts["engine_other"] = parts.pop("other", None)
+                parts["overflow"] = g.vram.overflow_bytes
+                parts["unsplit"] = g.vram.unsplit_bytes
+                for part in VRAM_PARTS:
+                    if parts.get(part) is not None:
+                        memory.add_metric([gpu, part], parts[part])
+            if self.export_processes:
+                for p in g.processes:
+                    if p.mem_bytes is not None:
+                        processes.add_metric([gpu, str(p.pid), p.user, p.name], p.mem_bytes)
+        yield info
+        yield lost
+        yield from self._signals(GPU, scoped, ("gpu",))
+        yield throttled
+        yield memory
+        if self.export_processes:
+            yield processes
+
+    def _engine(self, view: View):
+        engine = view.engine
+        up = GaugeMetricFamily("gputop_engine_up", "1 when the engine's reading is current")
+        up.add_metric([], 1 if engine is not None else 0)
+        yield up
+        if engine is None:
+            return
+        info = GaugeMetricFamily("gputop_engine_info", "the serving engine gputop reads",
+                                 labels=["kind", "model"])
+        info.add_metric([engine.sample.kind, engine.sample.model], 1)
+        yield info
+        yield from self._signals(ENGINE, [((), engine)])
+
+    @staticmethod
+    def _launch_families(launch, offcpu):
+        family = HistogramMetricFamily("gputop_launch_duration_seconds",
+                                       "host-side duration of CUDA launch API calls (eBPF)",
+                                       labels=["api"])
+        for api, (buckets, sum_s) in sorted(launch.items()):
+            family.add_metric([api], buckets, sum_s)
+        yield family
+        off = HistogramMetricFamily("gputop_launch_offcpu_seconds",
+                                    "time the launching threads spent switched out (eBPF)")
+        if offcpu[0][-1][1]:
+            off.add_metric([], offcpu[0], offcpu[1])
+        yield off
+
+    @staticmethod
+    def _episode_families(view: View, episodes: dict[str, int]):
+        active = GaugeMetricFamily("gputop_episode_active",
+                                   "1 while the GPU is busy but unproductive (or starved)",
+                                   labels=["gpu", "kind"])
+        suspect = GaugeMetricFamily("gputop_episode_suspect_score",
+                                    "how likely each cause is, while an episode is open",
+                                    labels=["gpu", "cause"])
+        total = CounterMetricFamily("gputop_episodes", "episodes opened since gputop started",
+                                    labels=["kind"])
+        episode = view.detector.active
+        for g in view.gpus:
+            gpu = str(g.sample.index)
+            for kind in EPISODE_KINDS:
+                on = episode is not None and episode.kind == kind and \
+                    (g.sample.index in episode.gpus or not episode.gpus)
+                active.add_metric([gpu, kind], 1 if on else 0)
+            if episode is not None and (g.sample.index in episode.gpus or not episode.gpus):
+                for cause, score in episode.suspects:
+                    if cause in CAUSES:
+                        suspect.add_metric([gpu, cause], score)
+        for kind, count in episodes.items():
+            total.add_metric([kind], count)
+        yield active
+        yield suspect
+        yield total

@@ -1,0 +1,156 @@
+"""The one catalogue of derived signals: name, unit, kind, help, and how to read each from a view.
+
+``snapshot --json``, the CSV export, the Prometheus exporter and the help screen all read
+this list, so a new signal is one entry here (as ``below`` drives its views, dumps and
+OpenMetrics from one field list).  A signal is read from the part of a view it belongs to
+(``scope``): a GPU (``GpuView``), the engine (``EngineView``) or the whole view (host).
+The exporter's family name, constant labels and the factor to Prometheus base units
+(percent -> ratio, MHz -> Hz) follow FACTS.md section 8.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Signal:
+    name: str  # the field in snapshot --json and the CSV column
+    scope: str  # "gpu" | "engine" | "host"
+    unit: str  # as people read it: "%", "bytes", "tokens/s", "s", "W", "°C", "MHz", "ratio", "1/s"
+    kind: str  # "gauge" | "counter"
+    help: str
+    get: Callable[[Any], float | None]
+    prom: str | None = None  # the exporter's family; None: not exported
+    prom_labels: dict[str, str] = field(default_factory=dict)  # constant labels of this series
+    prom_scale: float = 1.0  # from ``unit`` to the family's base unit
+    digits: int | None = 2  # rounding in JSON (None: as is)
+
+    def read(self, obj) -> float | None:
+        """The value, or None when unknown (never NaN: a value that is not finite is None)."""
+        if obj is None:
+            return None
+        value = self.get(obj)
+        if value is None or not math.isfinite(value):
+            return None
+        return value
+
+    def json_value(self, obj):
+        value = self.read(obj)
+        if value is None or self.digits is None:
+            return value
+        return round(value, self.digits)
+
+
+def _gpu(name: str):
+    return lambda g: getattr(g.sample, name)
+
+
+def _engine_sample(name: str):
+    return lambda e: getattr(e.sample, name)
+
+
+GPU = (
+    Signal("util_gpu_pct", "gpu", "%", "gauge",
+           "GPU-Util: percent of the last sample period in which at least one kernel ran "
+           "(NVML utilization.gpu)", _gpu("util_gpu_pct"), "gputop_gpu_utilization_ratio",
+           prom_scale=0.01),
+    Signal("util_mem_pct", "gpu", "%", "gauge",
+           "memory-controller util: percent of time device memory was read or written",
+           _gpu("util_mem_pct"), "gputop_gpu_memory_controller_utilization_ratio", prom_scale=0.01),
+    Signal("sm_active_pct", "gpu", "%", "gauge",
+           "SM active: time-and-SMs with at least one warp resident (GPM SM_UTIL or "
+           "DCGM_FI_PROF_SM_ACTIVE)", _gpu("sm_active_pct"), "gputop_gpu_sm_active_ratio",
+           prom_scale=0.01),
+    Signal("sm_occupancy_pct", "gpu", "%", "gauge", "SM occupancy: resident warps over the maximum",
+           _gpu("sm_occupancy_pct"), "gputop_gpu_sm_occupancy_ratio", prom_scale=0.01),
+    Signal("dram_bw_pct", "gpu", "%", "gauge", "DRAM bandwidth used, percent of peak",
+           _gpu("dram_bw_pct"), "gputop_gpu_dram_active_ratio", prom_scale=0.01),
+    Signal("tensor_pct", "gpu", "%", "gauge", "tensor pipes active, percent of time",
+           _gpu("tensor_pct"), "gputop_gpu_tensor_active_ratio", prom_scale=0.01),
+    Signal("mem_total_bytes", "gpu", "bytes", "gauge", "the card's memory",
+           _gpu("mem_total_bytes"), "gputop_gpu_memory_total_bytes", digits=None),
+    Signal("mem_used_bytes", "gpu", "bytes", "gauge", "memory in use on the card",
+           _gpu("mem_used_bytes"), digits=None),
+    Signal("power_w", "gpu", "W", "gauge", "board power draw", _gpu("power_w"),
+           "gputop_gpu_power_watts"),
+    Signal("temp_c", "gpu", "°C", "gauge", "GPU temperature", _gpu("temp_c"),
+           "gputop_gpu_temperature_celsius"),
+    Signal("sm_clock_mhz", "gpu", "MHz", "gauge", "SM clock", _gpu("sm_clock_mhz"),
+           "gputop_gpu_sm_clock_hertz", prom_scale=1e6),
+)
+
+ENGINE = (
+    Signal("generation_tokens_per_s", "engine", "tokens/s", "gauge",
+           "generated tokens per second: the engine's counter over the readings' own interval",
+           lambda e: e.tokens_per_s, "gputop_engine_generation_tokens_per_second"),
+    Signal("prompt_tokens_per_s", "engine", "tokens/s", "gauge", "prompt (prefill) tokens per second",
+           lambda e: e.prompt_tokens_per_s, "gputop_engine_prompt_tokens_per_second"),
+    Signal("requests_per_s", "engine", "1/s", "gauge", "requests finished per second",
+           lambda e: e.requests_per_s),
+    Signal("requests_running", "engine", "count", "gauge", "requests the engine runs now",
+           _engine_sample("requests_running"), "gputop_engine_requests_running", digits=None),
+    Signal("requests_waiting", "engine", "count", "gauge", "requests queued",
+           _engine_sample("requests_waiting"), "gputop_engine_requests_waiting", digits=None),
+    Signal("kv_usage_ratio", "engine", "ratio", "gauge", "fraction of the KV-cache pool in use",
+           _engine_sample("kv_usage_ratio"), "gputop_engine_kv_usage_ratio", digits=4),
+    Signal("baseline_tokens_per_s", "engine", "tokens/s", "gauge",
+           "median generated tokens/s of the last 60 s of healthy ticks (frozen in an episode)",
+           lambda e: e.baseline_tokens_per_s,
+           "gputop_engine_generation_tokens_per_second_baseline"),
+    *[Signal(f"{name}_{q}_s", "engine", "s", "gauge",
+             f"{label} {q}, over the last 5 s, from the engine's histogram",
+             (lambda i, n: lambda e: e.latency.get(n, (None, None))[i])(index, name),
+             family, prom_labels={"quantile": quantile}, digits=6)
+      for name, label, family in (
+          ("itl", "inter-token latency", "gputop_engine_inter_token_latency_seconds"),
+          ("ttft", "time to first token", "gputop_engine_time_to_first_token_seconds"),
+          ("tpot", "time per output token", "gputop_engine_time_per_output_token_seconds"),
+          ("e2e", "end-to-end request latency", "gputop_engine_e2e_request_latency_seconds"),
+          ("queue", "request queue time", "gputop_engine_queue_time_seconds"))
+      for index, q, quantile in ((0, "p50", "0.5"), (1, "p99", "0.99"))],
+    Signal("itl_p99_baseline_s", "engine", "s", "gauge", "inter-token latency p99 when healthy",
+           lambda e: e.baseline_latency_s.get("itl"),
+           "gputop_engine_inter_token_latency_p99_baseline_seconds", digits=6),
+    Signal("ttft_p99_baseline_s", "engine", "s", "gauge", "time to first token p99 when healthy",
+           lambda e: e.baseline_latency_s.get("ttft"),
+           "gputop_engine_time_to_first_token_p99_baseline_seconds", digits=6),
+    Signal("preemptions_per_s", "engine", "1/s", "gauge",
+           "requests evicted from a full KV cache per second", lambda e: e.preemptions_per_s,
+           "gputop_engine_preemptions_per_second", digits=3),
+    Signal("estimated_flops_per_s", "engine", "FLOP/s", "gauge",
+           "the engine's estimate of model FLOPs per second per GPU", lambda e: e.flops_per_s,
+           digits=0),
+    Signal("estimated_mem_bytes_per_s", "engine", "bytes/s", "gauge",
+           "the engine's estimate of bytes read and written per second per GPU",
+           lambda e: e.mem_bytes_per_s, digits=0),
+    Signal("mfu_ratio", "engine", "ratio", "gauge",
+           "estimated model FLOPs utilization: FLOPs/s over the card's dense bf16 peak",
+           lambda e: e.mfu_ratio, "gputop_engine_mfu_ratio", digits=6),
+    Signal("mbu_ratio", "engine", "ratio", "gauge",
+           "estimated memory-bandwidth utilization: bytes/s over the card's HBM bandwidth",
+           lambda e: e.mbu_ratio, "gputop_engine_mbu_ratio", digits=6),
+    Signal("reading_age_s", "engine", "s", "gauge",
+           "how old the engine reading is at this frame", lambda e: e.age_s, digits=3),
+)
+
+HOST = (
+    Signal("host_cpu_pct", "host", "%", "gauge", "the host's CPU use",
+           lambda v: v.frame.host.cpu_pct if v.frame.host else None, "gputop_host_cpu_ratio",
+           prom_scale=0.01),
+    Signal("cpu_pressure_pct", "host", "%", "gauge",
+           "CPU pressure: share of time runnable tasks waited for a CPU (/proc/pressure/cpu "
+           "some avg10)", lambda v: v.frame.host.cpu_pressure_some_pct if v.frame.host else None,
+           "gputop_host_cpu_pressure_ratio", prom_scale=0.01),
+)
+
+SIGNALS = GPU + ENGINE + HOST
+BY_NAME = {s.name: s for s in SIGNALS}
+
+
+def values(signals, obj) -> dict[str, float | None]:
+    """``{name: JSON value}`` of these signals read from ``obj``."""
+    return {s.name: s.json_value(obj) for s in signals}
