@@ -62,7 +62,8 @@ class GpuSample:
     dram_bw_pct: float | None = None
     tensor_pct: float | None = None
     mem_total_bytes: int | None = None
-    mem_used_bytes: int | None = None
+    mem_used_bytes: int | None = None  # as nvidia-smi counts it: without the driver's reserve
+    mem_reserved_bytes: int | None = None  # held by the driver, never usable by processes
     power_w: float | None = None
     temp_c: float | None = None
     sm_clock_mhz: float | None = None

@@ -1,15 +1,24 @@
 #!/usr/bin/env bash
-# On a machine with an NVIDIA GPU and PyTorch (the device tool's H200): record gputop's
-# NVML frames next to nvidia-smi under a matmul phase and a tiny-kernel phase.
-# Installs nothing from the network. Results land in $OUT (default ./out):
-#   frames.jsonl  nvidia-smi.csv  phases.json  summary.txt
-# Usage: OUT=/some/dir PHASE_S=25 bash scripts/gpu-check.sh   (about 60 s)
-set -euo pipefail
+# On a machine with an NVIDIA GPU and PyTorch (the device tool's H200): run gputop's real CLI
+# (record, serve, snapshot, the live dashboard) on real NVML under five PyTorch phases.
+# Installs nothing from the network: packages missing there travel as wheels in .whl/
+# (see README "GPU check").  Results land in $OUT (default ./out); about 2 minutes.
+# Usage: OUT=/some/dir bash scripts/gpu-check.sh
+set -uo pipefail
 cd "$(dirname "$0")/.."
 export OUT="${OUT:-out}" PYTHONUNBUFFERED=1
 mkdir -p "$OUT"
-nvidia-smi -L | tee "$OUT/gpus.txt"
-python3 -c "import pynvml, psutil, prometheus_client" \
-  || { echo "gpu-check: needs nvidia-ml-py, psutil, prometheus_client" >&2; exit 2; }
-PYTHONPATH=. python3 -m gputop doctor | tee "$OUT/doctor.txt" || true
-PYTHONPATH=. python3 scripts/gpu_check.py
+exec > >(tee "$OUT/log.txt") 2>&1
+if [ -d .whl ]; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+        --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
+fi
+nvidia-smi -L
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
+python3 -c "import pynvml, psutil, prometheus_client, zstandard, textual, regex, yaml" \
+  || { echo "gpu-check: a package is missing (see above)" >&2; exit 2; }
+PYTHONPATH=".:${PYTHONPATH:-}" python3 -m gputop doctor
+export PYTHONPATH=".:${PYTHONPATH:-}"
+timeout 400 python3 scripts/gpu_check.py
+echo "gpu_check exit $?"
+ls -la "$OUT"

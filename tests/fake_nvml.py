@@ -48,6 +48,8 @@ class FakeGpu:
     mig_instances: list[tuple[str, int, int]] = field(default_factory=list)
     power_mw: int = 350_000
     temp_c: int = 55
+    reserved_bytes: int = 0  # the driver's reserve (v2 reports it apart from "used")
+    memory_v2: bool = True  # False: an old driver without nvmlDeviceGetMemoryInfo_v2
     sm_clock_mhz: int = 1980
 
 
@@ -156,8 +158,14 @@ class FakeNvml:
         if handle.mig is not None:
             _, total, used = gpu.mig_instances[handle.mig]
             return SimpleNamespace(total=total, used=used, free=total - used)
-        return SimpleNamespace(total=gpu.total_bytes, used=gpu.used_bytes,
-                               free=gpu.total_bytes - gpu.used_bytes)
+        if version is not None and not gpu.memory_v2:
+            raise err(pynvml.NVML_ERROR_FUNCTION_NOT_FOUND)
+        if version is None:  # v1: the driver's reserve is inside "used"
+            used = gpu.used_bytes + gpu.reserved_bytes
+            return SimpleNamespace(total=gpu.total_bytes, used=used, free=gpu.total_bytes - used)
+        return SimpleNamespace(total=gpu.total_bytes, reserved=gpu.reserved_bytes,
+                               used=gpu.used_bytes,
+                               free=gpu.total_bytes - gpu.used_bytes - gpu.reserved_bytes)
 
     def nvmlDeviceGetPowerUsage(self, handle):
         return self._gpu(handle, "nvmlDeviceGetPowerUsage").power_mw

@@ -255,3 +255,23 @@ async def test_dashboard_over_fake_nvml(monkeypatch, workers):
         await pilot.pause()
         assert "97%" in text_of(app.query_one("#pane-1"))
     sampler.close()
+
+
+@pytest.mark.parametrize("memory_v2", [True, False])
+def test_used_memory_matches_nvidia_smi_and_the_reserve_is_not_free(monkeypatch, memory_v2):
+    """On the H200 check NVML v1's "used" read 0.6 GiB above nvidia-smi: the driver's
+    reserve.  With v2 the reserve is apart and never counted free; an old driver (v1 only)
+    still gives a total and a used figure."""
+    gpu = FakeGpu("NVIDIA H200", total_bytes=140 * GiB, used_bytes=89 * GiB,
+                  reserved_bytes=GiB // 2, memory_v2=memory_v2)
+    fake, source, clock = open_source(monkeypatch, [gpu])
+    sample = polls(fake, source, clock, 1)[0].gpus[0]
+    if memory_v2:
+        assert sample.mem_used_bytes == 89 * GiB
+        assert sample.mem_reserved_bytes == GiB // 2
+    else:
+        assert sample.mem_used_bytes == 89 * GiB + GiB // 2
+        assert sample.mem_reserved_bytes is None
+    from gputop.model.derive import vram_split
+    split = vram_split(sample, (), None)
+    assert split.free_bytes == 140 * GiB - 89 * GiB - GiB // 2

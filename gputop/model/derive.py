@@ -170,16 +170,18 @@ def vram_split(gpu: GpuSample, processes: tuple[ProcSample, ...],
     an engine counts only when it belongs to the tree."""
     if gpu.mem_total_bytes is None or gpu.mem_used_bytes is None:
         return None
+    # what processes can use: the card less the driver's reserve (NVML v2 reports it apart)
+    usable_bytes = gpu.mem_total_bytes - (gpu.mem_reserved_bytes or 0)
     on_gpu = [p for p in processes if p.gpu_index == gpu.index]
     if tree is not None and (engine is None or not set(engine.pids) & tree):
         mine = [p for p in on_gpu if p.pid in tree]
         known = all(p.mem_bytes is not None for p in mine)
         tree_bytes = sum(p.mem_bytes for p in mine) if known else None
-        return split_vram(gpu.mem_total_bytes, gpu.mem_used_bytes, tree_bytes,
+        return split_vram(usable_bytes, gpu.mem_used_bytes, tree_bytes,
                           provenance=(f"pinned tree: {len(mine)} process(es) on this GPU, from "
                                       "the per-process list; the rest is other processes",))
     if not engine_on_gpu(engine, gpu.index, processes):
-        return split_vram(gpu.mem_total_bytes, gpu.mem_used_bytes,
+        return split_vram(usable_bytes, gpu.mem_used_bytes,
                           provenance=("used memory: card total from the GPU source; no engine "
                                       "on this GPU, so its contents are unsplit",))
     engine_procs = [p for p in on_gpu if p.pid in engine.pids]
@@ -200,7 +202,7 @@ def vram_split(gpu: GpuSample, processes: tuple[ProcSample, ...],
     )
     if engine.note:
         provenance += (f"note: {engine.note}",)
-    return split_vram(gpu.mem_total_bytes, gpu.mem_used_bytes, engine_bytes,
+    return split_vram(usable_bytes, gpu.mem_used_bytes, engine_bytes,
                       engine.weights_bytes, kv_pool_bytes(engine), engine.kv_usage_ratio,
                       provenance)
 

@@ -195,12 +195,18 @@ class NvmlSource:
             values["util_mem_pct"] = float(rates.memory)
         values["util_gpu_samples_pct"] = self._util_samples(device)
 
-        memory, why = self._try(pynvml.nvmlDeviceGetMemoryInfo, h)
+        # v2 splits off the driver's reserve (~0.6 GiB on an H200), as nvidia-smi does; the
+        # v1 "used" counts it, which read 0.6 GiB above nvidia-smi on the H200 check.
+        memory, why = self._try(pynvml.nvmlDeviceGetMemoryInfo, h, pynvml.nvmlMemory_v2)
+        if memory is None:
+            memory, why = self._try(pynvml.nvmlDeviceGetMemoryInfo, h)
         if memory is None:
             missing["mem_used_bytes"] = why
         else:
             values["mem_total_bytes"] = int(memory.total)
             values["mem_used_bytes"] = int(memory.used)
+            reserved = getattr(memory, "reserved", None)
+            values["mem_reserved_bytes"] = None if reserved is None else int(reserved)
 
         power, why = self._try(pynvml.nvmlDeviceGetPowerUsage, h)
         values["power_w"] = None if power is None else power / 1000.0
