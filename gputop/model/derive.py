@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 
+from gputop.model import signals
 from gputop.model import latency
 from gputop.patterns import CmdlinePattern, PatternError
 from gputop.model.detect import DetectState, Episode
@@ -364,11 +365,7 @@ def snapshot_dict(view: View, source_label: str) -> dict:
         s = g.sample
         gpus.append({
             "index": s.index, "name": s.name, "uuid": s.uuid, "lost": s.lost,
-            "util_gpu_pct": _r(s.util_gpu_pct), "util_mem_pct": _r(s.util_mem_pct),
-            "sm_active_pct": _r(s.sm_active_pct), "sm_occupancy_pct": _r(s.sm_occupancy_pct),
-            "dram_bw_pct": _r(s.dram_bw_pct), "tensor_pct": _r(s.tensor_pct),
-            "mem_total_bytes": s.mem_total_bytes, "mem_used_bytes": s.mem_used_bytes,
-            "power_w": _r(s.power_w), "temp_c": _r(s.temp_c), "sm_clock_mhz": _r(s.sm_clock_mhz),
+            **{signal.name: signal.json_value(g) for signal in signals.GPU},
             "throttle": list(s.throttle), "missing": dict(s.missing),
             "vram": g.vram.as_dict() if g.vram else None,
             "processes": [{"pid": p.pid, "name": p.name, "cmdline": p.cmdline,
@@ -380,27 +377,12 @@ def snapshot_dict(view: View, source_label: str) -> dict:
     if e is not None:
         engine = {
             "kind": e.sample.kind, "url": e.sample.url, "model": e.sample.model,
-            "generation_tokens_per_s": _r(e.tokens_per_s),
-            "prompt_tokens_per_s": _r(e.prompt_tokens_per_s),
-            "requests_per_s": _r(e.requests_per_s),
-            "requests_running": e.sample.requests_running,
-            "requests_waiting": e.sample.requests_waiting,
-            "kv_usage_ratio": _r(e.sample.kv_usage_ratio, 4),
+            **{signal.name: signal.json_value(e) for signal in signals.ENGINE},
             "num_gpu_blocks": e.sample.num_gpu_blocks, "block_size": e.sample.block_size,
             "kv_pool_bytes": e.kv_pool_bytes,
-            "baseline_tokens_per_s": _r(e.baseline_tokens_per_s),
-            # how old the reading is, and whether it is from an earlier tick than "time"
-            "reading_age_s": _r(e.age_s, 3), "stale": view.engine is None,
-            **{f"{name}_{q}_s": _r(e.latency.get(name, (None, None))[i], 6)
-               for name in ("itl", "ttft", "tpot", "e2e", "queue")
-               for i, q in ((0, "p50"), (1, "p99"))},
-            "itl_p99_baseline_s": _r(e.baseline_latency_s.get("itl"), 6),
-            "ttft_p99_baseline_s": _r(e.baseline_latency_s.get("ttft"), 6),
-            "preemptions_per_s": _r(e.preemptions_per_s, 3),
+            # whether the reading (reading_age_s old) is from an earlier tick than "time"
+            "stale": view.engine is None,
             "waiting_by_reason": dict(e.sample.waiting_by_reason),
-            "estimated_flops_per_s": _r(e.flops_per_s, 0),
-            "estimated_mem_bytes_per_s": _r(e.mem_bytes_per_s, 0),
-            "mfu_ratio": _r(e.mfu_ratio, 6), "mbu_ratio": _r(e.mbu_ratio, 6),
             "peak": None if e.peak is None else {
                 "model": e.peak.model, "tflops_bf16": e.peak.tflops_bf16,
                 "mem_tb_per_s": e.peak.mem_tb_per_s, "source": e.peak.source},

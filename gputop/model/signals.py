@@ -73,8 +73,12 @@ GPU = (
            _gpu("tensor_pct"), "gputop_gpu_tensor_active_ratio", prom_scale=0.01),
     Signal("mem_total_bytes", "gpu", "bytes", "gauge", "the card's memory",
            _gpu("mem_total_bytes"), "gputop_gpu_memory_total_bytes", digits=None),
-    Signal("mem_used_bytes", "gpu", "bytes", "gauge", "memory in use on the card",
+    Signal("mem_used_bytes", "gpu", "bytes", "gauge",
+           "memory in use on the card, as nvidia-smi counts it (NVML memory info v2)",
            _gpu("mem_used_bytes"), digits=None),
+    Signal("mem_reserved_bytes", "gpu", "bytes", "gauge",
+           "memory the driver holds for itself, never usable by processes (NVML v2)",
+           _gpu("mem_reserved_bytes"), digits=None),
     Signal("power_w", "gpu", "W", "gauge", "board power draw", _gpu("power_w"),
            "gputop_gpu_power_watts"),
     Signal("temp_c", "gpu", "°C", "gauge", "GPU temperature", _gpu("temp_c"),
@@ -154,3 +158,15 @@ BY_NAME = {s.name: s for s in SIGNALS}
 def values(signals, obj) -> dict[str, float | None]:
     """``{name: JSON value}`` of these signals read from ``obj``."""
     return {s.name: s.json_value(obj) for s in signals}
+
+
+def help_lines() -> list[str]:
+    """One line per signal for the help screen: the name in snapshot/CSV, unit, meaning,
+    and the Prometheus family it is exported as."""
+    lines = []
+    for scope, group in (("GPU", GPU), ("engine", ENGINE), ("host", HOST)):
+        lines.append(f"  {scope}:")
+        for s in group:
+            family = f" [{s.prom}]" if s.prom else ""
+            lines.append(f"    {s.name} ({s.unit}): {s.help}{family}")
+    return lines

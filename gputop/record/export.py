@@ -13,22 +13,19 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from gputop.model import signals
 from gputop.model.derive import View, snapshot_dict
 from gputop.model.detect import DetectConfig
 from gputop.record.store import Recording, RecordingError
 from gputop.record.timespec import parse_time
 from gputop.units import printable
 
-CSV_COLUMNS = [
-    "time", "time_wall_s", "gpu", "name", "util_gpu_pct", "util_mem_pct", "sm_active_pct",
-    "sm_occupancy_pct", "dram_bw_pct", "tensor_pct", "mem_total_bytes", "mem_used_bytes",
-    "weights_bytes", "kv_pool_bytes", "kv_used_bytes", "other_bytes", "other_processes_bytes",
-    "free_bytes", "unsplit_bytes", "overflow_bytes", "power_w", "temp_c", "sm_clock_mhz",
-    "throttle", "generation_tokens_per_s", "prompt_tokens_per_s", "requests_running",
-    "requests_waiting", "kv_usage_ratio", "itl_p50_s", "itl_p99_s", "ttft_p50_s", "ttft_p99_s",
-    "preemptions_per_s", "mfu_ratio", "engine_reading_age_s", "launch_p50_us", "launch_p99_us",
-    "alert",
-]
+VRAM_COLUMNS = ["weights_bytes", "kv_pool_bytes", "kv_used_bytes", "other_bytes",
+                "other_processes_bytes", "free_bytes", "unsplit_bytes", "overflow_bytes"]
+# numbers come from the signal catalogue (model/signals.py): a new signal is a new column
+CSV_COLUMNS = (["time", "time_wall_s", "gpu", "name"] + [s.name for s in signals.GPU]
+               + VRAM_COLUMNS + ["throttle"] + [s.name for s in signals.ENGINE]
+               + ["launch_p50_us", "launch_p99_us", "alert"])
 
 
 def seq_range(recording: Recording, from_text: str | None, to_text: str | None):
@@ -86,18 +83,7 @@ def csv_rows(view: View) -> Iterator[dict]:
     p50, p99 = _worst_launch(view)
     common = {
         "time": _iso(view.frame.time_wall_s), "time_wall_s": view.frame.time_wall_s,
-        "generation_tokens_per_s": engine.tokens_per_s if engine else None,
-        "prompt_tokens_per_s": engine.prompt_tokens_per_s if engine else None,
-        "requests_running": engine.sample.requests_running if engine else None,
-        "requests_waiting": engine.sample.requests_waiting if engine else None,
-        "kv_usage_ratio": engine.sample.kv_usage_ratio if engine else None,
-        "itl_p50_s": engine.p50_s("itl") if engine else None,
-        "itl_p99_s": engine.p99_s("itl") if engine else None,
-        "ttft_p50_s": engine.p50_s("ttft") if engine else None,
-        "ttft_p99_s": engine.p99_s("ttft") if engine else None,
-        "preemptions_per_s": engine.preemptions_per_s if engine else None,
-        "mfu_ratio": engine.mfu_ratio if engine else None,
-        "engine_reading_age_s": engine.age_s if engine else None,
+        **{signal.name: signal.read(engine) for signal in signals.ENGINE},
         "launch_p50_us": p50, "launch_p99_us": p99,
     }
     if not view.gpus:
@@ -105,12 +91,9 @@ def csv_rows(view: View) -> Iterator[dict]:
     for g in view.gpus:
         s, vram = g.sample, (g.vram.as_dict() if g.vram else {})
         yield {
-            **common, "gpu": s.index, "name": s.name, "util_gpu_pct": s.util_gpu_pct,
-            "util_mem_pct": s.util_mem_pct, "sm_active_pct": s.sm_active_pct,
-            "sm_occupancy_pct": s.sm_occupancy_pct, "dram_bw_pct": s.dram_bw_pct,
-            "tensor_pct": s.tensor_pct, "mem_total_bytes": s.mem_total_bytes,
-            "mem_used_bytes": s.mem_used_bytes, **vram, "power_w": s.power_w, "temp_c": s.temp_c,
-            "sm_clock_mhz": s.sm_clock_mhz, "throttle": "|".join(s.throttle),
+            **common, "gpu": s.index, "name": s.name,
+            **{signal.name: signal.read(g) for signal in signals.GPU},
+            **vram, "throttle": "|".join(s.throttle),
             "alert": view.alert.kind if view.alert and s.index in view.alert.gpus else "",
         }
 

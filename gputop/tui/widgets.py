@@ -11,6 +11,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from gputop.model import signals
 from gputop.model.detect import Episode
 from gputop.tui.lines import DiffLines
 from gputop.tui.panes.base import Ctx
@@ -161,6 +162,8 @@ def help_text(panes, keys: list[tuple[str, str]]) -> str:
     lines += ["", "What each pane measures"]
     for pane in panes:
         lines += ["", f"{pane.key} {pane.title}", "  " + pane.definition]
+    lines += ["", "Every signal (the name in snapshot --json and export CSV, its unit, what it means, "
+              "[its Prometheus family in gputop serve])"] + signals.help_lines()
     lines += ["", "The banner: it lights when GPU-Util >= 90% while tokens/s has fallen to <= 50% "
               "of its recent baseline, or the engine's inter-token latency or time-to-first-"
               "token p99 has risen to >= 2x its baseline with requests running, for >= 3 s "
