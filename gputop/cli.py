@@ -241,13 +241,20 @@ def _setup(args):
 
 
 def cmd_snapshot(args) -> int:
+    from gputop.remote import RemoteFeed
+    from gputop.sources.base import SourceError
+
     session, pin = _setup(args)
+    if isinstance(session.sampler, RemoteFeed):
+        session.sampler.give_up_s = 3 * session.sampler.timeout_s
     session.open()
     try:
         if args.demo is not None:  # simulated time needs no waiting: -d apart, at once
             session.ticks(args.samples)
         else:
             session.run(max_frames=args.samples)
+    except SourceError as exc:
+        raise UsageError(f"--remote: {exc}") from None
     finally:
         session.close()
     print(json.dumps(snapshot_dict(session.view(pin=pin), session.label), indent=2))

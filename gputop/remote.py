@@ -54,6 +54,8 @@ class RemoteFeed:
         self.last_seq = -1
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        # a one-shot reader (snapshot) stops waiting for a host that never answers
+        self.give_up_s: float | None = None
 
     def open(self) -> None:
         pass
@@ -78,8 +80,12 @@ class RemoteFeed:
 
     def run(self, on_frame: Callable[[Frame], None], max_frames: int | None = None) -> None:
         produced = 0
+        began = time.monotonic()
         while not self._stop.is_set():
             started = time.monotonic()
+            if self.error and not produced and self.give_up_s is not None \
+                    and started - began > self.give_up_s:
+                raise SourceError(self.error)
             try:
                 for frame in self.fetch():
                     on_frame(frame)

@@ -47,7 +47,7 @@ class ServeError(ValueError):
 def parse_listen(text: str) -> tuple[str, int]:
     """``HOST:PORT``, ``[v6]:PORT`` or ``:PORT`` (all addresses) -> (host, port)."""
     host, sep, port = text.rpartition(":")
-    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+    if not sep or not port.isdigit() or not 0 <= int(port) < 65536:
         raise ServeError(f"--listen {text!r}: expected HOST:PORT, e.g. 127.0.0.1:9464")
     host = host.strip("[]")
     return (host or "0.0.0.0"), int(port)

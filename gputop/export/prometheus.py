@@ -16,7 +16,7 @@ import socket
 import threading
 from collections.abc import Iterator
 
-from prometheus_client.core import (CounterMetricFamily, GaugeMetricFamily,
+from prometheus_client.core import (Metric, CounterMetricFamily, GaugeMetricFamily,
                                     HistogramMetricFamily)
 
 from gputop import __version__
@@ -132,13 +132,22 @@ class Exporter:
                 continue
             extra = tuple(signal.prom_labels)
             family = families.get(signal.prom)
-            if family is None:
+            if family is None and "quantile" in extra:
+                # quantiles of the engine's own histogram over an interval: a summary
+                # without _sum/_count, as Prometheus allows only on summaries
+                family = families[signal.prom] = Metric(signal.prom, signal.help, "summary")
+            elif family is None:
                 family = families[signal.prom] = GaugeMetricFamily(
                     signal.prom, signal.help, labels=[*label_names, *extra])
             for label_values, obj in scoped:
                 value = signal.read(obj)
-                if value is not None:
-                    family.add_metric([*label_values, *signal.prom_labels.values()],
+                if value is None:
+                    continue
+                values = [*label_values, *signal.prom_labels.values()]
+                if isinstance(family, GaugeMetricFamily):
+                    family.add_metric(values, value * signal.prom_scale)
+                else:
+                    family.add_sample(signal.prom, dict(zip([*label_names, *extra], values)),
                                       value * signal.prom_scale)
         yield from families.values()
 

@@ -1,0 +1,66 @@
+"""`gputop fleet` over real `gputop serve` processes: worst first, silent hosts shown as
+such, `/` filters, Enter hands the chosen host's URL to the dashboard (--remote)."""
+
+from __future__ import annotations
+
+import time
+
+from gputop import fleet
+from gputop.tui.fleet import FleetApp, FleetTable
+from tests.test_serve import serve  # noqa: F401 (fixture)
+
+
+async def wait_rows(app, pilot, predicate, timeout_s: float = 40.0):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        rows = app.query_one(FleetTable).rows
+        if rows and predicate(rows):
+            return rows
+        await pilot.pause(0.3)
+    raise AssertionError(f"rows never matched: {app.query_one(FleetTable).rows}")
+
+
+async def test_the_storm_host_comes_first_and_enter_opens_it(serve):  # noqa: F811
+    storm = serve("--demo", "logprobs-storm", "-d", "0.25")
+    calm = serve("--demo", "serving", "--gpus", "2", "-d", "0.25")
+    dead = "http://127.0.0.1:9"
+    urls = [calm.url, dead, storm.url]
+    app = FleetApp(lambda: fleet.ask_serves(urls, timeout_s=2.0), "test", interval_s=0.5)
+    async with app.run_test(size=(140, 20)) as pilot:
+        rows = await wait_rows(app, pilot, lambda rows: rows[0].episode == "busy_unproductive"
+                               and rows[0].suspect == "oversized_request")
+        assert rows[0].url == storm.url
+        assert [r.url for r in rows].count(calm.url) == 2
+        assert rows[-1].url == dead and rows[-1].error  # silent hosts last, with why
+        head = str(app.query_one("#head").render())
+        assert "3 hosts, 3 GPUs" in head and "1 not answering" in head
+        calm_port = calm.url.rsplit(":", 1)[1]
+        await pilot.press("slash")
+        await pilot.pause(0.2)
+        for ch in calm_port:
+            await pilot.press(ch)
+        await pilot.press("enter")
+        rows = await wait_rows(app, pilot, lambda rows: all(r.url == calm.url for r in rows))
+        assert len(rows) == 2
+        await pilot.press("slash")
+        await pilot.pause(0.2)
+        for _ in range(len(calm_port)):
+            await pilot.press("backspace")
+        await pilot.press("enter")
+        await wait_rows(app, pilot, lambda rows: len(rows) == 4)
+        await pilot.press("home")
+        await pilot.press("enter")
+        await pilot.pause(0.2)
+    assert app.chosen_url == storm.url
+
+
+def test_a_thousand_gpus_rank_in_well_under_a_second():
+    rows = [fleet.GpuRow(host=f"h{h:03}", url=None, gpu=g, util_pct=90.0, sm_pct=float(g * h % 97),
+                         episode="busy_unproductive" if (h, g) == (77, 3) else None)
+            for h in range(125) for g in range(8)]
+    started = time.perf_counter()
+    ordered = fleet.ranked(rows)
+    assert time.perf_counter() - started < 1.0
+    assert (ordered[0].host, ordered[0].gpu) == ("h077", 3)
+    gaps = [r.gap_pct for r in ordered[1:]]
+    assert gaps == sorted(gaps, reverse=True)
