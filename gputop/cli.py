@@ -150,6 +150,10 @@ def _add_source_options(parser: argparse.ArgumentParser, suppress: bool = False)
                         help="seconds a condition must hold before the banner changes (3)")
 
 
+MODEL_OVERRIDE_HELP = ("read the engine as serving this model (config.json, a model directory "
+                       "or a local HF cache id): KV bytes per token and weights derived again")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="gputop", description="What an NVIDIA GPU is really doing.")
     parser.add_argument("--version", action="version", version=f"gputop {__version__}")
@@ -190,6 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="how often to ask (default 5)")
     replay = sub.add_parser("replay", help="open a recording in the dashboard")
     replay.add_argument("file", metavar="FILE")
+    replay.add_argument("--model", metavar="PATH_OR_ID", help=MODEL_OVERRIDE_HELP)
     export = sub.add_parser("export", help="export a recording as CSV, JSON lines or Perfetto")
     export.add_argument("file", metavar="FILE")
     export.add_argument("--format", choices=["csv", "jsonl", "perfetto"], required=True)
@@ -200,10 +205,12 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--to", dest="to_time", metavar="T", help="end, same forms")
     export.add_argument("--pid", type=_positive_int, dest="export_pid", default=None,
                         help="only this process and its recorded children")
+    export.add_argument("--model", metavar="PATH_OR_ID", help=MODEL_OVERRIDE_HELP)
     export.add_argument("--force", action="store_true",
                         help="replace OUT if it exists (never the recording itself)")
     report = sub.add_parser("report", help="a short text summary of a recording")
     report.add_argument("file", metavar="FILE")
+    report.add_argument("--model", metavar="PATH_OR_ID", help=MODEL_OVERRIDE_HELP)
     kv = sub.add_parser("kv", help="KV-cache bytes per token and sizes from a model config")
     kv.add_argument("model", metavar="CONFIG_OR_DIR_OR_ID",
                     help="config.json, a model directory, or a model id in the local HF cache")
@@ -353,11 +360,13 @@ def cmd_record(args) -> int:
     return 130 if signal.SIGINT in interrupted else 0
 
 
-def _open_recording(path: str):
+def _open_recording(path: str, model: str | None = None):
     from gputop.record.store import Recording, RecordingError
 
     try:
         recording = Recording(path)
+        if model:
+            recording.frame_patch = _model_patch(model)
         count = recording.count()
         if count == 0:
             raise RecordingError(f"{path} holds no frames yet")
@@ -372,7 +381,7 @@ def _open_recording(path: str):
 def cmd_replay(args) -> int:
     if args.no_color:
         os.environ["NO_COLOR"] = "1"
-    recording = _open_recording(args.file)
+    recording = _open_recording(args.file, args.model)
     from gputop.tui.replay import ReplayApp
 
     app = ReplayApp(recording, detect_config=_detect_config(args))
@@ -387,7 +396,7 @@ def cmd_export(args) -> int:
     from gputop.record.export import export
     from gputop.record.store import RecordingError
 
-    recording = _open_recording(args.file)
+    recording = _open_recording(args.file, args.model)
     try:
         count = export(recording, args.format, args.output, args.from_time, args.to_time,
                        _detect_config(args), pid=args.export_pid, force=args.force)
@@ -400,11 +409,24 @@ def cmd_export(args) -> int:
     return 0
 
 
+def _model_patch(model: str):
+    """A frame patch that reads the recording's engine with this model (one line if the
+    model cannot be read)."""
+    from gputop.model import kv
+    from gputop.sources.modelinfo import load
+
+    try:
+        info = load(model)
+    except kv.ConfigError as exc:
+        raise UsageError(f"--model {model}: {exc}") from None
+    return lambda frame: kv.with_model(frame, info.config, info.weights_bytes, info.weights_source)
+
+
 def cmd_report(args) -> int:
     from gputop.record.report import report
     from gputop.record.store import RecordingError
 
-    recording = _open_recording(args.file)
+    recording = _open_recording(args.file, args.model)
     try:
         print("\n".join(printable(line) for line in report(recording, _detect_config(args))
                                                             .split("\n")))

@@ -333,6 +333,9 @@ def _merge_engines(samples: list[EngineSample]) -> EngineSample | None:
         **{name: same(name) for name in ("num_gpu_blocks", "block_size", "kv_pool_bytes",
                                           "kv_pool_tokens", "kv_bytes_per_token", "weights_bytes",
                                           "tensor_parallel")},
+        kv_config=samples[0].kv_config if all(s.kv_config == samples[0].kv_config
+                                              for s in samples) else {},
+        cache_dtype=same("cache_dtype") or "",
         data_parallel=sum(s.data_parallel or 1 for s in samples),
         note="; ".join(s.note for s in samples if s.note))
 

@@ -127,7 +127,10 @@ class EngineSample:
     kv_pool_bytes: int | None = None  # per GPU, when the engine reports it directly
     kv_pool_tokens: int | None = None  # per GPU (SGLang's max_total_num_tokens)
     # model facts
+    # derived by the model from kv_config / cache_dtype; set only in recordings made before
     kv_bytes_per_token: int | None = None  # per GPU (tensor-parallel rank)
+    kv_config: dict[str, typing.Any] = field(default_factory=dict)  # model/kv.py KV_CONFIG_KEYS
+    cache_dtype: str = ""  # the engine's KV cache dtype (cache_config_info), raw
     weights_bytes: int | None = None  # per GPU
     weights_source: str = ""
     tensor_parallel: int | None = None

@@ -150,6 +150,8 @@ class Server:
         self.interval_s = interval_s
         self.web_config = web_config or WebConfig()
         self.exporter = Exporter(export_processes=export_processes)
+        self._cache: dict[tuple, bytes] = {}
+        self._cache_lock = threading.Lock()
         session.subscribe_views(self.exporter.on_view)
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(self.exporter)
@@ -198,7 +200,7 @@ class Server:
         url = urllib.parse.urlsplit(request.path)
         if url.path == "/metrics":
             encoder, content_type = choose_encoder(request.headers.get("Accept", ""))
-            self._send(request, 200, encoder(self.registry), content_type)
+            self._send(request, 200, self._metrics_body(encoder, content_type), content_type)
         elif url.path == "/snapshot.json":
             view = self.exporter.view
             if view is None:
@@ -215,6 +217,22 @@ class Server:
         else:
             self._send(request, 404, b"not found: /metrics /snapshot.json /frames /healthz\n",
                        "text/plain")
+
+    def _metrics_body(self, encoder, content_type: str) -> bytes:
+        """The exposition of the newest view, encoded once per view and format: the view
+        changes once a tick, so a scrape storm costs copies, not re-encoding (4 scrapers on
+        8 GPUs: p99 14 ms re-encoding each scrape on 2 cores, see bench/serve.py)."""
+        view = self.exporter.view
+        key = (id(view), view.frame.seq if view is not None else None, content_type)
+        with self._cache_lock:
+            cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        body = encoder(self.registry)
+        with self._cache_lock:
+            self._cache = {k: v for k, v in self._cache.items() if k[:2] == key[:2]}
+            self._cache[key] = body
+        return body
 
     def _fresh(self) -> bool:
         view = self.exporter.view

@@ -441,3 +441,29 @@ def test_export_refuses_to_destroy_its_input_or_follow_a_link(tmp_path):
     again = gputop("export", str(path), "--format", "jsonl", "-o", str(out))
     assert again.returncode == 2 and "--force" in again.stderr
     assert gputop("export", str(path), "--format", "jsonl", "-o", str(out), "--force").returncode == 0
+
+
+def test_a_corrected_model_derives_kv_and_weights_again(tmp_path):
+    """Frames carry the model's raw KV fields, not KV bytes per token: exporting with
+    --model of a 70B config (80 layers instead of 32) gives a KV pool 2.5x as large, and the
+    recorded 8B weights are not kept for a model whose weights are not known."""
+    path = tmp_path / "r.gputop"
+    recorder = Recorder(path, "demo:serving")
+    for frame in sim_frames("serving", 20):
+        recorder.append(frame)
+    recorder.close()
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"num_hidden_layers": 80, "num_attention_heads": 64,
+                                  "num_key_value_heads": 8, "hidden_size": 8192,
+                                  "torch_dtype": "bfloat16"}))
+    rows = {}
+    for name, extra in (("as_recorded", []), ("corrected", ["--model", str(config)])):
+        out = tmp_path / f"{name}.csv"
+        done = gputop("export", str(path), "--format", "csv", "-o", str(out), *extra)
+        assert done.returncode == 0, done.stderr
+        rows[name] = list(csv.DictReader(open(out)))[-1]
+    assert int(rows["corrected"]["kv_pool_bytes"]) == \
+        int(rows["as_recorded"]["kv_pool_bytes"]) * 80 // 32
+    assert rows["as_recorded"]["weights_bytes"] and not rows["corrected"]["weights_bytes"]
+    bad = gputop("replay", str(path), "--model", str(tmp_path / "missing.json"))
+    assert bad.returncode == 2 and "--model" in bad.stderr and "Traceback" not in bad.stderr

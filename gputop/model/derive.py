@@ -8,9 +8,10 @@ the same view.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from dataclasses import dataclass, field
 
-from gputop.model import signals
+from gputop.model import kv, signals
 from gputop.model import latency
 from gputop.patterns import CmdlinePattern, PatternError
 from gputop.model.detect import DetectState, Episode
@@ -128,29 +129,46 @@ class View:
         return None
 
 
+def kv_bytes_per_token(engine: EngineSample) -> int | None:
+    """From the frame's raw model fields; a recording made before carried the number."""
+    if engine.kv_bytes_per_token is not None:
+        return engine.kv_bytes_per_token
+    return _kv_bytes_cached(tuple(sorted(engine.kv_config.items())), engine.cache_dtype,
+                            engine.tensor_parallel)
+
+
+@functools.lru_cache(maxsize=64)
+def _kv_bytes_cached(config: tuple, cache_dtype: str, tp: int | None) -> int | None:
+    return kv.bytes_per_token(dict(config), cache_dtype, tp)
+
+
 def kv_pool_bytes(engine: EngineSample) -> int | None:
     """Per-GPU KV pool: reported bytes, else blocks x block size x KV bytes per token."""
     if engine.kv_pool_bytes is not None:
         return engine.kv_pool_bytes
-    if engine.kv_bytes_per_token is None:
+    per_token = kv_bytes_per_token(engine)
+    if per_token is None:
         return None
     if engine.kv_pool_tokens is not None:
-        return engine.kv_pool_tokens * engine.kv_bytes_per_token
+        return engine.kv_pool_tokens * per_token
     if engine.num_gpu_blocks is None or engine.block_size is None:
         return None
-    return engine.num_gpu_blocks * engine.block_size * engine.kv_bytes_per_token
+    return engine.num_gpu_blocks * engine.block_size * per_token
 
 
 def _pool_provenance(engine: EngineSample) -> str:
+    per_token = kv_bytes_per_token(engine)
+    how = "" if engine.kv_bytes_per_token is not None else \
+        f" (derived from the model config, KV dtype {engine.cache_dtype or 'auto'})"
     if engine.kv_pool_bytes is not None:
         return f"KV pool: {engine.kv_pool_bytes:,} B reported by the engine ({engine.kind})"
     if kv_pool_bytes(engine) is not None and engine.kv_pool_tokens is not None:
         return (f"KV pool: {engine.kv_pool_tokens:,} tokens x "
-                f"{size_text(engine.kv_bytes_per_token)}/token, from {engine.kind} metrics")
+                f"{size_text(per_token)}/token{how}, from {engine.kind} metrics")
     if kv_pool_bytes(engine) is not None:
         return (f"KV pool: {engine.num_gpu_blocks:,} blocks x {engine.block_size} tokens x "
-                f"{size_text(engine.kv_bytes_per_token)}/token, from {engine.kind} cache config")
-    if engine.kv_bytes_per_token is None and (engine.num_gpu_blocks or engine.kv_pool_tokens):
+                f"{size_text(per_token)}/token{how}, from {engine.kind} cache config")
+    if per_token is None and (engine.num_gpu_blocks or engine.kv_pool_tokens):
         return "KV pool: unknown (KV bytes per token needs the model's config: --model PATH)"
     return "KV pool: unknown (the engine does not report its cache config)"
 

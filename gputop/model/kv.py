@@ -118,3 +118,48 @@ def kv_layout(config: dict, kv_dtype: str = "auto", tp: int = 1) -> KvLayout:
 def table(layout: KvLayout, tokens=TOKENS, requests=REQUESTS) -> list[dict]:
     return [{"tokens": t, "requests": r, "bytes": layout.bytes_per_token * t * r}
             for t in tokens for r in requests]
+
+
+# The config fields KV bytes per token depend on: what an engine sample carries in its frame
+# (``EngineSample.kv_config``) so the model layer derives the number, and a replay with a
+# corrected ``--model`` derives it again.
+KV_CONFIG_KEYS = ("num_hidden_layers", "num_attention_heads", "num_key_value_heads",
+                  "hidden_size", "head_dim", "kv_lora_rank", "qk_rope_head_dim",
+                  "torch_dtype", "dtype")
+
+
+def kv_config(config: dict) -> dict:
+    """The fields of a model config that KV bytes per token depend on (text_config merged)."""
+    if not isinstance(config, dict):
+        return {}
+    merged = text_config(config)
+    return {k: merged[k] for k in KV_CONFIG_KEYS
+            if k in merged and isinstance(merged[k], (int, float, str)) and not isinstance(merged[k], bool)}
+
+
+def bytes_per_token(config: dict, cache_dtype: str = "", tp: int | None = 1) -> int | None:
+    """KV bytes per token per GPU from a frame's raw inputs, or None when they do not say."""
+    if not config:
+        return None
+    dtype = cache_dtype if cache_dtype in ("fp8", "fp16", "bf16") else "auto"
+    try:
+        return kv_layout(dict(config), dtype, tp or 1).bytes_per_token
+    except ConfigError:
+        return None
+
+
+def with_model(frame, config: dict, weights_bytes: int | None, weights_source: str):
+    """``frame`` as if its engine had been read with this model (``replay --model``): the
+    raw model fields replaced, so the model layer derives KV bytes per token and the
+    weights part again."""
+    import dataclasses
+
+    engine = frame.engine
+    if engine is None:
+        return frame
+    tp = engine.tensor_parallel or 1
+    engine = dataclasses.replace(
+        engine, kv_config=kv_config(config), kv_bytes_per_token=None,
+        weights_bytes=None if weights_bytes is None else weights_bytes // tp,
+        weights_source=weights_source if weights_bytes is not None else "")
+    return dataclasses.replace(frame, engine=engine)

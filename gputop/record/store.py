@@ -183,6 +183,8 @@ class Recording:
 
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
+        # applied to every frame read (replay/export/report --model: a corrected model)
+        self.frame_patch = None
         if not self.path.exists():
             raise RecordingError(f"{self.path}: no such file")
         if self.path.is_dir():
@@ -325,7 +327,8 @@ class Recording:
                 if self._decompressor else payload
             if len(raw) > MAX_FRAME_BYTES:
                 return None
-            return frame_from_dict(json.loads(raw))
+            frame = frame_from_dict(json.loads(raw))
+            return self.frame_patch(frame) if self.frame_patch is not None else frame
         except (zstandard.ZstdError, ValueError, SchemaError, TypeError, RecursionError,
                 OverflowError, MemoryError):
             return None

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import psutil
 
-from gputop.model.kv import ConfigError, kv_layout
+from gputop.model.kv import ConfigError, kv_config, kv_layout
 from gputop.schema import EngineSample
 from gputop.sources import engine_discovery, prom
 from gputop.sources.base import Reading, SourceError
@@ -219,13 +219,11 @@ class EngineSource:
         pids = [p.pid for p in tree]
         tp = endpoint.tensor_parallel or 1
         info = self._model_info(parsed)
-        kv_bytes = weights = None
+        weights = None
         notes = []
         if info is not None:
-            try:
-                kv_bytes = kv_layout(info.config, parsed.cache.get("cache_dtype", "auto")
-                                     if parsed.cache.get("cache_dtype") in ("fp8", "fp16", "bf16")
-                                     else "auto", tp).bytes_per_token
+            try:  # said once here; the number itself is derived in the model from kv_config
+                kv_layout(info.config, "auto", tp)
             except ConfigError as exc:
                 notes.append(f"model config: {exc}")
             if info.weights_bytes is not None:
@@ -251,7 +249,8 @@ class EngineSource:
             block_size=config_int(parsed.cache.get("block_size")),
             kv_pool_bytes=config_int(parsed.cache.get("kv_cache_memory_bytes")),
             kv_pool_tokens=config_int(parsed.cache.get("kv_pool_tokens")),
-            kv_bytes_per_token=kv_bytes, weights_bytes=weights,
+            kv_config=kv_config(info.config) if info is not None else {},
+            cache_dtype=str(parsed.cache.get("cache_dtype") or ""), weights_bytes=weights,
             weights_source=info.weights_source if info and weights is not None else "",
             tensor_parallel=tp, data_parallel=parsed.engines, pids=tuple(pids),
             note="; ".join(notes),

@@ -29,6 +29,8 @@ CARD_NAME = "NVIDIA H100 80GB HBM3 (simulated)"
 MODEL = "meta-llama/Llama-3.1-8B-Instruct"
 WEIGHTS_BYTES = 16_060_522_496  # 8.03e9 parameters x 2 bytes (bf16)
 KV_BYTES_PER_TOKEN = 2 * 32 * 8 * 128 * 2  # 128 KiB: Llama 3 8B, bf16
+LLAMA3_8B_KV = {"num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+                "hidden_size": 4096, "torch_dtype": "bfloat16"}
 BLOCK_SIZE = 16
 GPU_MEMORY_UTILIZATION = 0.9
 ENGINE_OTHER_BYTES = int(2.6 * GiB)  # activations, CUDA graphs, allocator slack
@@ -449,7 +451,10 @@ class SimSource:
             requests_running=tick.running, requests_waiting=tick.waiting,
             kv_usage_ratio=None if tick.kv_usage is None else round(tick.kv_usage, 4),
             num_gpu_blocks=blocks, block_size=BLOCK_SIZE,
-            kv_bytes_per_token=KV_BYTES_PER_TOKEN // n, weights_bytes=WEIGHTS_BYTES // n,
+            # raw model fields, as the engine source sends them: the model derives 128 KiB/n
+            **({"kv_config": LLAMA3_8B_KV} if 8 % n == 0 else
+               {"kv_bytes_per_token": KV_BYTES_PER_TOKEN // n}),
+            weights_bytes=WEIGHTS_BYTES // n,
             weights_source="8.03e9 parameters x 2 B, simulated", tensor_parallel=n,
             gpu_indices=tuple(range(n)), pids=(4121,) if n == 1 else tuple(4130 + g for g in range(n)),
             histograms=self._histograms(), preemptions_total=round(self._preempted, 3),
