@@ -16,13 +16,12 @@ from collections.abc import Callable
 from rich.style import Style
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
 from textual.message import Message
-from textual.widgets import Input, Static
+from textual.widgets import Static
 
 from gputop.fleet import GpuRow, ranked
 from gputop.tui.lines import DiffLines
-from gputop.tui.picker import OnceScreen
+from gputop.tui.picker import PromptScreen
 from gputop.tui.render import ALERT, BOLD, DIM, WARN, Row, hbar, pct, rate, row
 from gputop.units import seconds_text, size_text
 
@@ -113,32 +112,6 @@ class RowsArrived(Message):
         super().__init__()
         self.rows = rows
         self.took_s = took_s
-
-
-class FilterScreen(OnceScreen):
-    BINDINGS = [Binding("escape", "cancel", "cancel")]
-    DEFAULT_CSS = """
-    FilterScreen { align: center top; }
-    FilterScreen > Vertical { width: 70; height: 5; border: round $accent; background: $surface; }
-    """
-
-    def __init__(self, text: str):
-        super().__init__()
-        self.text = text
-
-    def compose(self) -> ComposeResult:
-        with Vertical():
-            yield Static("filter: host, GPU name, episode or suspect (empty: all)")
-            yield Input(value=self.text, id="filter")
-
-    def on_mount(self) -> None:
-        self.query_one(Input).focus()
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        self.answer(event.value)
-
-    def action_cancel(self) -> None:
-        self.answer(None)
 
 
 class FleetApp(App):
@@ -245,7 +218,8 @@ class FleetApp(App):
             if text is not None:
                 self.filter_text = text
                 self._apply()
-        self.push_screen(FilterScreen(self.filter_text), done)
+        self.push_screen(PromptScreen("filter: host, GPU name, episode or suspect (empty: all)",
+                                      self.filter_text, "filter"), done)
 
     def action_open(self) -> None:
         table = self.query_one(FleetTable)

@@ -99,6 +99,35 @@ class OnceScreen(ModalScreen):
             self.dismiss(value)
 
 
+class PromptScreen(OnceScreen):
+    """One line of text asked for (replay's jump-to time, the fleet's filter): Enter answers
+    it, Escape answers None."""
+
+    BINDINGS = [Binding("escape", "cancel", "cancel")]
+    DEFAULT_CSS = """
+    PromptScreen { align: center middle; }
+    PromptScreen > Vertical { width: 70; height: 5; border: round $accent; background: $surface; }
+    """
+
+    def __init__(self, prompt: str, value: str = "", input_id: str = "prompt"):
+        super().__init__()
+        self.prompt, self.value, self.input_id = prompt, value, input_id
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(self.prompt)
+            yield Input(value=self.value, id=self.input_id)
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.answer(event.value)
+
+    def action_cancel(self) -> None:
+        self.answer(None)
+
+
 class PickerScreen(OnceScreen):
     """Type to filter; Enter pins the highlighted process (or every match of the text)."""
 

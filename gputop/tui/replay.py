@@ -12,46 +12,20 @@ from __future__ import annotations
 
 import time
 
-from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
-from textual.screen import ModalScreen
-from textual.widgets import Input, Static
 
 from gputop.model.detect import DetectConfig
 from gputop.record.store import Recording
 from gputop.session import Session
 from gputop.record.timespec import HELP, parse_time
 from gputop.tui.app import GputopApp
-from gputop.tui.picker import OnceScreen
+from gputop.tui.picker import PromptScreen
 from gputop.tui.widgets import LIVE_STYLE, PAUSED_STYLE, clock_text
 
 LEAD_S = 600.0
 AHEAD_FRAMES = 600
 SPEEDS = (0.25, 0.5, 1, 2, 4, 8, 16, 64)
 PLAY_TICK_S = 0.05
-
-
-class JumpScreen(OnceScreen):
-    BINDINGS = [Binding("escape", "cancel", "cancel")]
-    DEFAULT_CSS = """
-    JumpScreen { align: center middle; }
-    JumpScreen > Vertical { width: 60; height: 6; border: round $accent; background: $surface; }
-    """
-
-    def compose(self) -> ComposeResult:
-        with Vertical():
-            yield Static("jump to: 10:32, 10:32:05, -5m, +30s, 2024-05-01T10:32")
-            yield Input(id="when")
-
-    def on_mount(self) -> None:
-        self.query_one(Input).focus()
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        self.answer(event.value)
-
-    def action_cancel(self) -> None:
-        self.answer(None)
 
 
 class ReplayApp(GputopApp):
@@ -182,7 +156,8 @@ class ReplayApp(GputopApp):
         def done(text: str | None) -> None:
             if text:
                 self.jump_to(text)
-        self.push_screen(JumpScreen(), done)
+        self.push_screen(PromptScreen("jump to: 10:32, 10:32:05, -5m, +30s, 2024-05-01T10:32",
+                                      input_id="when"), done)
 
     def jump_to(self, text: str) -> bool:
         now = self.cursor_frame().time_wall_s
