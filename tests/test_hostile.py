@@ -235,6 +235,7 @@ def test_q_ends_the_dashboard_with_a_dripping_endpoint(tmp_path):
 # ---------------------------------------------------------------- 4. model_name as a path
 
 def test_a_model_name_naming_a_fifo_or_dev_zero_is_never_opened(tmp_path):
+    from gputop.model.derive import kv_bytes_per_token
     from gputop.sources.engine import EngineSource
 
     fifo = tmp_path / "fifo-model"
@@ -250,7 +251,8 @@ def test_a_model_name_naming_a_fifo_or_dev_zero_is_never_opened(tmp_path):
             started = time.monotonic()
             engine = EngineSource(server.url).poll(0.0).engine
             assert time.monotonic() - started < 5
-        assert "not a model id" in engine.note and engine.kv_bytes_per_token is None
+        assert "not a model id" in engine.note and not engine.kv_config
+        assert kv_bytes_per_token(engine) is None
 
 
 # ---------------------------------------------------------------- 5-7. key storms, fast ticks

@@ -25,7 +25,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from gputop.model.derive import derive, snapshot_dict
+from gputop.model.derive import derive, kv_bytes_per_token, snapshot_dict
 from gputop.model.detect import make_fold
 from gputop.model.timeline import Timeline
 from gputop.sampler import Sampler
@@ -265,7 +265,8 @@ def test_throughput_kv_and_gauges_match_the_real_engine(vllm, monkeypatch, tmp_p
     # the KV pool from cache_config_info; the model's own KV bytes per token from --model
     assert engine.kv_pool_bytes == int(raw["cache:kv_cache_memory_bytes"]) == 2**30
     assert (engine.num_gpu_blocks, engine.block_size) == (8192, 128)
-    assert engine.kv_bytes_per_token == 2 * 2 * 2 * 64 * 2  # K+V x layers x KV heads x dim x bf16
+    assert engine.kv_bytes_per_token is None  # frames carry the raw fields; the model derives
+    assert kv_bytes_per_token(engine) == 2 * 2 * 2 * 64 * 2  # K+V x layers x KV heads x dim x bf16
     view = derive(watch.timeline, watch.timeline.last_index)
     data = snapshot_dict(view, "nvml")
     vram = data["gpus"][0]["vram"]
