@@ -382,7 +382,10 @@ def cmd_replay(args) -> int:
     if args.no_color:
         os.environ["NO_COLOR"] = "1"
     recording = _open_recording(args.file, args.model)
+    from gputop.tui import partial_paint
     from gputop.tui.replay import ReplayApp
+
+    partial_paint.install()
 
     app = ReplayApp(recording, detect_config=_detect_config(args))
     app.exit_guard = True
@@ -479,7 +482,10 @@ def cmd_serve(args) -> int:
 def cmd_fleet(args) -> int:
     """The fleet table; Enter opens a host's own dashboard and q there comes back."""
     from gputop import fleet
+    from gputop.tui import partial_paint
     from gputop.tui.fleet import FleetApp
+
+    partial_paint.install()
 
     if args.prometheus and args.urls:
         raise UsageError("name gputop serve URLs or --prometheus URL, not both")
@@ -511,7 +517,10 @@ def cmd_live(args) -> int:
         os.environ["NO_COLOR"] = "1"
     session, pin = _setup(args)
     from gputop.record.store import RecordingError
+    from gputop.tui import partial_paint
     from gputop.tui.app import GputopApp  # textual is imported only for the TUI
+
+    partial_paint.install()
 
     if args.record:
         try:

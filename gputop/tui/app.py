@@ -31,14 +31,12 @@ from gputop.tui.panes.sm import SmPane
 from gputop.tui.panes.throughput import ThroughputPane
 from gputop.tui.panes.util import UtilPane
 from gputop.tui.panes.vram import VramPane
-from gputop.tui import partial_paint
 from gputop.tui.picker import OnceScreen
 from gputop.tui.render import BOLD, WARN, row
 from gputop.units import printable
 from gputop.tui.widgets import (LIVE_STYLE, PAUSED_STYLE, Banner, KeyBar, StatusBar, Summary,
                                 TextScreen, clock_text, help_text)
 
-partial_paint.install()
 
 WINDOWS_S = (15, 30, 60, 120, 300, 600, 1800, 3600)
 MIN_SIZE = (40, 12)
