@@ -64,3 +64,27 @@ def test_a_thousand_gpus_rank_in_well_under_a_second():
     assert (ordered[0].host, ordered[0].gpu) == ("h077", 3)
     gaps = [r.gap_pct for r in ordered[1:]]
     assert gaps == sorted(gaps, reverse=True)
+
+
+async def test_enter_leads_to_the_hosts_own_panes_over_remote(serve):  # noqa: F811
+    """What Enter in the fleet opens: the dashboard over the host's /frames, with the
+    storm host's panes and banner, as on the host itself."""
+    from gputop import cli
+    from gputop.tui.app import GputopApp
+    from tests.test_tui import text_of
+
+    storm = serve("--demo", "logprobs-storm", "-d", "0.25")
+    args = cli.build_parser().parse_args(["--remote", storm.url])
+    session, pin = cli._setup(args)
+    session.open()
+    app = GputopApp(session, interval_s=0.25, pin=pin)
+    try:
+        async with app.run_test(size=(160, 45)) as pilot:
+            deadline = time.monotonic() + 40
+            while time.monotonic() < deadline and not app.query_one("#banner").display:
+                await pilot.pause(0.3)
+            assert app.query_one("#banner").display  # the storm's episode, read remotely
+            assert "tok/s" in text_of(app.query_one("#pane-3"))
+            assert session.label.startswith("remote") or storm.url in session.label
+    finally:
+        session.close()
