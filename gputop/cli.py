@@ -507,6 +507,7 @@ def cmd_fleet(args) -> int:
         if app.chosen_url is None:
             return app.return_code or 0
         args.remote, args.demo, args.engine = app.chosen_url, None, None
+        args.start_gpu = app.chosen_gpu
         code = cmd_live(args)
         if code not in (0, None):
             return code
@@ -529,6 +530,8 @@ def cmd_live(args) -> int:
             raise UsageError(str(exc)) from None
     session.open()
     app = GputopApp(session, interval_s=args.delay, pin=pin, record_max_bytes=args.max_size)
+    if getattr(args, "start_gpu", None) is not None:  # from the fleet: the row's GPU first
+        app.gpu_index = args.start_gpu
     app.exit_guard = True
     _exit_on_signals(app)
     app.run()

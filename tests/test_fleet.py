@@ -51,7 +51,7 @@ async def test_the_storm_host_comes_first_and_enter_opens_it(serve):  # noqa: F8
         await pilot.press("home")
         await pilot.press("enter")
         await pilot.pause(0.2)
-    assert app.chosen_url == storm.url
+    assert app.chosen_url == storm.url and app.chosen_gpu == 0
 
 
 def test_a_thousand_gpus_rank_in_well_under_a_second():

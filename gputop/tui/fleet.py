@@ -144,6 +144,7 @@ class FleetApp(App):
         self._wake = threading.Event()
         self._stop = threading.Event()
         self.chosen_url: str | None = None
+        self.chosen_gpu: int | None = None  # the row's GPU, shown first in its dashboard
 
     def compose(self) -> ComposeResult:
         yield Static(id="head")
@@ -225,4 +226,5 @@ class FleetApp(App):
         table = self.query_one(FleetTable)
         if 0 <= table.cursor < len(table.rows) and table.rows[table.cursor].url:
             self.chosen_url = table.rows[table.cursor].url
+            self.chosen_gpu = table.rows[table.cursor].gpu
             self.exit()
