@@ -144,6 +144,9 @@ def test_escape_sequences_from_an_endpoint_never_reach_the_terminal(tmp_path):
                                   server.url, "-d", "0.3"]), env=ENV, tmp_path=tmp_path)
         try:
             term.wait_for("3 Throughput")
+            # the engine's first reading (a busy CI host can take seconds) before the explain
+            # page, which names the model, is asked for
+            term.wait_for("running ", timeout=40)
             term.keys("3")
             term.keys("e")
             screen = term.wait_for("explained")
