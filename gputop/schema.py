@@ -23,6 +23,11 @@ from gputop.buckets import MAX_BUCKET_INDEX
 SCHEMA_VERSION = 1
 
 
+# Why clocks are held down, as GpuSample.throttle names them (NVML's clock-event reasons that
+# slow a busy GPU); the exporter says 0 for each one not active when the reasons are known.
+THROTTLE_REASONS = ("power cap", "hw slowdown", "sync boost", "thermal (sw)", "thermal (hw)",
+                    "power brake")
+
 @dataclass(frozen=True, slots=True)
 class SourceStatus:
     """Whether one source delivered this tick, and if not, why (shown as "n/a (reason)")."""

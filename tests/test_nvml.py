@@ -275,3 +275,14 @@ def test_used_memory_matches_nvidia_smi_and_the_reserve_is_not_free(monkeypatch,
     from gputop.model.derive import vram_split
     split = vram_split(sample, (), None)
     assert split.free_bytes == 140 * GiB - 89 * GiB - GiB // 2
+
+
+def test_throttle_reasons_unknown_are_said_not_zeroed(monkeypatch):
+    """A driver that cannot say why clocks are held down: the sample says so, and the
+    exporter then emits no gputop_gpu_throttled series for that GPU (not a row of zeros)."""
+    gpu = FakeGpu("NVIDIA H100", total_bytes=80 * GiB, used_bytes=GiB,
+                  failing={"nvmlDeviceGetCurrentClocksEventReasons":
+                           pynvml.NVML_ERROR_NOT_SUPPORTED})
+    fake, source, clock = open_source(monkeypatch, [gpu])
+    sample = polls(fake, source, clock, 1)[0].gpus[0]
+    assert sample.throttle == () and sample.missing["throttle"] == "not supported on this GPU"

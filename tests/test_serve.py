@@ -123,6 +123,8 @@ def test_metrics_carry_the_contract_and_no_private_labels(serve):
     for signal in signals.SIGNALS:  # every exported catalogue entry that has a value
         if signal.prom and signal.scope in ("gpu", "host") and signal.prom in text:
             assert signal.prom in found
+    throttled = {x.labels["reason"]: x.value for x in found["gputop_gpu_throttled"].samples}
+    assert set(throttled) >= {"power cap", "thermal (hw)"} and set(throttled.values()) <= {0, 1}
     parts = {x.labels["part"] for x in found["gputop_gpu_memory_bytes"].samples}
     assert parts <= MEMORY_PARTS and "free" in parts
     labels = {k for x in samples(text) for k in x.labels}
@@ -154,7 +156,8 @@ def test_openmetrics_when_the_scraper_asks_for_it(serve):
 def test_unknown_values_are_absent_not_zero():
     frame = Frame(seq=1, time_wall_s=time.time(), time_mono_s=1.0,
                   gpus=(GpuSample(index=0, name="X", util_gpu_pct=97.0,
-                                  mem_total_bytes=2**30, mem_used_bytes=2**29),))
+                                  mem_total_bytes=2**30, mem_used_bytes=2**29,
+                                  missing={"throttle": "not supported"}),))
     session = Session("test", frames=[frame])
     exporter = Exporter(hostname="h")
     exporter.on_view(session.view())
@@ -163,7 +166,7 @@ def test_unknown_values_are_absent_not_zero():
     text = generate_latest(registry).decode()
     assert 'gputop_gpu_utilization_ratio{gpu="0"} 0.97' in text
     for absent in ("gputop_gpu_sm_active_ratio{", "gputop_gpu_power_watts{",
-                   "gputop_engine_generation_tokens_per_second "):
+                   "gputop_engine_generation_tokens_per_second ", "gputop_gpu_throttled{"):
         assert absent not in text
 
 

@@ -24,6 +24,7 @@ from gputop.buckets import bucket_mid_ns
 from gputop.model.derive import OFF_CPU, View
 from gputop.model.detect import CAUSES
 from gputop.model.signals import ENGINE, GPU, HOST, Signal
+from gputop.schema import THROTTLE_REASONS
 
 # launch durations: le from 1 us, doubling, to 8.4 s (then +Inf)
 LAUNCH_BOUNDS_S = tuple(1e-6 * 2**k for k in range(24))
@@ -170,8 +171,9 @@ class Exporter:
             scoped.append(((gpu,), g))
             info.add_metric([gpu, s.uuid, s.name], 1)
             lost.add_metric([gpu], 1 if s.lost else 0)
-            for reason in s.throttle:
-                throttled.add_metric([gpu, reason], 1)
+            if not s.lost and "throttle" not in s.missing:  # known: every reason, 0 or 1
+                for reason in dict.fromkeys((*THROTTLE_REASONS, *s.throttle)):
+                    throttled.add_metric([gpu, reason], 1 if reason in s.throttle else 0)
             if g.vram is not None:
                 parts = dict(g.vram.parts(include_zero=True))
                 parts["engine_other"] = parts.pop("other", None)

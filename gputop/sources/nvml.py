@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import pynvml
 
-from gputop.schema import GpuSample, MigSample, ProcSample
+from gputop.schema import THROTTLE_REASONS, GpuSample, MigSample, ProcSample
 from gputop.sources.base import Reading, SourceError
 from gputop.sources.procinfo import describe_process
 
@@ -31,14 +31,8 @@ GPM_METRICS = {
     "nvlink_tx_mib_per_s": 61,
 }
 NO_GPM = "needs Hopper+ (GPM) or --dcgm URL of a dcgm-exporter"
-THROTTLE_NAMES = {  # nvmlClocksEventReason* bits that slow a busy GPU
-    0x4: "power cap",
-    0x8: "hw slowdown",
-    0x10: "sync boost",
-    0x20: "thermal (sw)",
-    0x40: "thermal (hw)",
-    0x80: "power brake",
-}
+# nvmlClocksEventReason* bits that slow a busy GPU, named as in schema.THROTTLE_REASONS
+THROTTLE_NAMES = dict(zip((0x4, 0x8, 0x10, 0x20, 0x40, 0x80), THROTTLE_REASONS))
 
 
 class GpuLost(Exception):
@@ -218,7 +212,7 @@ class NvmlSource:
             missing["temp_c"] = why
         clock, why = self._try(pynvml.nvmlDeviceGetClockInfo, h, pynvml.NVML_CLOCK_SM)
         values["sm_clock_mhz"] = None if clock is None else float(clock)
-        values["throttle"] = self._throttle(h)
+        values["throttle"] = self._throttle(h, missing)
 
         values.update(self._gpm(device, missing))
         total = values.get("mem_total_bytes")
@@ -247,10 +241,11 @@ class NvmlSource:
             fresh = fresh[-10:]  # the buffer can hold minutes; a first tick shows the latest
         return tuple(float(s.sampleValue.uiVal) for s in fresh)
 
-    def _throttle(self, handle) -> tuple[str, ...]:
-        reasons, _ = self._try(getattr(pynvml, "nvmlDeviceGetCurrentClocksEventReasons",
-                                       pynvml.nvmlDeviceGetCurrentClocksThrottleReasons), handle)
-        if not reasons:
+    def _throttle(self, handle, missing: dict[str, str]) -> tuple[str, ...]:
+        reasons, why = self._try(getattr(pynvml, "nvmlDeviceGetCurrentClocksEventReasons",
+                                         pynvml.nvmlDeviceGetCurrentClocksThrottleReasons), handle)
+        if reasons is None:  # unknown, not "none": the exporter then says nothing
+            missing["throttle"] = why or "unknown"
             return ()
         return tuple(name for bit, name in THROTTLE_NAMES.items() if reasons & bit)
 
