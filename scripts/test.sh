@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 # prometheus (with promtool) scrapes `gputop serve` and checks the shipped rules.
 missing=()
 command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)  # a TLS certificate for serve's test
 command -v tmux >/dev/null 2>&1 || missing+=(tmux)
 { command -v sshd >/dev/null 2>&1 || [ -x /usr/sbin/sshd ]; } || missing+=(openssh-server)
 command -v ssh >/dev/null 2>&1 || missing+=(openssh-client)
