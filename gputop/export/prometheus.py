@@ -12,12 +12,13 @@ command lines (other users' commands are private).
 
 from __future__ import annotations
 
+import bisect
 import socket
 import threading
 from collections.abc import Iterator
 
-from prometheus_client.core import (Metric, CounterMetricFamily, GaugeMetricFamily,
-                                    HistogramMetricFamily)
+from prometheus_client.core import (CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily,
+                                    Metric)
 
 from gputop import __version__
 from gputop.buckets import bucket_mid_ns
@@ -42,10 +43,7 @@ class _Cumulative:
 
     def add(self, buckets: dict[int, int], sum_ns: int) -> None:
         for index, count in buckets.items():
-            seconds = bucket_mid_ns(index) / 1e9
-            slot = next((i for i, bound in enumerate(LAUNCH_BOUNDS_S) if seconds <= bound),
-                        len(LAUNCH_BOUNDS_S))
-            self.counts[slot] += count
+            self.counts[bisect.bisect_left(LAUNCH_BOUNDS_S, bucket_mid_ns(index) / 1e9)] += count
         self.sum_s += sum_ns / 1e9
 
     def buckets(self) -> list[tuple[str, float]]:
@@ -68,7 +66,7 @@ class Exporter:
         self._launch: dict[str, _Cumulative] = {}
         self._offcpu = _Cumulative()
         self._episodes: dict[str, int] = dict.fromkeys(EPISODE_KINDS, 0)
-        self._episode_starts: set[tuple[str, float]] = set()
+        self._open_episode: tuple[str, float] | None = None  # (kind, start) counted already
 
     # ------------------------------------------------------------ fed by the session
 
@@ -79,9 +77,10 @@ class Exporter:
                     self._launch.setdefault(hist.api, _Cumulative())
                 target.add(hist.buckets, hist.sum_ns)
             active = view.detector.active
-            if active is not None and (active.kind, active.start_wall_s) not in self._episode_starts:
-                self._episode_starts.add((active.kind, active.start_wall_s))
+            key = None if active is None else (active.kind, active.start_wall_s)
+            if key is not None and key != self._open_episode:  # one episode is open at a time
                 self._episodes[active.kind] = self._episodes.get(active.kind, 0) + 1
+            self._open_episode = key
             self._view = view
 
     @property
@@ -127,29 +126,19 @@ class Exporter:
     def _signals(signals: tuple[Signal, ...], scoped: list[tuple[tuple[str, ...], object]],
                  label_names: tuple[str, ...] = ()):
         """One family per exported name: signals sharing a family add their constant labels."""
-        families: dict[str, GaugeMetricFamily] = {}
+        families: dict[str, Metric] = {}
         for signal in signals:
             if signal.prom is None:
                 continue
-            extra = tuple(signal.prom_labels)
-            family = families.get(signal.prom)
-            if family is None and "quantile" in extra:
-                # quantiles of the engine's own histogram over an interval: a summary
-                # without _sum/_count, as Prometheus allows only on summaries
-                family = families[signal.prom] = Metric(signal.prom, signal.help, "summary")
-            elif family is None:
-                family = families[signal.prom] = GaugeMetricFamily(
-                    signal.prom, signal.help, labels=[*label_names, *extra])
+            # quantiles of the engine's own histogram over an interval: a summary without
+            # _sum/_count, as Prometheus allows the quantile label only on summaries
+            kind = "summary" if "quantile" in signal.prom_labels else "gauge"
+            family = families.setdefault(signal.prom, Metric(signal.prom, signal.help, kind))
             for label_values, obj in scoped:
                 value = signal.read(obj)
-                if value is None:
-                    continue
-                values = [*label_values, *signal.prom_labels.values()]
-                if isinstance(family, GaugeMetricFamily):
-                    family.add_metric(values, value * signal.prom_scale)
-                else:
-                    family.add_sample(signal.prom, dict(zip([*label_names, *extra], values)),
-                                      value * signal.prom_scale)
+                if value is not None:
+                    labels = {**dict(zip(label_names, label_values)), **signal.prom_labels}
+                    family.add_sample(signal.prom, labels, value * signal.prom_scale)
         yield from families.values()
 
     def _gpus(self, view: View):
