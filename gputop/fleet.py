@@ -18,6 +18,7 @@ import math
 import urllib.parse
 from dataclasses import dataclass, field
 
+from gputop.remote import serve_url
 from gputop.sources import prom
 from gputop.sources.base import SourceError
 
@@ -78,10 +79,10 @@ def _finite(value) -> float | None:
 
 # ---------------------------------------------------------------- gputop serve endpoints
 
-def base_url(url: str) -> str:
-    prom.check_url(url)
-    parts = urllib.parse.urlsplit(url)
-    return urllib.parse.urlunsplit((parts.scheme, parts.netloc, "", "", ""))
+def base_url(url: str) -> tuple[str, dict[str, str]]:
+    """(scheme://host:port, basic-auth headers from user:password@ in the URL)."""
+    parts, headers = serve_url(url)
+    return urllib.parse.urlunsplit((parts.scheme, parts.netloc, "", "", "")), headers
 
 
 def rows_from_snapshot(host: str, url: str, data: dict) -> list[GpuRow]:
@@ -113,18 +114,20 @@ def rows_from_snapshot(host: str, url: str, data: dict) -> list[GpuRow]:
 
 
 def ask_serve(url: str, timeout_s: float = TIMEOUT_S) -> list[GpuRow]:
-    base = base_url(url)
-    host = urllib.parse.urlsplit(base).netloc
+    base, headers = base_url(url)
+    host = urllib.parse.urlsplit(base).netloc  # shown: without the credentials
+    given = urllib.parse.urlsplit(url)  # for Enter (--remote): with them
+    dashboard = urllib.parse.urlunsplit((given.scheme, given.netloc, "", "", ""))
     try:
         answer = prom.fetch(f"{base}/snapshot.json", timeout_s, MAX_ANSWER_BYTES,
-                            accept="application/json")
+                            accept="application/json", headers=headers)
         data = json.loads(answer.text)
         if not isinstance(data, dict):
             raise ValueError("not an object")
     except (SourceError, ValueError, RecursionError) as exc:
-        return [GpuRow(host=host, url=base, gpu=None, error=str(exc)[:160])]
-    rows = rows_from_snapshot(host, base, data)
-    return rows or [GpuRow(host=host, url=base, gpu=None, error="reports no GPU")]
+        return [GpuRow(host=host, url=dashboard, gpu=None, error=str(exc)[:160])]
+    rows = rows_from_snapshot(host, dashboard, data)
+    return rows or [GpuRow(host=host, url=dashboard, gpu=None, error="reports no GPU")]
 
 
 def ask_serves(urls: list[str], timeout_s: float = TIMEOUT_S) -> list[GpuRow]:
@@ -221,16 +224,21 @@ def rows_from_prometheus(answers: dict[str, list[tuple[dict[str, str], float | N
 
 
 def ask_prometheus(url: str, timeout_s: float = TIMEOUT_S) -> list[GpuRow]:
-    base = base_url(url)
-    answers = {}
-    for name, query in QUERIES.items():
+    base, headers = base_url(url)
+
+    def ask(query: str):
         target = f"{base}/api/v1/query?" + urllib.parse.urlencode({"query": query})
         try:
-            answer = prom.fetch(target, timeout_s, MAX_ANSWER_BYTES, accept="application/json")
-            answers[name] = parse_vector(json.loads(answer.text))
+            answer = prom.fetch(target, timeout_s, MAX_ANSWER_BYTES, accept="application/json",
+                                headers=headers)
+            return parse_vector(json.loads(answer.text))
         except (SourceError, ValueError, RecursionError) as exc:
-            if name in ("info",):
-                return [GpuRow(host=urllib.parse.urlsplit(base).netloc, url=None, gpu=None,
-                               error=f"Prometheus: {str(exc)[:150]}")]
-            answers[name] = []
-    return rows_from_prometheus(answers)
+            return exc
+
+    with cf.ThreadPoolExecutor(max_workers=len(QUERIES)) as pool:  # one deadline, not eleven
+        answers = dict(zip(QUERIES, pool.map(ask, QUERIES.values())))
+    if isinstance(answers["info"], Exception):
+        return [GpuRow(host=urllib.parse.urlsplit(base).netloc, url=None, gpu=None,
+                       error=f"Prometheus: {str(answers['info'])[:150]}")]
+    return rows_from_prometheus({name: [] if isinstance(a, Exception) else a
+                                 for name, a in answers.items()})

@@ -25,22 +25,29 @@ MAX_ANSWER_BYTES = 64 * 2**20
 TIMEOUT_S = 5.0
 
 
-def frames_url(url: str) -> tuple[str, dict[str, str]]:
-    """(the /frames URL without credentials, headers carrying them) for a serve URL."""
+def serve_url(url: str) -> tuple[urllib.parse.SplitResult, dict[str, str]]:
+    """A ``gputop serve`` URL without its credentials, and the headers carrying them
+    (``user:password@`` is sent as basic auth, never shown or put in a request line)."""
     prom.check_url(url)
     parts = urllib.parse.urlsplit(url)
     headers = {}
-    netloc = parts.netloc
-    if "@" in netloc:
-        userinfo, _, netloc = netloc.rpartition("@")
+    if "@" in parts.netloc:
+        userinfo, _, netloc = parts.netloc.rpartition("@")
         user, _, password = userinfo.partition(":")
         token = base64.b64encode(f"{urllib.parse.unquote(user)}:"
                                  f"{urllib.parse.unquote(password)}".encode()).decode()
         headers["Authorization"] = f"Basic {token}"
+        parts = parts._replace(netloc=netloc)
+    return parts, headers
+
+
+def frames_url(url: str) -> tuple[str, dict[str, str]]:
+    """(the /frames URL without credentials, headers carrying them) for a serve URL."""
+    parts, headers = serve_url(url)
     path = parts.path.rstrip("/")
     if not path.endswith("/frames"):
         path += "/frames"
-    return urllib.parse.urlunsplit((parts.scheme, netloc, path, "", "")), headers
+    return urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, "", "")), headers
 
 
 class RemoteFeed:
