@@ -113,6 +113,8 @@ class EngineSource:
         self._model: ModelInfo | None = None
         self._model_reason = ""
         self._model_tried: set[str] = set()
+        self._kv_config: dict | None = None  # the model's KV fields, taken once
+        self._kv_notes: dict[int, str] = {}  # per TP size: why they cannot shard, once
 
     def open(self) -> None:
         if self.model_arg:
@@ -213,6 +215,19 @@ class EngineSource:
             self._model_reason = f"model {parsed.model}: {exc}; pass --model PATH"
         return self._model
 
+    def _kv_fields(self, info: ModelInfo, tp: int) -> tuple[dict, str]:
+        """The model's KV fields for the frame (the number is derived in the model), and
+        whether this TP size can shard them: worked out once, not on every poll."""
+        if self._kv_config is None:
+            self._kv_config = kv_config(info.config)
+        if tp not in self._kv_notes:
+            try:
+                kv_layout(info.config, "auto", tp)
+                self._kv_notes[tp] = ""
+            except ConfigError as exc:
+                self._kv_notes[tp] = f"model config: {exc}"
+        return self._kv_config, self._kv_notes[tp]
+
     def _sample(self, endpoint: _Endpoint, parsed: ParsedMetrics, tick: float) -> EngineSample:
         url = endpoint.url
         tree = self._tree(endpoint, tick)
@@ -221,11 +236,11 @@ class EngineSource:
         info = self._model_info(parsed)
         weights = None
         notes = []
+        kv_fields: dict = {}
         if info is not None:
-            try:  # said once here; the number itself is derived in the model from kv_config
-                kv_layout(info.config, "auto", tp)
-            except ConfigError as exc:
-                notes.append(f"model config: {exc}")
+            kv_fields, note = self._kv_fields(info, tp)
+            if note:
+                notes.append(note)
             if info.weights_bytes is not None:
                 weights = info.weights_bytes // tp
         elif self._model_reason:
@@ -249,7 +264,7 @@ class EngineSource:
             block_size=config_int(parsed.cache.get("block_size")),
             kv_pool_bytes=config_int(parsed.cache.get("kv_cache_memory_bytes")),
             kv_pool_tokens=config_int(parsed.cache.get("kv_pool_tokens")),
-            kv_config=kv_config(info.config) if info is not None else {},
+            kv_config=kv_fields,
             cache_dtype=str(parsed.cache.get("cache_dtype") or ""), weights_bytes=weights,
             weights_source=info.weights_source if info and weights is not None else "",
             tensor_parallel=tp, data_parallel=parsed.engines, pids=tuple(pids),
