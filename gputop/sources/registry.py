@@ -49,12 +49,9 @@ def pin_setup(options: SourceOptions):
 
     if options.pid is not None and options.match is not None:
         raise SetupError("use --pid or --match, not both")
-    if options.remote is not None:  # the remote's processes exist only in its frames
-        if options.pid is None and options.match is None:
-            return None, None
-        return None, ((options.pid,) if options.pid else (), options.match)
     try:
-        if options.demo is not None:  # simulated PIDs exist only in the frames
+        if options.remote is not None or options.demo is not None:
+            # a remote host's or the simulator's PIDs exist only in the frames
             if options.match is not None:
                 compile_pattern(options.match)
             if options.pid is None and options.match is None:
