@@ -109,12 +109,13 @@ class Session:
         (the exporter: a scrape then never derives, nor calls NVML or an engine)."""
         self._view_subscribers.append(callback)
 
-    def add_frame(self, frame: Frame) -> None:
+    def add_frame(self, frame: Frame) -> bool:
+        """Append, record and tell subscribers; False when the frame was refused."""
         with self.lock:
             try:
                 self.timeline.append(frame)
             except ValueError:  # out of order (a clock stepped back): not part of the story
-                return
+                return False
             if self.recorder is not None:
                 self.recorder.submit(frame)
             view = derive(self.timeline, self.timeline.last_index) \
@@ -123,6 +124,7 @@ class Session:
             callback(frame)
         for view_callback in list(self._view_subscribers):
             view_callback(view)
+        return True
 
     def replace_timeline(self, frames: list[Frame], capacity_frames: int) -> None:
         """A new timeline from ``frames`` (replay loads a window around its cursor)."""
@@ -213,9 +215,7 @@ def recorded_views(recording: Recording, from_seq: int | None = None,
                       history_bytes=None, history_frames=4096)
     start = None if from_seq is None else recording.seq_before(from_seq, lead_s)
     for frame in recording.frames(start, to_seq):
-        before = len(session.timeline), session.timeline.dropped_frames
-        session.add_frame(frame)
-        if (len(session.timeline), session.timeline.dropped_frames) == before:
+        if not session.add_frame(frame):
             continue  # refused (out of order)
         if from_seq is None or frame.seq >= from_seq:
             yield session.view(pin=pin)
