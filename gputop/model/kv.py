@@ -13,6 +13,7 @@ bytes/token = 2 (K and V) x layers x KV heads x head dim x dtype bytes.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -152,8 +153,6 @@ def with_model(frame, config: dict, weights_bytes: int | None, weights_source: s
     """``frame`` as if its engine had been read with this model (``replay --model``): the
     raw model fields replaced, so the model layer derives KV bytes per token and the
     weights part again."""
-    import dataclasses
-
     engine = frame.engine
     if engine is None:
         return frame
