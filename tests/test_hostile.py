@@ -97,6 +97,12 @@ def strict_json(text: str):
     return json.loads(text, parse_constant=refuse)
 
 
+def gputop_in_terminal(tmp_path, *args: str) -> Terminal:
+    """gputop with these arguments in a real terminal (tmux), with the tests' environment."""
+    return Terminal(" ".join([shlex.quote(sys.executable), "-m", "gputop", *args]), env=ENV,
+                    tmp_path=tmp_path)
+
+
 # ---------------------------------------------------------------- 1. numbers
 
 @pytest.mark.parametrize("value", ["NaN", "+Inf", "-Inf", "1.7e308", "-5.0"])
@@ -120,8 +126,7 @@ def test_infinite_cache_config_keeps_the_engine_source():
 
 def test_a_nan_counter_does_not_crash_the_dashboard(tmp_path):
     with Hostile(lambda n: counter("NaN" if n % 2 else "1.7e308")) as server:
-        term = Terminal(" ".join([shlex.quote(sys.executable), "-m", "gputop", "--engine",
-                                  server.url, "-d", "0.3"]), env=ENV, tmp_path=tmp_path)
+        term = gputop_in_terminal(tmp_path, "--engine", server.url, "-d", "0.3")
         try:
             term.wait_for("3 Throughput")
             time.sleep(3)
@@ -140,8 +145,7 @@ def test_escape_sequences_from_an_endpoint_never_reach_the_terminal(tmp_path):
                             'model_name="x\\u001b]2;pwned-by-osc\\u0007"'.replace(
                                 "\\u001b", "\x1b").replace("\\u0007", "\x07"))
     with Hostile(lambda n: labelled) as server:
-        term = Terminal(" ".join([shlex.quote(sys.executable), "-m", "gputop", "--engine",
-                                  server.url, "-d", "0.3"]), env=ENV, tmp_path=tmp_path)
+        term = gputop_in_terminal(tmp_path, "--engine", server.url, "-d", "0.3")
         try:
             term.wait_for("3 Throughput")
             # the engine's first reading (a busy CI host can take seconds) before the explain
@@ -166,8 +170,7 @@ def test_a_command_line_with_an_escape_sequence_is_shown_not_obeyed(tmp_path):
                                "/usr/bin/python3", "-c", "import time; time.sleep(60)", TITLE],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        term = Terminal(" ".join([shlex.quote(sys.executable), "-m", "gputop", "--pid",
-                                  str(victim.pid), "-d", "0.3"]), env=ENV, tmp_path=tmp_path)
+        term = gputop_in_terminal(tmp_path, "--pid", str(victim.pid), "-d", "0.3")
         try:
             screen = term.wait_for("pinned:")
             assert "^[]2;pwned-by-osc^G" in screen
@@ -222,8 +225,7 @@ def test_a_dripping_endpoint_cannot_hold_snapshot_or_record(tmp_path):
 
 def test_q_ends_the_dashboard_with_a_dripping_endpoint(tmp_path):
     with Hostile(drip_s=0.3) as server:
-        term = Terminal(" ".join([shlex.quote(sys.executable), "-m", "gputop", "--engine",
-                                  server.url, "-d", "0.3"]), env=ENV, tmp_path=tmp_path)
+        term = gputop_in_terminal(tmp_path, "--engine", server.url, "-d", "0.3")
         try:
             term.wait_for("3 Throughput")
             time.sleep(2)
@@ -298,8 +300,7 @@ def test_a_key_storm_leaves_q_responsive_and_memory_flat(tmp_path, key, presses)
 
 
 def test_ticks_at_100_hz_never_bury_q(tmp_path):
-    term = Terminal(" ".join([shlex.quote(sys.executable), "-m", "gputop", "--demo",
-                              "serving", "--gpus", "4", "-d", "0.01"]), env=ENV, tmp_path=tmp_path)
+    term = gputop_in_terminal(tmp_path, "--demo", "serving", "--gpus", "4", "-d", "0.01")
     try:
         term.wait_for("3 Throughput")
         time.sleep(10)
