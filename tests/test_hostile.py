@@ -314,7 +314,7 @@ def test_ticks_at_100_hz_never_bury_q(tmp_path):
 
 async def test_enter_enter_in_the_picker_and_the_jump_prompt():
     from gputop.demo import demo_frames
-    from gputop.record.store import Recorder, Recording
+    from gputop.record.store import Recording
     from gputop.session import Session
     from gputop.tui.app import GputopApp
     from gputop.tui.replay import ReplayApp
@@ -326,10 +326,7 @@ async def test_enter_enter_in_the_picker_and_the_jump_prompt():
         assert app.is_running and app.pin_override is not None
     import tempfile
     path = Path(tempfile.mkdtemp()) / "r.gtrec"
-    recorder = Recorder(path, "demo:serving")
-    for frame in demo_frames("serving", 5):
-        recorder.append(frame)
-    recorder.close()
+    make_recording(path)
     replay = ReplayApp(Recording(path))
     async with replay.run_test(size=(160, 45)) as pilot:
         await pilot.press("j", "enter", "enter")
@@ -356,13 +353,9 @@ def test_a_catastrophic_match_pattern_cannot_freeze_gputop():
 # ---------------------------------------------------------------- 9-10. recordings
 
 def make_recording(path, frames=5):
-    from gputop.record.store import Recorder
-    from tests.conftest import sim_frames
+    from tests.test_record import record
 
-    recorder = Recorder(path, "demo:serving")
-    for frame in sim_frames("serving", frames):
-        recorder.append(frame)
-    recorder.close()
+    record(path, "serving", frames)
 
 
 def tamper(path, sql, *args):

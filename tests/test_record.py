@@ -448,10 +448,7 @@ def test_a_corrected_model_derives_kv_and_weights_again(tmp_path):
     --model of a 70B config (80 layers instead of 32) gives a KV pool 2.5x as large, and the
     recorded 8B weights are not kept for a model whose weights are not known."""
     path = tmp_path / "r.gputop"
-    recorder = Recorder(path, "demo:serving")
-    for frame in sim_frames("serving", 20):
-        recorder.append(frame)
-    recorder.close()
+    record(path, "serving", 20)
     config = tmp_path / "config.json"
     config.write_text(json.dumps({"num_hidden_layers": 80, "num_attention_heads": 64,
                                   "num_key_value_heads": 8, "hidden_size": 8192,
