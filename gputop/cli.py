@@ -248,12 +248,9 @@ def _setup(args):
 
 
 def cmd_snapshot(args) -> int:
-    from gputop.remote import RemoteFeed
     from gputop.sources.base import SourceError
 
     session, pin = _setup(args)
-    if isinstance(session.sampler, RemoteFeed):
-        session.sampler.give_up_s = 3 * session.sampler.timeout_s
     session.open()
     try:
         if args.demo is not None:  # simulated time needs no waiting: -d apart, at once

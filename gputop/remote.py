@@ -61,8 +61,6 @@ class RemoteFeed:
         self.last_seq = -1
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        # a one-shot reader (snapshot) stops waiting for a host that never answers
-        self.give_up_s: float | None = None
 
     def open(self) -> None:
         pass
@@ -88,10 +86,13 @@ class RemoteFeed:
     def run(self, on_frame: Callable[[Frame], None], max_frames: int | None = None) -> None:
         produced = 0
         began = time.monotonic()
+        # a reader of a few frames (snapshot) stops waiting for a host that never answers;
+        # a dashboard or a recording keeps asking
+        give_up_s = 3 * self.timeout_s if max_frames is not None else None
         while not self._stop.is_set():
             started = time.monotonic()
-            if self.error and not produced and self.give_up_s is not None \
-                    and started - began > self.give_up_s:
+            if self.error and not produced and give_up_s is not None \
+                    and started - began > give_up_s:
                 raise SourceError(self.error)
             try:
                 for frame in self.fetch():
