@@ -375,14 +375,20 @@ def _open_recording(path: str, model: str | None = None):
     return recording
 
 
-def cmd_replay(args) -> int:
+def _prepare_terminal(args) -> None:
+    """What every command that draws does first: colours as asked, Textual's partial
+    repaint patched (checked against this Textual; tui/partial_paint.py)."""
+    from gputop.tui import partial_paint
+
     if args.no_color:
         os.environ["NO_COLOR"] = "1"
-    recording = _open_recording(args.file, args.model)
-    from gputop.tui import partial_paint
-    from gputop.tui.replay import ReplayApp
-
     partial_paint.install()
+
+
+def cmd_replay(args) -> int:
+    recording = _open_recording(args.file, args.model)
+    _prepare_terminal(args)
+    from gputop.tui.replay import ReplayApp
 
     app = ReplayApp(recording, detect_config=_detect_config(args))
     app.exit_guard = True
@@ -479,25 +485,21 @@ def cmd_serve(args) -> int:
 def cmd_fleet(args) -> int:
     """The fleet table; Enter opens a host's own dashboard and q there comes back."""
     from gputop import fleet
-    from gputop.tui import partial_paint
     from gputop.tui.fleet import FleetApp
-
-    partial_paint.install()
 
     if args.prometheus and args.urls:
         raise UsageError("name gputop serve URLs or --prometheus URL, not both")
     if args.prometheus:
         def ask():
             return fleet.ask_prometheus(args.prometheus)
-        source = args.prometheus
+        source = fleet.base_url(args.prometheus)[0]  # shown: without credentials
     elif args.urls:
         def ask():
             return fleet.ask_serves(args.urls)
         source = f"{len(args.urls)} gputop serve endpoint(s)"
     else:
         raise UsageError("name the hosts' gputop serve URLs, or --prometheus URL")
-    if args.no_color:
-        os.environ["NO_COLOR"] = "1"
+    _prepare_terminal(args)
     while True:
         app = FleetApp(ask, source, args.every)
         app.run()
@@ -511,14 +513,10 @@ def cmd_fleet(args) -> int:
 
 
 def cmd_live(args) -> int:
-    if args.no_color:
-        os.environ["NO_COLOR"] = "1"
     session, pin = _setup(args)
+    _prepare_terminal(args)
     from gputop.record.store import RecordingError
-    from gputop.tui import partial_paint
     from gputop.tui.app import GputopApp  # textual is imported only for the TUI
-
-    partial_paint.install()
 
     if args.record:
         try:
