@@ -73,6 +73,23 @@ class GpuSample:
     temp_c: float | None = None
     sm_clock_mhz: float | None = None
     throttle: tuple[str, ...] = ()
+    # what nvidia-smi's table shows beside the numbers above (the overview pane)
+    bus_id: str = ""  # PCI bus id, e.g. 00000000:18:00.0
+    fan_pct: float | None = None  # None on passively cooled (SXM) boards: "not supported"
+    pstate: int | None = None  # performance state P0 (fastest) .. P15
+    power_limit_w: float | None = None  # the enforced power cap
+    mem_clock_mhz: float | None = None
+    # GPM interconnect throughput over the tick (Hopper+)
+    pcie_rx_mib_per_s: float | None = None
+    pcie_tx_mib_per_s: float | None = None
+    nvlink_rx_mib_per_s: float | None = None
+    nvlink_tx_mib_per_s: float | None = None
+    # cumulative: volatile ECC counts since the driver loaded; XID events since gputop began
+    ecc_corrected: int | None = None
+    ecc_uncorrected: int | None = None
+    xid_count: int | None = None
+    xid_last: int | None = None  # the newest XID code seen (e.g. 79: fell off the bus)
+    mig_mode: bool | None = None
     # Why a group of values is missing, e.g. {"sm_active_pct": "needs Hopper+ (GPM)"}.
     missing: dict[str, str] = field(default_factory=dict)
     lost: bool = False
@@ -92,7 +109,14 @@ class ProcSample:
     start_time_s: float | None = None
     mem_bytes: int | None = None
     sm_util_pct: float | None = None
-    cpu_pct: float | None = None
+    cpu_pct: float | None = None  # in recordings made before cpu_s; rates come from cpu_s
+    cpu_s: float | None = None  # cumulative user+system CPU seconds of the process
+    rss_bytes: int | None = None  # host (resident) memory
+    # who owns it, from /proc/PID/cgroup (sources.cgroup): "docker:3f2a1b9c0d1e" (runtime and
+    # short container id) or a systemd unit; pod as "namespace/name" or "pod UID" when unnamed
+    container: str = ""
+    pod: str = ""
+    cgroup: str = ""  # the cgroup path itself
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,6 +51,12 @@ class FakeGpu:
     reserved_bytes: int = 0  # the driver's reserve (v2 reports it apart from "used")
     memory_v2: bool = True  # False: an old driver without nvmlDeviceGetMemoryInfo_v2
     sm_clock_mhz: int = 1980
+    mem_clock_mhz: int = 2619
+    fan_pct: int | None = None  # None: no fan (SXM boards): NVML says "not supported"
+    pstate: int = 0
+    power_limit_mw: int = 700_000
+    ecc_counts: tuple[int, int] | None = (0, 0)  # (corrected, uncorrected); None: ECC off
+    pending_xids: list[int] = field(default_factory=list)  # delivered by the event set
 
 
 class FakeNvml:
@@ -174,7 +180,58 @@ class FakeNvml:
         return self._gpu(handle, "nvmlDeviceGetTemperature").temp_c
 
     def nvmlDeviceGetClockInfo(self, handle, clock):
-        return self._gpu(handle, "nvmlDeviceGetClockInfo").sm_clock_mhz
+        gpu = self._gpu(handle, "nvmlDeviceGetClockInfo")
+        return gpu.mem_clock_mhz if clock == pynvml.NVML_CLOCK_MEM else gpu.sm_clock_mhz
+
+    def nvmlDeviceGetFanSpeed(self, handle):
+        gpu = self._gpu(handle, "nvmlDeviceGetFanSpeed")
+        if gpu.fan_pct is None:
+            raise err(pynvml.NVML_ERROR_NOT_SUPPORTED)
+        return gpu.fan_pct
+
+    def nvmlDeviceGetPerformanceState(self, handle):
+        return self._gpu(handle, "nvmlDeviceGetPerformanceState").pstate
+
+    def nvmlDeviceGetEnforcedPowerLimit(self, handle):
+        return self._gpu(handle, "nvmlDeviceGetEnforcedPowerLimit").power_limit_mw
+
+    def nvmlDeviceGetTotalEccErrors(self, handle, error_type, counter_type):
+        gpu = self._gpu(handle, "nvmlDeviceGetTotalEccErrors")
+        assert counter_type == pynvml.NVML_VOLATILE_ECC
+        if gpu.ecc_counts is None:
+            raise err(pynvml.NVML_ERROR_NOT_SUPPORTED)
+        corrected, uncorrected = gpu.ecc_counts
+        return uncorrected if error_type == pynvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED \
+            else corrected
+
+    def nvmlDeviceGetPciInfo(self, handle):
+        self._gpu(handle, "nvmlDeviceGetPciInfo")
+        return SimpleNamespace(busId=f"00000000:{0x18 + 0x10 * handle.index:02X}:00.0".encode())
+
+    # -------------------------------------------------------------- events (XID)
+
+    def nvmlEventSetCreate(self):
+        self.calls.append("nvmlEventSetCreate")
+        self.event_handles: list = []
+        return SimpleNamespace(kind="event-set")
+
+    def nvmlDeviceRegisterEvents(self, handle, event_types, event_set):
+        self._gpu(handle, "nvmlDeviceRegisterEvents")
+        assert event_types & pynvml.nvmlEventTypeXidCriticalError
+        self.event_handles.append(handle)
+
+    def nvmlEventSetWait_v2(self, event_set, timeout_ms):
+        self.calls.append("nvmlEventSetWait_v2")
+        assert timeout_ms == 0, "a tick must never wait for events"
+        for handle in self.event_handles:
+            gpu = self.gpus[handle.index]
+            if gpu.pending_xids:
+                return SimpleNamespace(device=handle, eventType=pynvml.nvmlEventTypeXidCriticalError,
+                                       eventData=gpu.pending_xids.pop(0))
+        raise err(pynvml.NVML_ERROR_TIMEOUT)
+
+    def nvmlEventSetFree(self, event_set):
+        self.calls.append("nvmlEventSetFree")
 
     def nvmlDeviceGetCurrentClocksEventReasons(self, handle):
         return self._gpu(handle, "nvmlDeviceGetCurrentClocksEventReasons").throttle_bits
@@ -255,7 +312,7 @@ class FakeNvml:
     def nvmlDeviceGetMigMode(self, handle):
         gpu = self._gpu(handle, "nvmlDeviceGetMigMode")
         if not gpu.mig_instances:
-            raise err(pynvml.NVML_ERROR_NOT_SUPPORTED)
+            return [0, 0]  # MIG-capable (A100/H100), mode off
         return [1, 1]
 
     def nvmlDeviceGetMaxMigDeviceCount(self, handle):

@@ -122,7 +122,7 @@ def test_metrics_carry_the_contract_and_no_private_labels(serve):
     assert not missing, missing
     for signal in signals.SIGNALS:  # every exported catalogue entry that has a value
         if signal.prom and signal.scope in ("gpu", "host") and signal.prom in text:
-            assert signal.prom in found
+            assert found[signal.prom_family].type == ("counter" if signal.kind == "counter" else "gauge")
     throttled = {x.labels["reason"]: x.value for x in found["gputop_gpu_throttled"].samples}
     assert set(throttled) >= {"power cap", "thermal (hw)"} and set(throttled.values()) <= {0, 1}
     parts = {x.labels["part"] for x in found["gputop_gpu_memory_bytes"].samples}
@@ -330,4 +330,4 @@ def test_one_catalogue_feeds_snapshot_csv_help_and_exporter():
         if signal.prom and signal.read(session.view().gpus[0] if signal.scope == "gpu"
                                        else session.view().engine if signal.scope == "engine"
                                        else session.view()) is not None:
-            assert signal.prom in exported, signal.prom
+            assert signal.prom_family in exported, signal.prom

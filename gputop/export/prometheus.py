@@ -132,8 +132,9 @@ class Exporter:
                 continue
             # quantiles of the engine's own histogram over an interval: a summary without
             # _sum/_count, as Prometheus allows the quantile label only on summaries
-            kind = "summary" if "quantile" in signal.prom_labels else "gauge"
-            family = families.setdefault(signal.prom, Metric(signal.prom, signal.help, kind))
+            kind = "summary" if "quantile" in signal.prom_labels else signal.kind
+            family = families.setdefault(signal.prom,
+                                         Metric(signal.prom_family, signal.help, kind))
             for label_values, obj in scoped:
                 value = signal.read(obj)
                 if value is not None:
@@ -152,7 +153,8 @@ class Exporter:
                                    "the card's memory split by what holds it", labels=["gpu", "part"])
         processes = GaugeMetricFamily("gputop_process_gpu_memory_bytes",
                                       "GPU memory per process (--export-processes)",
-                                      labels=["gpu", "pid", "user", "process"])
+                                      labels=["gpu", "pid", "user", "process", "container",
+                                              "pod"])
         scoped = []
         for g in view.gpus:
             s = g.sample
@@ -174,7 +176,8 @@ class Exporter:
             if self.export_processes:
                 for p in g.processes:
                     if p.mem_bytes is not None:
-                        processes.add_metric([gpu, str(p.pid), p.user, p.name], p.mem_bytes)
+                        processes.add_metric([gpu, str(p.pid), p.user, p.name, p.container,
+                                              p.pod], p.mem_bytes)
         yield info
         yield lost
         yield from self._signals(GPU, scoped, ("gpu",))

@@ -386,8 +386,11 @@ def snapshot_dict(view: View, source_label: str) -> dict:
             **{signal.name: signal.json_value(g) for signal in signals.GPU},
             "throttle": list(s.throttle), "missing": dict(s.missing),
             "vram": g.vram.as_dict() if g.vram else None,
-            "processes": [{"pid": p.pid, "name": p.name, "cmdline": p.cmdline,
-                           "mem_bytes": p.mem_bytes, "sm_util_pct": _r(p.sm_util_pct)}
+            "bus_id": s.bus_id or None, "mig_mode": s.mig_mode,
+            "processes": [{"pid": p.pid, "name": p.name, "cmdline": p.cmdline, "user": p.user,
+                           "mem_bytes": p.mem_bytes, "sm_util_pct": _r(p.sm_util_pct),
+                           "rss_bytes": p.rss_bytes, "container": p.container or None,
+                           "pod": p.pod or None, "cgroup": p.cgroup or None}
                           for p in g.processes],
         })
     engine = None

@@ -29,6 +29,13 @@ class Signal:
     prom_scale: float = 1.0  # from ``unit`` to the family's base unit
     digits: int | None = 2  # rounding in JSON (None: as is)
 
+    @property
+    def prom_family(self) -> str | None:
+        """The family as Prometheus's text names it: a counter's without its _total."""
+        if self.prom is None or self.kind != "counter":
+            return self.prom
+        return self.prom.removesuffix("_total")
+
     def read(self, obj) -> float | None:
         """The value, or None when unknown (never NaN: a value that is not finite is None)."""
         if obj is None:
@@ -85,6 +92,37 @@ GPU = (
            "gputop_gpu_temperature_celsius"),
     Signal("sm_clock_mhz", "gpu", "MHz", "gauge", "SM clock", _gpu("sm_clock_mhz"),
            "gputop_gpu_sm_clock_hertz", prom_scale=1e6),
+    Signal("mem_clock_mhz", "gpu", "MHz", "gauge", "memory clock", _gpu("mem_clock_mhz"),
+           "gputop_gpu_memory_clock_hertz", prom_scale=1e6),
+    Signal("power_limit_w", "gpu", "W", "gauge", "the enforced power cap (NVML)",
+           _gpu("power_limit_w"), "gputop_gpu_power_limit_watts"),
+    Signal("fan_pct", "gpu", "%", "gauge",
+           "fan speed, percent of maximum (none on passively cooled SXM boards)",
+           _gpu("fan_pct"), "gputop_gpu_fan_speed_ratio", prom_scale=0.01),
+    Signal("pstate", "gpu", "P-state", "gauge",
+           "performance state: 0 is the fastest, 8 and above idle clocks (NVML)",
+           _gpu("pstate"), "gputop_gpu_performance_state", digits=None),
+    *[Signal(f"{link}_{way}_mib_per_s", "gpu", "MiB/s", "gauge",
+             f"{label} {word} over the tick (GPM, Hopper and newer)",
+             _gpu(f"{link}_{way}_mib_per_s"), f"gputop_gpu_{link}_bytes_per_second",
+             prom_labels={"direction": way}, prom_scale=2.0**20, digits=1)
+      for link, label in (("pcie", "PCIe traffic"), ("nvlink", "NVLink traffic"))
+      for way, word in (("rx", "received"), ("tx", "sent"))],
+    Signal("ecc_corrected", "gpu", "count", "counter",
+           "corrected ECC memory errors since the driver loaded (volatile)",
+           _gpu("ecc_corrected"), "gputop_gpu_ecc_errors_total",
+           prom_labels={"type": "corrected"}, digits=None),
+    Signal("ecc_uncorrected", "gpu", "count", "counter",
+           "uncorrected ECC memory errors since the driver loaded: any is a reason to drain",
+           _gpu("ecc_uncorrected"), "gputop_gpu_ecc_errors_total",
+           prom_labels={"type": "uncorrected"}, digits=None),
+    Signal("xid_count", "gpu", "count", "counter",
+           "critical XID events (driver error reports) since gputop began watching",
+           _gpu("xid_count"), "gputop_gpu_xid_events_total", digits=None),
+    Signal("xid_last", "gpu", "code", "gauge",
+           "the newest XID code seen (79: GPU fell off the bus; 48: double-bit ECC; "
+           "13, 31, 43: an application fault)", _gpu("xid_last"), "gputop_gpu_xid_last_code",
+           digits=None),
 )
 
 ENGINE = (

@@ -9,6 +9,7 @@ the ``pynvml`` module at call time, which is also where the tests fake them.
 
 from __future__ import annotations
 
+import ctypes
 import time
 from dataclasses import dataclass, field
 
@@ -16,7 +17,7 @@ import pynvml
 
 from gputop.schema import THROTTLE_REASONS, GpuSample, MigSample, ProcSample
 from gputop.sources.base import Reading, SourceError
-from gputop.sources.procinfo import describe_process
+from gputop.sources.procinfo import gpu_process
 
 NOT_AVAILABLE_ULL = 2**64 - 1
 GPM_MIN_GAP_S = 0.1  # NVML needs two GPM samples at least 100 ms apart
@@ -33,6 +34,14 @@ GPM_METRICS = {
 NO_GPM = "needs Hopper+ (GPM) or --dcgm URL of a dcgm-exporter"
 # nvmlClocksEventReason* bits that slow a busy GPU, named as in schema.THROTTLE_REASONS
 THROTTLE_NAMES = dict(zip((0x4, 0x8, 0x10, 0x20, 0x40, 0x80), THROTTLE_REASONS))
+
+
+def _handle_key(handle) -> int:
+    """A device handle's address: an event names its GPU by a new pointer object."""
+    try:
+        return ctypes.cast(handle, ctypes.c_void_p).value or id(handle)
+    except (TypeError, ctypes.ArgumentError):
+        return id(handle)
 
 
 class GpuLost(Exception):
@@ -75,6 +84,10 @@ class _Device:
     process_lister: str | None = None  # which NVML process-list variant works here
     lost_reason: str | None = None
     missing: dict[str, str] = field(default_factory=dict)
+    bus_id: str = ""
+    xid_count: int | None = None  # None: XID events cannot be watched here
+    xid_last: int | None = None
+    xid_reason: str | None = None
 
 
 class NvmlSource:
@@ -88,6 +101,7 @@ class NvmlSource:
         self.driver_version: str | None = None
         self.calls = 0  # NVML calls made so far (the benchmark reads it)
         self._opened = False
+        self._xid_events = None
 
     # ------------------------------------------------------------ lifecycle
 
@@ -109,12 +123,18 @@ class NvmlSource:
             device = _Device(index=index, handle=handle)
             device.name = self._text(self._try(pynvml.nvmlDeviceGetName, handle)[0])
             device.uuid = self._text(self._try(pynvml.nvmlDeviceGetUUID, handle)[0])
+            pci, _ = self._try(pynvml.nvmlDeviceGetPciInfo, handle)
+            device.bus_id = self._text(getattr(pci, "busId", None))
             self._probe_gpm(device)
             self._devices.append(device)
+        self._watch_xids()
         self.driver_version = self._text(self._try(pynvml.nvmlSystemGetDriverVersion)[0]) or None
         self._opened = True
 
     def close(self) -> None:
+        if self._xid_events is not None:
+            self._try(pynvml.nvmlEventSetFree, self._xid_events)
+            self._xid_events = None
         for device in self._devices:
             if device.gpm_previous is not None:
                 self._try(pynvml.nvmlGpmSampleFree, device.gpm_previous)
@@ -159,10 +179,42 @@ class NvmlSource:
             device.gpm_reason = NO_GPM if reason in (None, "not supported on this GPU",
                                                      "not in this driver's NVML") else reason
 
+    def _watch_xids(self) -> None:
+        """Register every GPU for critical XID events (the driver's error codes: 79 fell off
+        the bus, 48 double-bit ECC, 13/31/43 a faulting application); ``_drain_xids``
+        collects them without waiting.  Where NVML refuses, XIDs stay unknown, not 0."""
+        events, why = self._try(pynvml.nvmlEventSetCreate)
+        for device in self._devices:
+            if events is None:
+                device.xid_reason = why
+                continue
+            _, why_not = self._try(pynvml.nvmlDeviceRegisterEvents, device.handle,
+                                   pynvml.nvmlEventTypeXidCriticalError, events)
+            device.xid_reason = why_not
+            device.xid_count = None if why_not else 0
+        self._xid_events = events
+
+    def _drain_xids(self) -> None:
+        """Take the XID events waiting in the set (a 0 ms wait: never blocks a tick)."""
+        if self._xid_events is None:
+            return
+        by_handle = {_handle_key(d.handle): d for d in self._devices}
+        for _ in range(64):  # a storm of events is counted over the next ticks
+            try:
+                self.calls += 1
+                data = pynvml.nvmlEventSetWait_v2(self._xid_events, 0)
+            except pynvml.NVMLError:  # NVML_ERROR_TIMEOUT: nothing is waiting
+                return
+            device = by_handle.get(_handle_key(data.device))
+            if device is not None and device.xid_count is not None:
+                device.xid_count += 1
+                device.xid_last = int(data.eventData)
+
     # ------------------------------------------------------------ polling
 
     def poll(self, time_mono_s: float = 0.0) -> Reading:
         gpus, processes = [], []
+        self._drain_xids()
         for device in self._devices:
             if device.lost_reason is None:
                 try:
@@ -212,17 +264,49 @@ class NvmlSource:
             missing["temp_c"] = why
         clock, why = self._try(pynvml.nvmlDeviceGetClockInfo, h, pynvml.NVML_CLOCK_SM)
         values["sm_clock_mhz"] = None if clock is None else float(clock)
+        clock, _ = self._try(pynvml.nvmlDeviceGetClockInfo, h, pynvml.NVML_CLOCK_MEM)
+        values["mem_clock_mhz"] = None if clock is None else float(clock)
         values["throttle"] = self._throttle(h, missing)
+        values.update(self._board(device, missing))
 
         values.update(self._gpm(device, missing))
         total = values.get("mem_total_bytes")
         procs = self._processes(device, total, missing)
-        migs = self._migs(device)
+        mig_mode, migs = self._migs(device)
         if migs:
             missing.setdefault("util_gpu_pct", "GPU-Util is not available per MIG instance")
+        if device.xid_reason:
+            missing["xid_count"] = device.xid_reason
         gpu = GpuSample(index=device.index, name=device.name, uuid=device.uuid,
-                        missing=missing, migs=migs, **values)
+                        bus_id=device.bus_id, mig_mode=mig_mode, xid_count=device.xid_count,
+                        xid_last=device.xid_last, missing=missing, migs=migs, **values)
         return gpu, procs
+
+    def _board(self, device: _Device, missing: dict[str, str]) -> dict[str, object]:
+        """Fan, performance state, power cap and ECC counts: nvidia-smi's table.  Each may be
+        unsupported on its own (an SXM board has no fan; ECC can be off)."""
+        h, out = device.handle, {}
+        fan, why = self._try(pynvml.nvmlDeviceGetFanSpeed, h)
+        out["fan_pct"] = None if fan is None else float(fan)
+        if why:
+            missing["fan_pct"] = why
+        pstate, why = self._try(pynvml.nvmlDeviceGetPerformanceState, h)
+        out["pstate"] = pstate if pstate is not None and 0 <= pstate <= 15 else None
+        if out["pstate"] is None:
+            missing["pstate"] = why or "unknown"
+        limit, why = self._try(pynvml.nvmlDeviceGetEnforcedPowerLimit, h)
+        out["power_limit_w"] = None if limit is None else limit / 1000.0
+        if why:
+            missing["power_limit_w"] = why
+        for name, kind in (("ecc_uncorrected", pynvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED),
+                           ("ecc_corrected", pynvml.NVML_MEMORY_ERROR_TYPE_CORRECTED)):
+            count, why = self._try(pynvml.nvmlDeviceGetTotalEccErrors, h, kind,
+                                   pynvml.NVML_VOLATILE_ECC)
+            out[name] = None if count is None else int(count)
+            if why:
+                missing[name] = "ECC is off or " + why if why == "not supported on this GPU" \
+                    else why
+        return out
 
     def _util_samples(self, device: _Device) -> tuple[float, ...]:
         """Driver-buffered GPU-Util samples newer than the last seen one, oldest first."""
@@ -339,14 +423,8 @@ class NvmlSource:
             if p.pid in by_pid and by_pid[p.pid] is not None and mem is not None:
                 mem = max(mem, by_pid[p.pid])  # listed as compute and graphics: same memory
             by_pid[p.pid] = mem if p.pid not in by_pid or mem is not None else by_pid[p.pid]
-        out = []
-        for pid, mem in sorted(by_pid.items()):
-            info = describe_process(pid)
-            out.append(ProcSample(pid=pid, gpu_index=device.index, name=info.name,
-                                  cmdline=info.cmdline, user=info.user, ppid=info.ppid,
-                                  start_time_s=info.start_time_s, mem_bytes=mem,
-                                  sm_util_pct=sm_util.get(pid)))
-        return out
+        return [gpu_process(pid, device.index, mem, sm_util.get(pid))
+                for pid, mem in sorted(by_pid.items())]
 
     def _process_util(self, device: _Device) -> dict[int, float]:
         """Per-process SM util from samples newer than the last seen (NVIDIA: reliable only
@@ -367,10 +445,11 @@ class NvmlSource:
 
     # ------------------------------------------------------------ MIG
 
-    def _migs(self, device: _Device) -> tuple[MigSample, ...]:
+    def _migs(self, device: _Device) -> tuple[bool | None, tuple[MigSample, ...]]:
+        """(MIG mode on?, its instances); mode None where NVML cannot say (pre-Ampere)."""
         mode, _ = self._try(pynvml.nvmlDeviceGetMigMode, device.handle)
         if not mode or mode[0] != 1:
-            return ()
+            return (None if not mode else False), ()
         count, _ = self._try(pynvml.nvmlDeviceGetMaxMigDeviceCount, device.handle)
         out = []
         for i in range(count or 0):
@@ -383,4 +462,4 @@ class NvmlSource:
             out.append(MigSample(index=i, name=self._text(name), uuid=self._text(uuid),
                                  mem_total_bytes=None if memory is None else int(memory.total),
                                  mem_used_bytes=None if memory is None else int(memory.used)))
-        return tuple(out)
+        return True, tuple(out)

@@ -9,8 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import os
+
 import psutil
 
+from gputop.schema import ProcSample
+from gputop.sources.cgroup import process_owner
 from gputop.units import command_line
 
 HOST_PID_HINT = "(host PID not visible here: run the container with --pid=host)"
@@ -75,3 +79,37 @@ def describe_process(pid: int) -> ProcessInfo:
         _cache.clear()
     _cache[pid] = info
     return info
+
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+_PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
+
+
+def usage(pid: int) -> tuple[float | None, int | None]:
+    """(cumulative CPU seconds, resident bytes) from one read of /proc/PID/stat: the
+    process list asks this of every GPU process on every tick, so it stays one syscall."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read(4096)
+    except OSError:
+        return None, None
+    fields = stat[stat.rfind(b")") + 2:].split()  # the name may hold spaces and parentheses
+    try:
+        cpu_s = (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS  # utime, stime
+        rss_bytes = int(fields[21]) * _PAGE_BYTES
+    except (IndexError, ValueError):
+        return None, None
+    return cpu_s, rss_bytes
+
+
+def gpu_process(pid: int, gpu_index: int, mem_bytes: int | None,
+                sm_util_pct: float | None) -> ProcSample:
+    """A GPU process as a source reports it: who it is, what owns it, what it uses now."""
+    info = describe_process(pid)
+    owner = process_owner(pid, info.start_time_s)
+    cpu_s, rss_bytes = usage(pid)
+    return ProcSample(pid=pid, gpu_index=gpu_index, name=info.name, cmdline=info.cmdline,
+                      user=info.user, ppid=info.ppid, start_time_s=info.start_time_s,
+                      mem_bytes=mem_bytes, sm_util_pct=sm_util_pct, cpu_s=cpu_s,
+                      rss_bytes=rss_bytes, container=owner.container, pod=owner.pod,
+                      cgroup=owner.cgroup)

@@ -406,19 +406,27 @@ class SimSource:
                     cmdline=f"vllm serve {MODEL} --gpu-memory-utilization {GPU_MEMORY_UTILIZATION}"
                     + (f" --tensor-parallel-size {n}" if n > 1 else ""),
                     start_time_s=1_700_000_000.0, mem_bytes=engine_bytes,
-                    sm_util_pct=round(tick.sm[g], 1)))
+                    sm_util_pct=round(tick.sm[g], 1), cpu_s=round(self._cpu_s / n, 2),
+                    rss_bytes=int(6.3 * GiB), ppid=4100 if n > 1 else 1,
+                    container="cri-containerd:9c1e5b7a2f30", pod="serving/vllm-llama-7d9f",
+                    cgroup="/kubepods.slice/kubepods-pod1b2c.slice/cri-containerd-9c1e5b7a2f30.scope"))
             else:
                 engine_bytes = int(71.5 * GiB)
                 processes.append(ProcSample(
                     pid=5001 + g, gpu_index=g, name="python3", user="train",
                     cmdline="torchrun --nproc-per-node %d train.py --model llama-8b" % n,
                     start_time_s=1_700_000_100.0, mem_bytes=engine_bytes,
-                    sm_util_pct=round(tick.sm[g], 1)))
+                    sm_util_pct=round(tick.sm[g], 1), cpu_s=round(self._cpu_s / n, 2),
+                    rss_bytes=int(11.8 * GiB), ppid=5000,
+                    container="docker:4f0d8e21b6aa", cgroup="/system.slice/docker-4f0d8e21b6aa.scope"))
             used = engine_bytes + DRIVER_BYTES
             if g == 0:
                 processes.append(ProcSample(pid=3377, gpu_index=0, name="python3", user="alice",
                                             cmdline="python3 notebook.py", start_time_s=1_699_990_000.0,
-                                            mem_bytes=NOTEBOOK_BYTES, sm_util_pct=0.0))
+                                            mem_bytes=NOTEBOOK_BYTES, sm_util_pct=0.0, ppid=3301,
+                                            cpu_s=812.4, rss_bytes=int(2.1 * GiB),
+                                            container="systemd:jupyter.service",
+                                            cgroup="/system.slice/jupyter.service"))
                 used += NOTEBOOK_BYTES
             util = tick.util[g]
             power = tick.power_w[g] if tick.power_w else 90 + 5.9 * util + rng.uniform(-8, 8)
@@ -432,8 +440,22 @@ class SimSource:
                 dram_bw_pct=round(tick.dram[g], 1), tensor_pct=round(tick.tensor[g], 1),
                 mem_total_bytes=CARD_BYTES, mem_used_bytes=used,
                 power_w=round(power, 1), temp_c=round(34 + 0.35 * util + rng.uniform(-1, 1), 1),
-                sm_clock_mhz=1980.0 if util > 1 else 345.0))
+                sm_clock_mhz=1980.0 if util > 1 else 345.0, mem_clock_mhz=2619.0,
+                bus_id=f"00000000:{0x18 + 0x10 * g:02X}:00.0", pstate=0 if util > 1 else 8,
+                power_limit_w=700.0, ecc_corrected=0, ecc_uncorrected=0, xid_count=0,
+                mig_mode=False, **self._links(kind, tick, g),
+                missing={"fan_pct": "not supported on this GPU"}))
         return tuple(gpus), tuple(processes)
+
+    @staticmethod
+    def _links(kind: str, tick: Tick, g: int) -> dict[str, float]:
+        """PCIe and NVLink MiB/s as GPM would give them: a trainer's all-reduce runs over
+        NVLink in step with its SMs; a server's traffic is small host<->device copies."""
+        busy = tick.sm[g] / 100.0
+        nvlink = 180_000 * busy if kind == "trainer" and len(tick.sm) > 1 else 0.0
+        return {"pcie_rx_mib_per_s": round(300 + 900 * busy, 1),
+                "pcie_tx_mib_per_s": round(120 + 200 * busy, 1),
+                "nvlink_rx_mib_per_s": round(nvlink, 1), "nvlink_tx_mib_per_s": round(nvlink, 1)}
 
     def _engine(self, tick: Tick, kind: str, name: str) -> EngineSample:
         n = self.gpus

@@ -1,0 +1,208 @@
+"""Which container, systemd unit or Kubernetes pod owns a process, from its cgroup.
+
+A GPU server shared by teams runs its jobs in containers and pods; "pid 4121
+python3" says little at 3 a.m., "k8s: serving/vllm-7d9f (cri-containerd 3f2a1b9c0d1e)"
+says who to call.  The owner is read from ``/proc/PID/cgroup`` (cgroup v2, v1, or
+both as on hybrid hosts), then named from what the runtimes leave readable on the
+host: the OCI bundle's ``config.json`` annotations (containerd, CRI-O), Docker's
+``config.v2.json``, and the kubelet's pod directory.  Nothing here talks to a
+daemon or an API server: it must work on a host whose runtime is the thing hung.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+from dataclasses import dataclass
+
+SHORT_ID = 12  # as docker ps shows ids
+
+# (runtime, pattern) over one cgroup path component, most specific first
+_CONTAINER_PATTERNS = (
+    ("cri-containerd", re.compile(r"^cri-containerd-([0-9a-f]{64})\.scope$")),
+    ("cri-o", re.compile(r"^crio-(?:conmon-)?([0-9a-f]{64})\.scope$")),
+    ("docker", re.compile(r"^docker-([0-9a-f]{64})\.scope$")),
+    ("podman", re.compile(r"^libpod-(?:conmon-)?([0-9a-f]{64})(?:\.scope)?$")),
+    ("nerdctl", re.compile(r"^nerdctl-([0-9a-f]{64})\.scope$")),
+    ("container", re.compile(r"^([0-9a-f]{64})$")),  # cgroupfs drivers: /docker/<id>, /kubepods/../<id>
+)
+# kubepods-burstable-pod1b2c..._slice (systemd driver) or pod1b2c-... (cgroupfs driver)
+_POD_PATTERN = re.compile(r"^(?:kubepods-(?:[a-z]+-)?)?pod([0-9a-f_-]{32,40})(?:\.slice)?$")
+_CGROUPFS_PARENTS = {"docker": "docker", "libpod_parent": "podman", "default": "containerd"}
+
+# Where runtimes keep a container's OCI spec, with its annotations (relative to root)
+_BUNDLE_CONFIGS = (
+    "run/containerd/io.containerd.runtime.v2.task/*/{id}/config.json",
+    "run/containers/storage/overlay-containers/{id}/userdata/config.json",
+    "var/lib/containers/storage/overlay-containers/{id}/userdata/config.json",
+)
+_DOCKER_CONFIG = "var/lib/docker/containers/{id}/config.v2.json"
+_POD_NAME_KEYS = ("io.kubernetes.cri.sandbox-name", "io.kubernetes.pod.name")
+_POD_NAMESPACE_KEYS = ("io.kubernetes.cri.sandbox-namespace", "io.kubernetes.pod.namespace")
+_CONTAINER_NAME_KEYS = ("io.kubernetes.cri.container-name", "io.kubernetes.container.name")
+
+
+@dataclass(frozen=True)
+class Owner:
+    """What owns a process.  Empty strings where nothing is known."""
+
+    cgroup: str = ""  # the most telling cgroup path
+    runtime: str = ""  # docker, cri-containerd, cri-o, podman, ... or systemd
+    container_id: str = ""  # full id
+    container_name: str = ""  # docker's name or the pod's container name, where readable
+    unit: str = ""  # the systemd unit or slice (when no container)
+    pod_uid: str = ""
+    pod_name: str = ""
+    pod_namespace: str = ""
+
+    @property
+    def container(self) -> str:
+        """Short form for a table: "docker:3f2a1b9c0d1e", or the systemd unit."""
+        if self.container_id:
+            return f"{self.runtime}:{self.container_id[:SHORT_ID]}"
+        return f"systemd:{self.unit}" if self.unit else ""
+
+    @property
+    def pod(self) -> str:
+        """"namespace/name" where readable, else "pod <uid>"."""
+        if self.pod_name:
+            return f"{self.pod_namespace}/{self.pod_name}" if self.pod_namespace else self.pod_name
+        return f"pod {self.pod_uid}" if self.pod_uid else ""
+
+
+def cgroup_paths(text: str) -> list[str]:
+    """The paths of /proc/PID/cgroup lines ("hierarchy:controllers:path"), the unified (v2)
+    one first, then name=systemd, then the v1 controllers in file order."""
+    unified, systemd, others = [], [], []
+    for line in text.splitlines():
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        hierarchy, controllers, path = parts
+        if hierarchy == "0" and controllers == "":
+            unified.append(path)
+        elif controllers == "name=systemd":
+            systemd.append(path)
+        else:
+            others.append(path)
+    return unified + systemd + others
+
+
+def owner_from_cgroup(text: str, root: str = "/") -> Owner:
+    """The owner named by a /proc/PID/cgroup text; ``root`` is where the host's /run and
+    /var are (tests point it at a directory of their own)."""
+    paths = cgroup_paths(text)
+    for path in paths:  # a container in any hierarchy wins over a plain path
+        owner = _container_owner(path, root)
+        if owner is not None:
+            return owner
+    path = next((p for p in paths if p not in ("", "/")), "")
+    unit = next((c for c in reversed(path.split("/"))
+                 if c.endswith((".service", ".scope", ".slice"))), "")
+    if unit in ("init.scope",):
+        unit = ""
+    return Owner(cgroup=path, runtime="systemd" if unit else "", unit=unit)
+
+
+def _container_owner(path: str, root: str) -> Owner | None:
+    parts = [p for p in path.split("/") if p]
+    container_id = runtime = pod_uid = ""
+    for i, part in enumerate(parts):
+        pod = _POD_PATTERN.match(part)
+        if pod:
+            pod_uid = pod.group(1).replace("_", "-")
+            continue
+        for name, pattern in _CONTAINER_PATTERNS:
+            found = pattern.match(part)
+            if found:
+                container_id, runtime = found.group(1), name
+                if name == "container":  # a bare id: its parent says which runtime
+                    parent = parts[i - 1] if i else ""
+                    runtime = "kubepods" if pod_uid else _CGROUPFS_PARENTS.get(parent, "container")
+                break
+    if not container_id and not pod_uid:
+        return None
+    annotations, container_name = _runtime_state(container_id, root) if container_id else ({}, "")
+    pod_name = _first(annotations, _POD_NAME_KEYS)
+    namespace = _first(annotations, _POD_NAMESPACE_KEYS)
+    if pod_uid and not pod_name:
+        pod_name, namespace = _kubelet_pod(pod_uid, root)
+    return Owner(cgroup=path, runtime=runtime, container_id=container_id,
+                 container_name=_first(annotations, _CONTAINER_NAME_KEYS) or container_name,
+                 pod_uid=pod_uid, pod_name=pod_name, pod_namespace=namespace)
+
+
+def _first(mapping: dict, keys: tuple[str, ...]) -> str:
+    return next((str(mapping[k]) for k in keys if mapping.get(k)), "")
+
+
+def _read_json(path: str, limit_bytes: int = 4 << 20) -> dict:
+    """A runtime's state file, or {} when absent, unreadable, too large or not JSON."""
+    try:
+        with open(path, "rb") as f:
+            data = json.loads(f.read(limit_bytes + 1)[:limit_bytes])
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _runtime_state(container_id: str, root: str) -> tuple[dict, str]:
+    """(OCI annotations, container name) from whichever runtime's files exist."""
+    for pattern in _BUNDLE_CONFIGS:
+        for path in glob.glob(os.path.join(root, pattern.format(id=container_id))):
+            annotations = _read_json(path).get("annotations")
+            if isinstance(annotations, dict):
+                return annotations, ""
+    docker = _read_json(os.path.join(root, _DOCKER_CONFIG.format(id=container_id)))
+    labels = (docker.get("Config") or {}).get("Labels") if isinstance(docker.get("Config"), dict) \
+        else None
+    name = str(docker.get("Name") or "").lstrip("/")
+    return (labels if isinstance(labels, dict) else {}), name
+
+
+def _kubelet_pod(pod_uid: str, root: str) -> tuple[str, str]:
+    """(pod name, namespace) from the kubelet's pod directory: the pod's own /etc/hosts
+    names it (its last line maps the pod IP to the pod's hostname), and the service
+    account token volume holds its namespace."""
+    pod_dir = os.path.join(root, "var/lib/kubelet/pods", pod_uid)
+    name = namespace = ""
+    try:
+        with open(os.path.join(pod_dir, "etc-hosts")) as hosts:
+            lines = [ln.split() for ln in hosts if ln.strip() and not ln.startswith("#")]
+        if lines and len(lines[-1]) >= 2:
+            name = lines[-1][1]
+    except OSError:
+        pass
+    for path in glob.glob(os.path.join(pod_dir, "volumes/kubernetes.io~projected/*/namespace")):
+        try:
+            with open(path) as f:
+                namespace = f.read(256).strip()
+            break
+        except OSError:
+            continue
+    return name, namespace
+
+
+_cache: dict[tuple[int, float | None], Owner] = {}
+
+
+def process_owner(pid: int, start_time_s: float | None = None, root: str = "/") -> Owner:
+    """The owner of ``pid``, cached per (pid, start time): a process rarely changes cgroup,
+    and the lookups behind a pod name read files on every call otherwise."""
+    key = (pid, start_time_s)
+    owner = _cache.get(key) if start_time_s is not None else None
+    if owner is not None:
+        return owner
+    try:
+        with open(f"/proc/{pid}/cgroup") as f:
+            text = f.read(65536)
+    except OSError:
+        return Owner()
+    owner = owner_from_cgroup(text, root)
+    if start_time_s is not None:
+        if len(_cache) > 4096:
+            _cache.clear()
+        _cache[key] = owner
+    return owner
