@@ -20,6 +20,7 @@ from gputop.sources.sim import SCENARIOS
 from gputop.units import printable
 
 EXIT_USAGE = 2
+DEFAULT_LISTEN = "127.0.0.1:9464"
 
 
 class UsageError(Exception):
@@ -89,6 +90,37 @@ _percent = _number_in("a percentage in (0, 100]", 0.0, 100.0)
 _factor = _number_in("a factor above 1 (e.g. 2)", 1.0, 100.0)
 
 
+_window = _number_in("a window of 5 to 86400 seconds", 4.999, 86400.0)
+
+
+def _theme(text: str) -> str:
+    from gputop.config import THEMES
+
+    if text not in THEMES:
+        raise argparse.ArgumentTypeError(f"unknown theme {text!r}; choose one of: "
+                                         + ", ".join(THEMES))
+    return text
+
+
+def _pane(text: str) -> str:
+    if text not in tuple("12345678"):
+        raise argparse.ArgumentTypeError(f"expected a pane 1-8, got {text!r}")
+    return text
+
+
+def _pane_list(text: str) -> list[str]:
+    panes = [p.strip() for p in str(text).split(",") if p.strip()]
+    for p in panes:
+        _pane(p)
+    return panes
+
+
+def _ebpf_mode(text: str) -> str:
+    if text not in ("full", "light", "off"):
+        raise argparse.ArgumentTypeError(f"expected full, light or off, got {text!r}")
+    return text
+
+
 def _gpu_list(text: str) -> list[int]:
     try:
         indexes = [int(part) for part in text.split(",") if part.strip()]
@@ -121,7 +153,8 @@ def _add_source_options(parser: argparse.ArgumentParser, suppress: bool = False)
     parser.add_argument("--model", default=default(None), metavar="PATH_OR_ID",
                         help="the engine's model directory, config.json or a model id in the local "
                         "Hugging Face cache (for the weights / KV split of VRAM)")
-    parser.add_argument("--ebpf", choices=["full", "light", "off"], default=default("off"),
+    parser.add_argument("--ebpf", type=_ebpf_mode, choices=["full", "light", "off"],
+                        default=default("off"),
                         help="host launch latency from eBPF uprobes on libcudart/libcuda (root): "
                         "full = call durations, light = calls/s and gaps (cheaper); default off")
     parser.add_argument("--pid", type=_positive_int, default=default(None),
@@ -129,6 +162,12 @@ def _add_source_options(parser: argparse.ArgumentParser, suppress: bool = False)
     parser.add_argument("--match", default=default(None), metavar="PATTERN",
                         help="pin to processes whose command line matches this regular "
                         "expression (waits for one; re-pins when it restarts)")
+    parser.add_argument("--container", default=default(None), metavar="ID",
+                        help="pin to the processes of this container (id, id prefix or name, "
+                        "from /proc/PID/cgroup)")
+    parser.add_argument("--pod", default=default(None), metavar="NAME",
+                        help="pin to the processes of this Kubernetes pod (name, "
+                        "namespace/name or UID)")
     parser.add_argument("--remote", type=_url, default=default(None), metavar="URL",
                         help="show another host: the URL of its 'gputop serve' "
                         "(http://HOST:9464; user:password@ for basic auth)")
@@ -160,8 +199,26 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-color", action="store_true", help="monochrome output")
     parser.add_argument("--record", metavar="FILE", help="record while showing the dashboard "
                         "(r toggles recording too)")
+    view = parser.add_argument_group("view (also in the config file: gputop config --print)")
+    view.add_argument("--theme", type=_theme, default="dark",
+                      help="colours: dark, light, colorblind, high-contrast (T cycles them)")
+    view.add_argument("--readonly", action="store_true",
+                      help="no actions on processes: the k / F9 signal menu is refused")
+    view.add_argument("--no-mouse", dest="mouse", action="store_false",
+                      help="leave the mouse to the terminal (its own text selection)")
+    view.add_argument("--pane", type=_pane, default="1", help="the pane shown first (1-8)")
+    view.add_argument("--zoom", action="store_true", help="start with that pane zoomed")
+    view.add_argument("--hide", type=_pane_list, default=[], metavar="5,6",
+                      help="panes left out of the grid")
+    view.add_argument("--all-gpus", action="store_true",
+                      help="panes 1-2 show every GPU, one line each (a toggles)")
+    view.add_argument("--window", type=_window, default=60.0, metavar="SECONDS",
+                      help="the plots' time window (default 60; + and - change it)")
     _add_source_options(parser)
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+    config = sub.add_parser("config", help="the effective settings and where each came from")
+    config.add_argument("--print", action="store_true", default=True,
+                        help="print them (the default)")
     snap = sub.add_parser("snapshot", help="print the derived state once, as JSON")
     snap.add_argument("--json", action="store_true", default=True,
                       help="JSON output (the default and only format)")
@@ -175,7 +232,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_source_options(record, suppress=True)
     serve = sub.add_parser("serve", help="serve /metrics (Prometheus), /snapshot.json, /frames "
                            "and /healthz over HTTP, headless (for systemd and containers)")
-    serve.add_argument("--listen", default="127.0.0.1:9464", metavar="HOST:PORT",
+    serve.add_argument("--listen", default=DEFAULT_LISTEN, metavar="HOST:PORT",
                        help="address to listen on (default 127.0.0.1:9464; :9464 for all)")
     serve.add_argument("--web-config", metavar="FILE",
                        help="TLS and basic auth, in the Prometheus exporter web-config format")
@@ -390,10 +447,10 @@ def cmd_replay(args) -> int:
     _prepare_terminal(args)
     from gputop.tui.replay import ReplayApp
 
-    app = ReplayApp(recording, detect_config=_detect_config(args))
+    app = ReplayApp(recording, detect_config=_detect_config(args), view=view_settings(args))
     app.exit_guard = True
     _exit_on_signals(app)
-    app.run()
+    app.run(mouse=args.mouse)
     exitguard.arm(app.return_code or 0, app.release)
     return app.return_code or 0
 
@@ -502,7 +559,10 @@ def cmd_fleet(args) -> int:
     _prepare_terminal(args)
     while True:
         app = FleetApp(ask, source, args.every)
-        app.run()
+        from gputop.tui import theme
+
+        theme.apply(app, args.theme)
+        app.run(mouse=args.mouse)
         if app.chosen_url is None:
             return app.return_code or 0
         args.remote, args.demo, args.engine = app.chosen_url, None, None
@@ -510,6 +570,15 @@ def cmd_fleet(args) -> int:
         code = cmd_live(args)
         if code not in (0, None):
             return code
+
+
+def view_settings(args):
+    from gputop.tui.view_settings import ViewSettings
+
+    return ViewSettings(theme=args.theme, readonly=args.readonly, mouse=args.mouse,
+                        pane=args.pane, zoom=args.zoom, hidden=tuple(args.hide),
+                        all_gpus=args.all_gpus, window_s=args.window,
+                        config_path=getattr(args, "config_path", None))
 
 
 def cmd_live(args) -> int:
@@ -524,12 +593,13 @@ def cmd_live(args) -> int:
         except RecordingError as exc:
             raise UsageError(str(exc)) from None
     session.open()
-    app = GputopApp(session, interval_s=args.delay, pin=pin, record_max_bytes=args.max_size)
+    app = GputopApp(session, interval_s=args.delay, pin=pin, record_max_bytes=args.max_size,
+                    view=view_settings(args))
     if getattr(args, "start_gpu", None) is not None:  # from the fleet: the row's GPU first
         app.gpu_index = args.start_gpu
     app.exit_guard = True
     _exit_on_signals(app)
-    app.run()
+    app.run(mouse=args.mouse)
     exitguard.arm(app.return_code or 0, app.release)  # interpreter shutdown must not hang
     return app.return_code or 0
 
@@ -565,10 +635,57 @@ def _join_negative_times(argv: list[str]) -> list[str]:
     return out
 
 
+def _config_parsers() -> dict:
+    return {"delay": _delay, "window": _window, "theme": _theme, "pane": _pane,
+            "panes": _pane_list, "ebpf": _ebpf_mode, "url": _url, "percent": _percent,
+            "ratio": _ratio, "factor": _factor}
+
+
+def _apply_config(args, argv: list[str]) -> dict:
+    """Settings from GPUTOP_* and the config file put into ``args`` where the command line
+    did not set them; returns every setting's effective value and where it came from."""
+    from gputop.config import ConfigError, Effective, given_on_command_line, layered, settings
+
+    all_settings = settings(_config_parsers())
+    defaults = {s.dest: getattr(args, s.dest, None) for s in all_settings}
+    if defaults.get("listen") is None:
+        defaults["listen"] = DEFAULT_LISTEN
+    try:
+        effective, path = layered(all_settings, defaults)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    for dest, eff in list(effective.items()):
+        if given_on_command_line(eff.setting, argv):
+            effective[dest] = Effective(eff.setting, getattr(args, dest, eff.value), "command line")
+        elif eff.source != "default" and (hasattr(args, dest) or eff.setting.command is None):
+            setattr(args, dest, eff.value)
+    args.config_path = path
+    return effective
+
+
+def cmd_config(args, effective: dict) -> int:
+    """``gputop config --print``: each setting, its value, where it came from."""
+    from gputop.config import config_path, toml_value
+
+    path = config_path()
+    print(f"# config file: {path}" + ("" if path.exists() else " (none)"))
+    print("# precedence: command line > environment > file > default")
+    width = max(len(e.setting.key) for e in effective.values())
+    print(f"# {'KEY':<{width - 2}}  {'VALUE':<24}  {'FROM':<26}  ENVIRONMENT / OPTION")
+    for eff in effective.values():
+        value = "(none)" if eff.value is None else toml_value(eff.value)
+        print(f"{eff.setting.key:<{width}}  {printable(value):<24}  {eff.source:<26}  "
+              f"{eff.setting.env} / {eff.setting.option}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = _join_negative_times(sys.argv[1:] if argv is None else argv)
     try:
         args = build_parser().parse_args(argv)
+        effective = _apply_config(args, argv)
+        if args.command == "config":
+            return cmd_config(args, effective)
         if args.command == "snapshot":
             return cmd_snapshot(args)
         if args.command == "doctor":

@@ -21,6 +21,7 @@ import psutil
 from gputop.patterns import CmdlinePattern, PatternError
 from gputop.schema import PinnedSample, ThreadSample
 from gputop.sources.base import Reading
+from gputop.sources.cgroup import Owner, process_owner
 from gputop.units import command_line, shorten
 
 TOP_THREADS = 8
@@ -42,10 +43,24 @@ def compile_pattern(pattern: str) -> CmdlinePattern:
 class Pin:
     pids: tuple[tuple[int, float], ...] = ()  # (pid, start time)
     pattern: str | None = None
+    container: str | None = None  # a container id (or its prefix, or its name)
+    pod: str | None = None  # a pod name, namespace/name or UID
 
     @property
     def active(self) -> bool:
-        return bool(self.pids) or self.pattern is not None
+        return bool(self.pids) or any(x is not None for x in (self.pattern, self.container,
+                                                               self.pod))
+
+    @property
+    def waits_for(self) -> str | None:
+        """What a pin by name waits for when nothing matches yet."""
+        if self.pattern is not None:
+            return f"no process matches {self.pattern!r} yet"
+        if self.container is not None:
+            return f"no process in container {self.container!r} yet"
+        if self.pod is not None:
+            return f"no process in pod {self.pod!r} yet"
+        return None
 
 
 def pin_pid(pid: int) -> Pin:
@@ -62,6 +77,42 @@ def pin_pid(pid: int) -> Pin:
 def pin_pattern(pattern: str) -> Pin:
     compile_pattern(pattern)
     return Pin(pattern=pattern)
+
+
+def pin_owner(container: str | None = None, pod: str | None = None) -> Pin:
+    """A pin to every process of a container or pod, as /proc/PID/cgroup names them."""
+    for what, value in (("--container", container), ("--pod", pod)):
+        if value is not None and not 0 < len(value.strip()) <= 253:
+            raise PinError(f"{what} needs a name or id of 1-253 characters")
+    return Pin(container=container.strip().lower() if container else None,
+               pod=pod.strip() if pod else None)
+
+
+def owner_matches(owner: Owner, pin: Pin) -> bool:
+    """Does ``owner`` belong to the pinned container (full id, an id prefix of 4 or more
+    characters, "runtime:id" as the process list shows it, or its name) or pod
+    (name, namespace/name, or UID)?"""
+    if pin.container is not None:
+        want = pin.container.split(":", 1)[-1]
+        if not (owner.container_id and (owner.container_id.startswith(want) and len(want) >= 4)
+                or (owner.container_name and owner.container_name == pin.container)
+                or (owner.unit and owner.unit == pin.container)):
+            return False
+    if pin.pod is not None:
+        if pin.pod not in (owner.pod_name, owner.pod_uid, owner.pod) or not owner.pod:
+            return False
+    return True
+
+
+def owned_roots(pin: Pin, exclude: set[int]) -> list[psutil.Process]:
+    """The top-most processes of the pinned container or pod."""
+    members = {}
+    for proc in psutil.process_iter(["create_time"]):
+        if proc.pid in exclude:
+            continue
+        if owner_matches(process_owner(proc.pid, proc.info.get("create_time")), pin):
+            members[proc.pid] = proc
+    return _topmost(members)
 
 
 @dataclass(frozen=True)
@@ -128,6 +179,11 @@ def matching_roots(pattern: CmdlinePattern, exclude: set[int]) -> list[psutil.Pr
         cmdline = command_line(proc.info.get("cmdline") or [])
         if cmdline and pattern.search(cmdline):
             matches[proc.pid] = proc
+    return _topmost(matches)
+
+
+def _topmost(matches: dict[int, psutil.Process]) -> list[psutil.Process]:
+    """Of the matching processes, those with no matching ancestor."""
     roots = []
     for pid, proc in matches.items():
         try:
@@ -141,8 +197,10 @@ def matching_roots(pattern: CmdlinePattern, exclude: set[int]) -> list[psutil.Pr
 
 def resolve_roots(pin: Pin) -> list[psutil.Process]:
     """The pinned processes alive now (a PID whose start time changed is a new process)."""
-    if pin.pattern is not None:
+    if pin.pattern is not None or pin.container is not None or pin.pod is not None:
         own = {os.getpid()} | {p.pid for p in psutil.Process().parents()}
+        if pin.pattern is None:
+            return owned_roots(pin, own)
         return matching_roots(compile_pattern(pin.pattern), own)
     roots = []
     for pid, started in pin.pids:
@@ -232,8 +290,8 @@ class ProcTreeSource:
                 pass
             self._exited.pop(proc.pid, None)
         waiting = None
-        if not roots and pin.pattern is not None:
-            waiting = f"no process matches {pin.pattern!r} yet; waiting"
+        if not roots and pin.waits_for is not None:
+            waiting = f"{pin.waits_for}; waiting"
         elif not roots:
             waiting = "the pinned process has exited"
         return Reading(pinned=self._sample(pin, roots, tree, resolved.ports, waiting))
@@ -241,7 +299,7 @@ class ProcTreeSource:
     def _sample(self, pin: Pin, roots, tree, ports, waiting) -> PinnedSample:
         cpu = tree_cpu(tree)
         return PinnedSample(
-            label=_label(roots), pattern=pin.pattern,
+            label=_label(roots), pattern=pin.pattern or pin.container or pin.pod,
             root_pids=tuple(p.pid for p in roots), tree_pids=tuple(p.pid for p in tree),
             exited=dict(self._exited), waiting=waiting,
             cpu_s=cpu.cpu_s, ctx_voluntary=cpu.voluntary, ctx_involuntary=cpu.involuntary,

@@ -33,23 +33,35 @@ class SourceOptions:
     seed: int = 0
     delay_s: float = 1.0
     remote: str | None = None  # another gputop serve: its frames instead of local sources
+    container: str | None = None
+    pod: str | None = None
 
     @classmethod
     def from_args(cls, args) -> "SourceOptions":
         return cls(demo=args.demo, gpu=tuple(args.gpu) if args.gpu else None, dcgm=args.dcgm,
                    engine=tuple(args.engine or ()), model=args.model, ebpf=args.ebpf,
                    pid=args.pid, match=args.match, sim_gpus=args.gpus, seed=args.seed,
-                   delay_s=args.delay, remote=getattr(args, "remote", None))
+                   delay_s=args.delay, remote=getattr(args, "remote", None),
+                   container=getattr(args, "container", None), pod=getattr(args, "pod", None))
 
 
 def pin_setup(options: SourceOptions):
     """(pin state the live sources share, or None; a pin applied to the frames' own process
     lists, for the demo)."""
-    from gputop.sources.proctree import PinError, PinState, compile_pattern, pin_pattern, pin_pid
+    from gputop.sources.proctree import (PinError, PinState, compile_pattern, pin_owner,
+                                         pin_pattern, pin_pid)
 
-    if options.pid is not None and options.match is not None:
-        raise SetupError("use --pid or --match, not both")
+    chosen = [name for name, value in (("--pid", options.pid), ("--match", options.match),
+                                       ("--container", options.container),
+                                       ("--pod", options.pod)) if value is not None]
+    if len(chosen) > 1:
+        raise SetupError(f"use one of {', '.join(chosen)}, not several")
     try:
+        if (options.container or options.pod) and (options.remote or options.demo):
+            raise SetupError(f"{chosen[0]} pins processes of this machine; the demo's and a "
+                             "remote host's are shown with their container and pod in pane 8")
+        if options.container is not None or options.pod is not None:
+            return PinState(pin_owner(options.container, options.pod)), None
         if options.remote is not None or options.demo is not None:
             # a remote host's or the simulator's PIDs exist only in the frames
             if options.match is not None:

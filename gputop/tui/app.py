@@ -24,15 +24,18 @@ from gputop import exitguard
 from gputop.model.derive import derive
 from gputop.schema import Frame
 from gputop.session import RECORD_MAX_BYTES, Session
+from gputop.tui import theme
 from gputop.tui.panes.base import Ctx, Pane
+from gputop.tui.panes.gpus import GpusPane
 from gputop.tui.panes.host import HostPane
+from gputop.tui.panes.procs import ProcessesPane
 from gputop.tui.panes.launch import LaunchPane
 from gputop.tui.panes.sm import SmPane
 from gputop.tui.panes.throughput import ThroughputPane
 from gputop.tui.panes.util import UtilPane
 from gputop.tui.panes.vram import VramPane
-from gputop.tui.picker import OnceScreen
-from gputop.tui.render import BOLD, WARN, row
+from gputop.tui.render import ALERT, BOLD, OK, WARN, row
+from gputop.tui.view_settings import ViewSettings
 from gputop.units import printable
 from gputop.tui.widgets import (LIVE_STYLE, PAUSED_STYLE, Banner, KeyBar, StatusBar, Summary,
                                 TextScreen, clock_text, help_text)
@@ -43,11 +46,16 @@ MIN_SIZE = (40, 12)
 WIDE_SIZE = (110, 30)  # below this, one pane at a time with a summary strip
 
 STALE_KEY_S = 0.3  # a key that waited longer than this behind a busy screen is dropped
-NEVER_DROPPED = {"q", "ctrl+c", "escape"}
+NEVER_DROPPED = {"q", "f10", "ctrl+c", "escape"}
+FLASH_S = 8.0  # how long an action's result stays on the status line
+GRID_PANES = tuple("123456")  # 7 (GPUs) and 8 (processes) are shown zoomed, not in the grid
 
 KEYS = [
     ("1-6", "focus and zoom a pane (again or Esc: back to all panes)"),
+    ("7", "every GPU at a glance (↑↓, Enter selects the GPU for the other panes)"),
+    ("8", "processes: ↑↓ select, < > or F6 sort, / filter, t tree, k or F9 send a signal"),
     ("tab / shift+tab", "next / previous pane"),
+    ("a", "panes 1-2: every GPU, one line each / the selected GPU"),
     ("space", "pause the view (sampling continues) / resume"),
     ("left / right", "step one frame back / forward in history (pauses)"),
     ("[ / ]", "previous / next GPU"),
@@ -55,8 +63,12 @@ KEYS = [
     ("e", "explain the focused pane: definitions and where its numbers came from"),
     ("r", "start / stop recording to a file (live view)"),
     ("p / P", "pin the dashboard to a process tree (picker, type to filter) / unpin"),
-    ("?", "this help"),
-    ("q", "quit"),
+    ("T", "next colour theme: dark, light, colorblind, high-contrast"),
+    ("S", "save the layout (pane, zoom, window, theme, a) to the config file"),
+    ("mouse", "click a pane to focus it, double-click to zoom; click a header (8) to sort; "
+              "wheel scrolls lists (--no-mouse leaves the mouse to the terminal)"),
+    ("? / h / F1", "this help"),
+    ("q / F10", "quit"),
 ]
 
 
@@ -89,11 +101,14 @@ class GputopApp(App):
     TITLE = "gputop"
     ENABLE_COMMAND_PALETTE = False
     BINDINGS = [
-        Binding("q", "quit", "quit"),
+        Binding("q,f10", "quit", "quit"),
         # a top-like tool quits on Ctrl-C (Textual's default only hints at ctrl+q); with the
         # shell's code for an interrupt, as a SIGINT would give
         Binding("ctrl+c", "interrupt", "quit", show=False, priority=True),
-        Binding("question_mark", "help", "help", key_display="?"),
+        Binding("question_mark,h,f1", "help", "help", key_display="?"),
+        Binding("a", "all_gpus", "all GPUs", show=False),
+        Binding("T", "theme", "theme", show=False),
+        Binding("S", "save_layout", "save layout", show=False),
         Binding("space", "pause", "pause"),
         Binding("left", "step(-1)", "back", key_display="←"),
         Binding("right", "step(1)", "fwd", key_display="→"),
@@ -109,13 +124,20 @@ class GputopApp(App):
         # Panes hidden in the narrow layout cannot take focus, so tab walks the panes itself.
         Binding("tab", "cycle(1)", "next pane", show=False, priority=True),
         Binding("shift+tab", "cycle(-1)", "previous pane", show=False, priority=True),
-        *[Binding(str(i), f"pane('{i}')", f"pane {i}", show=False) for i in range(1, 7)],
+        *[Binding(str(i), f"pane('{i}')", f"pane {i}", show=False) for i in range(1, 9)],
     ]
 
-    def __init__(self, session: Session, *, interval_s: float = 1.0, window_s: float = 60.0,
+    def __init__(self, session: Session, *, interval_s: float = 1.0, window_s: float | None = None,
                  pin: tuple[tuple[int, ...], str | None] | None = None,
-                 record_max_bytes: int | None = RECORD_MAX_BYTES):
+                 record_max_bytes: int | None = RECORD_MAX_BYTES,
+                 view: ViewSettings = ViewSettings()):
         super().__init__()
+        self.view_settings = view
+        self._use_theme(view.theme)
+        self.readonly = view.readonly
+        self.all_gpus = view.all_gpus
+        self.hidden = tuple(k for k in view.hidden if k in GRID_PANES)
+        self._flash: tuple[str, bool, float] | None = None  # (text, error, until monotonic)
         self.session = session
         # Live pinning goes through the pin source (the session's pin_state); the demo and
         # replay pin from the frames' own process lists (pin).
@@ -126,13 +148,13 @@ class GputopApp(App):
         self._frames_posted = False  # a FramesArrived is waiting: later frames join it
         self._refresh_asked = False  # a refresh is scheduled: later keys join it
         self._record_error_shown: str | None = None
-        self.window_s = window_s
+        self.window_s = window_s if window_s is not None else view.window_s
         self.gpu_index = 0
         self.paused_seq: int | None = None
-        self.zoomed: str | None = None
-        self.current_pane = "1"
+        self.current_pane = view.pane
+        self.zoomed: str | None = view.pane if view.zoom or view.pane not in GRID_PANES else None
         self.panes: list[Pane] = [UtilPane(), SmPane(), ThroughputPane(), VramPane(), LaunchPane(),
-                                  HostPane()]
+                                  HostPane(), GpusPane(), ProcessesPane()]
 
     keys = KEYS
 
@@ -142,7 +164,7 @@ class GputopApp(App):
         served at once; q, Ctrl-C and Escape are never dropped, nor typing in a dialog.
         (Textual stamps a message with time.monotonic on Linux.)"""
         if isinstance(event, events.Key) and event.key not in NEVER_DROPPED \
-                and not isinstance(self.screen, OnceScreen) \
+                and not isinstance(self.screen, ModalScreen) \
                 and time.monotonic() - event.time > STALE_KEY_S:
             self.dropped_keys += 1
             return
@@ -174,11 +196,11 @@ class GputopApp(App):
     def key_hints(self) -> list[tuple[str, str]]:
         return [("q", "quit"), ("?", "help"), ("space", "pause"), ("← →", "step"),
                 ("[ ]", "GPU"), ("+ -", "window"), ("e", "explain"), ("r", "rec"), ("p", "pin"),
-                ("1-6", "pane")]
+                ("1-6", "pane"), ("7", "GPUs"), ("8", "procs")]
 
     def on_mount(self) -> None:
         self._apply_layout()
-        self.panes[0].focus()
+        self._pane(self.current_pane).focus()
         self.refresh_view()
         self.session.subscribe(self._frame_landed)
         self.session.start()
@@ -225,6 +247,7 @@ class GputopApp(App):
         shown = self.zoomed or self.current_pane
         for pane in self.panes:
             pane.set_class(pane.key == shown, "-current")
+            pane.set_class(pane.key in self.hidden or pane.key not in GRID_PANES, "-extra")
 
     # ------------------------------------------------------------ frames
 
@@ -278,7 +301,8 @@ class GputopApp(App):
         indexes = [g.sample.index for g in view.gpus]
         if indexes and self.gpu_index not in indexes:
             self.gpu_index = indexes[0]
-        return Ctx(self.timeline, view, self.gpu_index, self.window_s, self.source_label)
+        return Ctx(self.timeline, view, self.gpu_index, self.window_s, self.source_label,
+                   all_gpus=self.all_gpus)
 
     def refresh_view(self) -> None:
         with self.session.lock:  # the panes read the timeline while drawing their plots
@@ -314,7 +338,10 @@ class GputopApp(App):
         recorder = self.session.recorder
         if recorder is not None:
             extra = f" REC {recorder.path.name} {recorder.size_bytes() / 1024:.0f} KiB"
-        self.query_one(StatusBar).render_status(ctx, mode, style, extra)
+        message = None
+        if self._flash is not None and time.monotonic() < self._flash[2]:
+            message = (self._flash[0], ALERT if self._flash[1] else OK)
+        self.query_one(StatusBar).render_status(ctx, mode, style, extra, message)
 
     def status_mode(self):
         if self.paused_seq is None:
@@ -408,18 +435,30 @@ class GputopApp(App):
         pane = self._pane(key)
         if self.zoomed == key:
             self.zoomed = None
-        elif not self.has_class("-narrow"):
+            if key not in GRID_PANES:  # back to the grid, on the pane shown before
+                key = self._last_grid_pane
+                pane = self._pane(key)
+        elif not self.has_class("-narrow") or key not in GRID_PANES:
             self.zoomed = key
+        if key in GRID_PANES:
+            self._last_grid_pane = key
         self.current_pane = key
         self._apply_layout()
         pane.focus()
         self.schedule_refresh()
 
+    _last_grid_pane = "1"
+
     def action_cycle(self, step: int) -> None:
         if isinstance(self.screen, ModalScreen):
             self.screen.focus_next() if step > 0 else self.screen.focus_previous()
             return
-        keys = [p.key for p in self.panes]
+        # in the grid, the panes it shows; zoomed, every pane (7 and 8 too)
+        keys = [p.key for p in self.panes if p.key not in self.hidden
+                and (self.zoomed is not None or p.key in GRID_PANES)]
+        if self.current_pane not in keys:
+            keys.append(self.current_pane)
+            keys.sort()
         key = keys[(keys.index(self.current_pane) + step) % len(keys)]
         self.current_pane = key
         if self.zoomed is not None:
@@ -430,9 +469,105 @@ class GputopApp(App):
 
     def action_unzoom(self) -> None:
         if self.zoomed is not None:
+            if self.zoomed not in GRID_PANES:
+                self.current_pane = self._last_grid_pane
             self.zoomed = None
             self._apply_layout()
+            self._pane(self.current_pane).focus()
             self.schedule_refresh()
+
+    # ------------------------------------------------------------ GPUs, processes, settings
+
+    def select_gpu(self, index: int) -> None:
+        """The overview's Enter: make ``index`` the GPU of every pane, back on the grid."""
+        self.gpu_index = index
+        self.flash(f"GPU {index} selected")
+        if self.zoomed == "7":
+            self.action_pane("7")
+        else:
+            self.schedule_refresh()
+
+    def flash(self, text: str, error: bool = False) -> None:
+        """An action's result on the status line for a few seconds."""
+        self._flash = (printable(text), error, time.monotonic() + FLASH_S)
+        self._status()
+        self.set_timer(FLASH_S + 0.1, self._status)
+
+    def action_all_gpus(self) -> None:
+        self.all_gpus = not self.all_gpus
+        self.flash("panes 1-2: every GPU" if self.all_gpus else "panes 1-2: the selected GPU")
+        self.schedule_refresh()
+
+    def _use_theme(self, name: str) -> None:
+        theme.apply(self, name)
+        self.theme_name = name
+
+    def action_theme(self) -> None:
+        names = theme.THEME_NAMES
+        self._use_theme(names[(names.index(self.theme_name) + 1) % len(names)])
+        for widget in self.query("*"):
+            if hasattr(widget, "repaint_all"):
+                widget.repaint_all()
+        self.refresh_view()
+        self.flash(f"theme: {self.theme_name} (S saves it)")
+
+    def layout_settings(self) -> dict:
+        """What S saves: the config file keys of the layout as it is now."""
+        return {"pane": self.zoomed or self.current_pane, "zoom": self.zoomed is not None,
+                "window_s": self.window_s, "theme": self.theme_name, "all_gpus": self.all_gpus}
+
+    def action_save_layout(self) -> None:
+        from gputop.config import ConfigError, save_layout
+
+        try:
+            path = save_layout(self.layout_settings(), self.view_settings.config_path)
+        except (ConfigError, OSError, ValueError) as exc:
+            self.flash(f"layout not saved: {exc}", error=True)
+            return
+        self.flash(f"layout saved to {path}")
+
+    @property
+    def live_processes(self) -> bool:
+        """Whether the listed PIDs are this machine's (not the demo's, a replay's or a
+        remote host's), so that acting on them means anything."""
+        return self.pin_state is not None
+
+    def signal_process(self, proc_row) -> None:
+        """k / F9 in the process list: refused at once, or a menu of signals, then a
+        confirmation naming the process, then the result on the status line."""
+        from gputop.actions import SIGNALS, refusal
+        from gputop.tui.dialogs import MenuScreen
+
+        if proc_row is None:
+            self.flash("no process selected", error=True)
+            return
+        proc = proc_row.sample
+        why = refusal(proc, readonly=self.readonly, live=self.live_processes)
+        if why:
+            self.flash(why, error=True)
+            return
+        options = [(name, f"SIG{name}") for name in SIGNALS]
+        self.push_screen(MenuScreen(f"signal pid {proc.pid} ({proc.name})", options),
+                         lambda name: self._confirm_signal(proc, name))
+
+    def _confirm_signal(self, proc, name: str | None) -> None:
+        from gputop.tui.dialogs import ConfirmScreen
+
+        if name is None:
+            return
+        command = (proc.cmdline or proc.name)[:60]
+        question = (f"Send SIG{name} to pid {proc.pid}, user {proc.user or '?'}, on GPU "
+                    f"{proc.gpu_index}:\n  {command}\n?")
+        self.push_screen(ConfirmScreen(question), lambda yes: self._send(proc, name, yes))
+
+    def _send(self, proc, name: str, yes: bool) -> None:
+        from gputop.actions import send_signal
+
+        if not yes:
+            self.flash("not sent")
+            return
+        sent, text = send_signal(proc, name, readonly=self.readonly, live=self.live_processes)
+        self.flash(text, error=not sent)
 
     def on_descendant_focus(self, event) -> None:
         widget = event.widget

@@ -15,6 +15,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from gputop.tui.render import Row, fit
+from gputop.tui.theme import restyle
 
 
 def _strip(cells: Row, cuts: tuple[int, ...], base: Style) -> Strip:
@@ -28,12 +29,12 @@ def _strip(cells: Row, cuts: tuple[int, ...], base: Style) -> Strip:
     text, style = "", None
     for x, (ch, ch_style) in enumerate(cells):
         if text and (ch_style is not style or x in cuts):
-            segments.append(Segment(text, base + style if style else base))
+            segments.append(Segment(text, base + restyle(style) if style else base))
             text = ""
         text += ch
         style = ch_style
     if text:
-        segments.append(Segment(text, base + style if style else base))
+        segments.append(Segment(text, base + restyle(style) if style else base))
     return Strip(segments, len(cells))
 
 
@@ -91,6 +92,13 @@ class DiffLines(Widget):
         super().notify_style_update()
         self._base_style = None
         self._strips.clear()
+
+    def repaint_all(self) -> None:
+        """Draw every cell again on the next show (after a theme change)."""
+        self._strips.clear()
+        self._base_style = None
+        self._width = -1
+        self.refresh()
 
     def on_resize(self) -> None:
         self._width = -1  # next show() repaints everything at the new size

@@ -182,3 +182,31 @@ def rate(value: float | None) -> str:
 
 def count(value: float | None) -> str:
     return f"{value:,.0f}" if _known(value) else "n/a"
+
+
+def spark(values: Sequence[float | None], top: float, style: Style | None = None) -> Row:
+    """One row of eighth-block columns: a sparkline, blank where a value is unknown."""
+    out: Row = []
+    for value in values:
+        if value is None or not math.isfinite(value) or not top > 0:
+            out.append((" ", None))
+            continue
+        level = int(round(max(0.0, min(1.0, value / top)) * 8))
+        out.append((EIGHTHS_VERTICAL[level] if level else "▁", style if level else DIM))
+    return out
+
+
+def gap_bar(util_pct: float | None, sm_pct: float | None, width: int, sm_style: Style | None,
+            gap_style: Style | None) -> Row:
+    """GPU-Util and SM activity in one bar: solid up to SM active, shaded from there to
+    GPU-Util.  The shaded part is time the GPU counted as busy with its SMs idle."""
+    if width <= 0:
+        return []
+    if util_pct is None:
+        return [("·", DIM)] * width
+    util_cells = int(round(max(0.0, min(100.0, util_pct)) / 100 * width))
+    if sm_pct is None:
+        return [("▒", gap_style)] * util_cells + [(" ", None)] * (width - util_cells)
+    sm_cells = min(util_cells, int(round(max(0.0, min(100.0, sm_pct)) / 100 * width)))
+    return ([("█", sm_style)] * sm_cells + [("░", gap_style)] * (util_cells - sm_cells)
+            + [(" ", None)] * (width - util_cells))

@@ -18,6 +18,7 @@ from gputop.model.detect import DetectConfig
 from gputop.record.store import Recording
 from gputop.session import Session
 from gputop.record.timespec import HELP, parse_time
+from gputop.tui.view_settings import ViewSettings
 from gputop.tui.app import GputopApp
 from gputop.tui.picker import PromptScreen
 from gputop.tui.widgets import LIVE_STYLE, PAUSED_STYLE, clock_text
@@ -42,9 +43,9 @@ class ReplayApp(GputopApp):
     ]
 
     def __init__(self, recording: Recording, detect_config: DetectConfig = DetectConfig(),
-                 window_s: float = 60.0):
+                 window_s: float | None = None, view: ViewSettings = ViewSettings()):
         super().__init__(Session(f"replay:{recording.path.name}", detect_config=detect_config,
-                                 history_bytes=None), window_s=window_s)
+                                 history_bytes=None), window_s=window_s, view=view)
         self.recording = recording
         self.detect_config = detect_config
         self.total_frames = recording.count()

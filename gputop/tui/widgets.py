@@ -37,14 +37,18 @@ def clock_text(time_wall_s: float) -> str:
 class StatusBar(DiffLines):
     DEFAULT_CSS = "StatusBar { height: 1; background: $panel; }"
 
-    def render_status(self, ctx: Ctx, mode: str, mode_style: Style, extra: str = "") -> None:
+    def render_status(self, ctx: Ctx, mode: str, mode_style: Style, extra: str = "",
+                      message: tuple[str, Style] | None = None) -> None:
+        """The status line; ``message`` (an action's result) comes right after the mode,
+        where it is read first."""
         gpu = ctx.gpu
         gpus = ctx.view.gpus
         gpu_text = (f"GPU {ctx.gpu_index} ({len(gpus)}) {gpu.sample.name}" if gpu is not None
                     else "no GPU")
+        flash = ((" │ ", None), message) if message else ()
         self.show([row((" gputop ", BOLD), "│ ", clock_text(ctx.view.frame.time_wall_s), " ",
-                       (mode, mode_style), extra, " │ ", ctx.source_label, " │ ", gpu_text,
-                       f" │ window {ctx.window_s:.0f}s")])
+                       (mode, mode_style), *flash, extra, " │ ", ctx.source_label, " │ ",
+                       gpu_text, f" │ window {ctx.window_s:.0f}s")])
 
 
 class KeyBar(DiffLines):
@@ -115,7 +119,7 @@ class Summary(DiffLines):
                 ("  4", BOLD), f" VRAM {gib(s.mem_used_bytes if s else None)}/"
                 f"{gib(s.mem_total_bytes if s else None)} GiB",
                 ("  5", BOLD), f" launch p99 {duration_us(worst_p99)}"),
-            row(("keys 1-6 pane · tab next · p pin · ? help", DIM)),
+            row(("keys 1-6 pane · 7 GPUs · 8 processes · tab next · p pin · ? help", DIM)),
         ])
 
 

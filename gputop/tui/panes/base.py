@@ -9,7 +9,8 @@ from gputop.model.derive import GpuView, View, series
 from gputop.model.timeline import Timeline
 from gputop.schema import Frame
 from gputop.tui.lines import DiffLines
-from gputop.tui.render import DIM, Row, SweepPlot, nice_top, row, sweep_columns, sweep_cursor
+from gputop.tui.render import (BOLD, DIM, Row, SweepPlot, nice_top, row, spark, sweep_columns,
+                               sweep_cursor)
 
 
 @dataclass(frozen=True)
@@ -21,6 +22,7 @@ class Ctx:
     gpu_index: int
     window_s: float
     source_label: str
+    all_gpus: bool = False  # panes 1-2 show every GPU, one line each
 
     @property
     def gpu(self) -> GpuView | None:
@@ -97,6 +99,32 @@ class Pane(DiffLines, can_focus=True):
         self.redraw()
 
     alert_sensitive = False
+
+    def on_click(self, event) -> None:
+        """A click focuses the pane (Textual does that); a double click zooms it, or
+        un-zooms it, as its number key does."""
+        if getattr(event, "chain", 1) >= 2:
+            self.app.action_pane(self.key)
+
+    def all_gpu_rows(self, ctx: Ctx, field: str, label: str, width: int, height: int,
+                     style) -> list[Row]:
+        """Every GPU on one line each: index, a sparkline of ``field`` over the window
+        (sweep order, like the plots) and its value now; the selected GPU in bold."""
+        out = [row((f"{label}, every GPU (a: the selected GPU only)"[:width], DIM))]
+        spark_w = max(0, width - 10)
+        end = ctx.view.frame.time_mono_s
+        for g in ctx.view.gpus[: max(0, height - 1)]:
+            s = g.sample
+            columns = sweep_columns(ctx.series(gpu_field(s.index, field)), end, ctx.window_s,
+                                    spark_w) if spark_w else []
+            cursor = sweep_cursor(end, ctx.window_s, spark_w) if spark_w else None
+            cells = spark([None if i == cursor else v for i, v in enumerate(columns)], 100.0,
+                          style)
+            value = getattr(s, field)
+            now = "n/a" if value is None else f"{value:.0f}%"
+            mark = BOLD if s.index == ctx.gpu_index else None
+            out.append(row((f"{s.index:>2} ", mark)) + cells + row((f" {now:>5}", mark)))
+        return out
 
     def redraw(self) -> None:
         if self.ctx is None or self.size.width <= 0 or self.size.height <= 0:

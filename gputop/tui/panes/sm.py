@@ -43,6 +43,8 @@ class SmPane(Pane):
         if gpu is None:
             return [row(("n/a (no GPU)", ALERT))]
         s = gpu.sample
+        if ctx.all_gpus and len(ctx.view.gpus) > 1:
+            return self.all_gpu_rows(ctx, "sm_active_pct", "SM active", width, height, PLOT)
         label_w, value_w = 10, 5
         bar_w = max(0, width - label_w - value_w - 1)
         out = []

@@ -47,6 +47,9 @@ class UtilPane(Pane):
         if gpu is None:
             return [row(("GPU n/a (" + (ctx.source_reason("nvml") or "no GPU reported") + ")", ALERT))]
         s = gpu.sample
+        if ctx.all_gpus and len(ctx.view.gpus) > 1:
+            return self.all_gpu_rows(ctx, "util_gpu_pct", "GPU-Util", width, height,
+                                     PLOT_ALERT if ctx.alerting else PLOT)
         big = BOLD if not ctx.alerting else ALERT
         if s.lost:
             return [row((f"GPU {s.index} {s.name}: {s.missing.get('all', 'lost')}", ALERT)),

@@ -1,0 +1,67 @@
+"""Acting on a process from the dashboard: send it a signal, or say why not.
+
+gputop often runs as root on a shared server, so the checks come before the kill: the
+process must be the one the user saw (same PID *and* start time: PIDs recycle while
+a menu is open), another user's process needs root, and ``--readonly`` (or
+``readonly = true`` in the config) turns every action off.  The result is one line
+for the status bar; nothing here raises.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import psutil
+
+from gputop.schema import ProcSample
+
+SIGNALS = ("TERM", "INT", "KILL", "HUP", "STOP", "CONT")
+START_TIME_TOLERANCE_S = 1.0  # psutil's create_time is jiffy-rounded boot time + start ticks
+
+
+def refusal(proc: ProcSample, *, readonly: bool, live: bool) -> str | None:
+    """Why gputop will not act on ``proc``, or None when it may try."""
+    if readonly:
+        return "read-only: actions are disabled (--readonly or readonly = true in the config)"
+    if not live:
+        return f"pid {proc.pid} is not a live process here (demo, replay or remote view)"
+    if os.geteuid() != 0:
+        try:
+            owner = psutil.Process(proc.pid).uids().real
+        except psutil.NoSuchProcess:
+            return f"no such process: pid {proc.pid} has exited"
+        except psutil.Error as exc:
+            return f"pid {proc.pid}: {exc}"
+        if owner != os.getuid():
+            return (f"refused: pid {proc.pid} belongs to {proc.user or f'uid {owner}'}; only "
+                    "root may signal another user's process")
+    return None
+
+
+def send_signal(proc: ProcSample, name: str, *, readonly: bool, live: bool = True) -> tuple[bool, str]:
+    """(sent?, one line saying what happened) for SIG``name`` to ``proc``."""
+    if name not in SIGNALS:
+        return False, f"unknown signal {name}"
+    why = refusal(proc, readonly=readonly, live=live)
+    if why:
+        return False, why
+    try:
+        target = psutil.Process(proc.pid)
+        started = target.create_time()
+    except psutil.NoSuchProcess:
+        return False, f"no such process: pid {proc.pid} has exited"
+    except psutil.Error as exc:
+        return False, f"pid {proc.pid}: {exc}"
+    if proc.start_time_s is not None and abs(started - proc.start_time_s) > START_TIME_TOLERANCE_S:
+        return False, (f"not sent: pid {proc.pid} is now another process (it exited and the "
+                       "PID was reused)")
+    try:
+        target.send_signal(getattr(signal, f"SIG{name}"))
+    except psutil.NoSuchProcess:
+        return False, f"no such process: pid {proc.pid} has exited"
+    except psutil.AccessDenied:
+        return False, f"refused by the kernel: no permission to signal pid {proc.pid}"
+    except psutil.Error as exc:
+        return False, f"pid {proc.pid}: {exc}"
+    return True, f"sent SIG{name} to pid {proc.pid} ({proc.name or '?'})"

@@ -1,0 +1,251 @@
+"""Settings from a TOML file and GPUTOP_* variables, under the command line.
+
+Precedence: command line > environment (``GPUTOP_*``) > file > built-in defaults.  The
+file is ``$XDG_CONFIG_HOME/gputop/config.toml`` (``~/.config/gputop/config.toml``), or
+``GPUTOP_CONFIG``; it is read with the standard library's ``tomllib``.  Every setting
+names the command-line option it stands for, so values from the file and the
+environment go through the option's own parser and are checked the same way; a bad
+one is one line naming the key and its line, and gputop exits 2.
+
+``gputop config --print`` shows each effective setting and where it came from; the
+dashboard's S key saves its layout (pane, zoom, window, theme, GPU overlay) back into
+the file, keeping the rest of the file as it was.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gputop.safefile import UnsafeFile, read_regular
+
+CONFIG_MAX_BYTES = 1 << 20
+THEMES = ("dark", "light", "colorblind", "high-contrast")
+PANES = tuple("12345678")
+
+
+class ConfigError(ValueError):
+    """A setting that cannot be used: one line naming the key, its line and why."""
+
+
+@dataclass(frozen=True)
+class Setting:
+    key: str  # in the file: "delay_s", or "detector.hold_s" for a key in a [detector] table
+    dest: str  # the argparse destination it sets
+    option: str  # the command-line option, for messages and for spotting it in argv
+    kind: type  # what TOML must hold: str, float, int, bool, list
+    help: str
+    parse: Callable[[str], Any] | None = None  # the option's own parser, for str/number values
+    command: str | None = None  # the subcommand whose parser owns the option (serve's --listen)
+
+    @property
+    def env(self) -> str:
+        return "GPUTOP_" + re.sub(r"[^A-Z0-9]", "_", self.key.upper())
+
+
+def settings(parsers: dict[str, Callable]) -> tuple[Setting, ...]:
+    """The settings, with ``parsers`` (name -> the CLI's argument parser function)."""
+    p = parsers
+    return (
+        Setting("delay_s", "delay", "-d/--delay", float, "seconds between samples", p["delay"]),
+        Setting("window_s", "window", "--window", float, "the plots' time window, seconds",
+                p["window"]),
+        Setting("theme", "theme", "--theme", str, "colours: " + ", ".join(THEMES), p["theme"]),
+        Setting("readonly", "readonly", "--readonly", bool,
+                "no actions on processes (signals are refused)"),
+        Setting("mouse", "mouse", "--no-mouse", bool,
+                "take mouse clicks (false leaves the terminal's own text selection alone)"),
+        Setting("pane", "pane", "--pane", str, "the pane shown first (1-8)", p["pane"]),
+        Setting("zoom", "zoom", "--zoom", bool, "start with that pane zoomed"),
+        Setting("hidden_panes", "hide", "--hide", list, "panes left out of the grid, e.g. [5]",
+                p["panes"]),
+        Setting("all_gpus", "all_gpus", "--all-gpus", bool,
+                "panes 1-2 show every GPU (a toggles)"),
+        Setting("ebpf", "ebpf", "--ebpf", str, "eBPF launch probes: full, light or off",
+                p["ebpf"]),
+        Setting("engines", "engine", "--engine", list, "serving engines' /metrics URLs", p["url"]),
+        Setting("detector.busy_util_pct", "busy_util_pct", "--busy-util-pct", float,
+                "GPU-Util at or above which the GPU counts as busy", p["percent"]),
+        Setting("detector.collapse_ratio", "collapse_ratio", "--collapse-ratio", float,
+                "tokens/s at or below this fraction of baseline is a collapse", p["ratio"]),
+        Setting("detector.latency_factor", "latency_factor", "--latency-factor", float,
+                "latency p99 at or above this x baseline is a collapse", p["factor"]),
+        Setting("detector.hold_s", "hold_s", "--hold-s", float,
+                "seconds a condition must hold before the banner changes", float),
+        Setting("serve.listen", "listen", "--listen", str, "the exporter's HOST:PORT",
+                str, command="serve"),
+    )
+
+
+def config_path(environ=os.environ) -> Path:
+    if environ.get("GPUTOP_CONFIG"):
+        return Path(environ["GPUTOP_CONFIG"])
+    base = environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "gputop" / "config.toml"
+
+
+def key_line(text: str, key: str) -> int | None:
+    """The line (1-based) that sets ``key`` ("table.name" inside [table]), for messages."""
+    table, _, name = key.rpartition(".")
+    current = ""
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        header = re.match(r"^\[\s*([A-Za-z0-9_.-]+)\s*\]", stripped)
+        if header:
+            current = header.group(1)
+            continue
+        if current == table and re.match(rf"^{re.escape(name)}\s*=", stripped):
+            return number
+    return None
+
+
+def _flatten(data: dict, prefix: str = "") -> dict[str, Any]:
+    out = {}
+    for key, value in data.items():
+        if isinstance(value, dict):
+            out.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def read_file(path: Path) -> tuple[dict[str, Any], str]:
+    """(flat key -> value, the text) of the config file; ({}, "") when there is none."""
+    try:
+        raw = read_regular(path, CONFIG_MAX_BYTES)
+    except FileNotFoundError:
+        return {}, ""
+    except (UnsafeFile, OSError) as exc:
+        raise ConfigError(f"config {path}: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+        return _flatten(tomllib.loads(text)), text
+    except UnicodeDecodeError:
+        raise ConfigError(f"config {path}: not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config {path}: {exc}") from None
+
+
+def _convert(setting: Setting, value: Any, where: str) -> Any:
+    """A file or environment value as the option would have parsed it."""
+    def bad(why: str) -> ConfigError:
+        return ConfigError(f"{where}: {setting.key} {why}")
+
+    if setting.kind is bool:
+        if isinstance(value, str):  # from the environment
+            if value.lower() in ("1", "true", "yes", "on"):
+                return True
+            if value.lower() in ("0", "false", "no", "off"):
+                return False
+            raise bad(f"must be true or false, got {value!r}")
+        if not isinstance(value, bool):
+            raise bad(f"must be true or false, got {value!r}")
+        return value
+    if setting.kind is list:
+        items = value.split(",") if isinstance(value, str) else value
+        if not isinstance(items, list):
+            raise bad(f"must be a list, got {value!r}")
+        try:
+            parsed = [setting.parse(str(item).strip()) for item in items if str(item).strip()]
+        except (ValueError, TypeError, argparse.ArgumentTypeError) as exc:
+            raise bad(str(exc)) from None
+        if setting.dest == "hide":
+            return sorted({p for group in parsed for p in group})
+        return parsed
+    if isinstance(value, bool) or isinstance(value, (list, dict)):
+        kind = "a number" if setting.kind is float else f"a {setting.kind.__name__}"
+        raise bad(f"must be {kind}, got {value!r}")
+    if setting.kind is float and not isinstance(value, (int, float, str)):
+        raise bad(f"must be a number, got {value!r}")
+    try:
+        return setting.parse(str(value)) if setting.parse else value
+    except (ValueError, TypeError, argparse.ArgumentTypeError) as exc:
+        raise bad(str(exc)) from None
+
+
+@dataclass(frozen=True)
+class Effective:
+    setting: Setting
+    value: Any
+    source: str  # "default", "file (line N)", "environment GPUTOP_X", "command line"
+
+
+def layered(all_settings: tuple[Setting, ...], defaults: dict[str, Any],
+            environ=os.environ) -> tuple[dict[str, Effective], Path]:
+    """Each setting's value from environment > file > default (the command line comes
+    later, in argparse); ConfigError on a bad file, key or value."""
+    path = config_path(environ)
+    data, text = read_file(path)
+    known = {s.key: s for s in all_settings}
+    for key in data:
+        if key not in known:
+            line = key_line(text, key)
+            raise ConfigError(f"config {path}" + (f" line {line}" if line else "")
+                              + f": unknown key {key!r} (gputop config --print lists them)")
+    out = {}
+    for s in all_settings:
+        if s.env in environ:
+            out[s.dest] = Effective(s, _convert(s, environ[s.env], f"environment {s.env}"),
+                                    f"environment {s.env}")
+        elif s.key in data:
+            line = key_line(text, s.key)
+            where = f"config {path}" + (f" line {line}" if line else "")
+            out[s.dest] = Effective(s, _convert(s, data[s.key], where),
+                                    f"file line {line}" if line else "file")
+        else:
+            out[s.dest] = Effective(s, defaults.get(s.dest), "default")
+    return out, path
+
+
+def given_on_command_line(setting: Setting, argv: list[str]) -> bool:
+    options = setting.option.split("/")
+    return any(arg == o or arg.startswith(o + "=") for arg in argv for o in options)
+
+
+# ---------------------------------------------------------------- saving the layout
+
+LAYOUT_KEYS = ("pane", "zoom", "window_s", "theme", "all_gpus")
+
+
+def toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    text = str(value).replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{text}"'
+
+
+def save_layout(values: dict[str, Any], path: Path | None = None) -> Path:
+    """Write the top-level ``values`` (LAYOUT_KEYS) into the config file: a key already
+    set is replaced on its own line, a new one goes above the first [table]; comments
+    and every other line stay.  Written to a temporary file and renamed, so a crash
+    never leaves half a config."""
+    path = path or config_path()
+    _, text = read_file(path)
+    lines = text.splitlines()
+    first_table = next((i for i, line in enumerate(lines)
+                        if re.match(r"^\s*\[", line)), len(lines))
+    for key, value in values.items():
+        line = f"{key} = {toml_value(value)}"
+        number = key_line("\n".join(lines), key)
+        if number is not None:
+            lines[number - 1] = line
+        else:
+            lines.insert(first_table, line)
+            first_table += 1
+    body = "\n".join(lines) + "\n"
+    tomllib.loads(body)  # never write what gputop could not read back
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(body)
+    os.replace(tmp, path)
+    return path

@@ -1,0 +1,135 @@
+"""The process list as htop users expect it: one row per (process, GPU), its CPU% from two
+frames, sortable by any column, filtered by a pattern, or ordered as a tree.
+
+Pure functions of the timeline, so the live view, pause and replay list the same rows.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from gputop.model.timeline import Timeline
+from gputop.schema import ProcSample
+
+FILTER_MAX_CHARS = 200
+
+
+@dataclass(frozen=True)
+class ProcRow:
+    sample: ProcSample
+    cpu_pct: float | None  # over the last tick, 100% = one core
+    elapsed_s: float | None  # since the process started, at the frame's wall time
+
+    @property
+    def owner(self) -> str:
+        """Pod where known, else the container or unit: what the table's column shows."""
+        s = self.sample
+        return s.pod or s.container
+
+
+# (column key, header, what it sorts by; None last whatever the order)
+COLUMNS = (
+    ("pid", "PID", lambda r: r.sample.pid),
+    ("user", "USER", lambda r: r.sample.user),
+    ("gpu", "GPU", lambda r: r.sample.gpu_index),
+    ("vram", "VRAM", lambda r: r.sample.mem_bytes),
+    ("sm", "SM%", lambda r: r.sample.sm_util_pct),
+    ("cpu", "CPU%", lambda r: r.cpu_pct),
+    ("mem", "HOST MEM", lambda r: r.sample.rss_bytes),
+    ("time", "TIME", lambda r: r.elapsed_s),
+    ("owner", "CONTAINER / POD", lambda r: r.owner),
+    ("command", "COMMAND", lambda r: r.sample.cmdline or r.sample.name),
+)
+COLUMN_KEYS = tuple(c[0] for c in COLUMNS)
+_SORT_KEY = {c[0]: c[2] for c in COLUMNS}
+
+
+def process_rows(timeline: Timeline, index: int,
+                 processes: tuple[ProcSample, ...] | None = None) -> list[ProcRow]:
+    """Rows for the frame at ``index`` (or for ``processes`` of it: the pinned tree's).
+    CPU% comes from the cumulative CPU seconds of the same process (pid and start time:
+    PIDs recycle) in the frame before; unknown on the first frame."""
+    frame = timeline.frame(index)
+    before = timeline.frame(index - 1) if index > 0 else None
+    seconds = frame.time_mono_s - before.time_mono_s if before is not None else 0.0
+    earlier = {(p.pid, p.start_time_s): p.cpu_s for p in before.processes} if before else {}
+    rows = []
+    for p in frame.processes if processes is None else processes:
+        cpu = None
+        old = earlier.get((p.pid, p.start_time_s))
+        if p.cpu_s is not None and old is not None and seconds > 0:
+            cpu = max(0.0, 100.0 * (p.cpu_s - old) / seconds)
+        elif p.cpu_s is None and p.cpu_pct is not None:
+            cpu = p.cpu_pct  # a recording made before cpu_s
+        elapsed = None if p.start_time_s is None else max(0.0, frame.time_wall_s - p.start_time_s)
+        rows.append(ProcRow(p, cpu, elapsed))
+    return rows
+
+
+def sort_rows(rows: list[ProcRow], column: str, descending: bool) -> list[ProcRow]:
+    """Sorted by ``column``; unknown values last in either order, ties by pid and GPU."""
+    key = _SORT_KEY[column]
+    known = [r for r in rows if key(r) is not None]
+    unknown = [r for r in rows if key(r) is None]
+    known.sort(key=lambda r: (r.sample.pid, r.sample.gpu_index))
+    known.sort(key=lambda r: (key(r).lower() if isinstance(key(r), str) else key(r)),
+               reverse=descending)
+    return known + sorted(unknown, key=lambda r: (r.sample.pid, r.sample.gpu_index))
+
+
+class FilterError(ValueError):
+    """A filter that is neither a usable pattern nor a plain string (too long)."""
+
+
+def row_filter(text: str):
+    """A predicate over rows for the ``/`` filter: a regular expression over user, command,
+    container and pod, case-insensitive; text that is not a valid pattern ("python3 [")
+    matches as a plain substring, so typing never fails half-way."""
+    if len(text) > FILTER_MAX_CHARS:
+        raise FilterError(f"a filter is at most {FILTER_MAX_CHARS} characters")
+    try:
+        pattern = re.compile(text, re.IGNORECASE)
+        search = pattern.search
+    except re.error:
+        needle = text.lower()
+
+        def search(haystack: str):
+            return needle in haystack.lower()
+
+    def keep(r: ProcRow) -> bool:
+        s = r.sample
+        return any(search(field) for field in (s.user, s.cmdline or s.name, s.container, s.pod,
+                                               str(s.pid)) if field)
+    return keep
+
+
+def tree_order(rows: list[ProcRow]) -> list[tuple[ProcRow, int]]:
+    """(row, depth) with every child under its parent (by ppid among the listed processes),
+    siblings in the given order; a process whose parent is not listed is a root."""
+    listed = {r.sample.pid for r in rows}
+    children: dict[int, list[ProcRow]] = {}
+    roots = []
+    for r in rows:
+        parent = r.sample.ppid
+        if parent is not None and parent in listed and parent != r.sample.pid:
+            children.setdefault(parent, []).append(r)
+        else:
+            roots.append(r)
+    out: list[tuple[ProcRow, int]] = []
+    seen: set[int] = set()
+
+    def walk(r: ProcRow, depth: int) -> None:
+        out.append((r, depth))
+        if r.sample.pid in seen:  # one pid on two GPUs lists its children once
+            return
+        seen.add(r.sample.pid)
+        for child in children.get(r.sample.pid, ()):
+            walk(child, depth + 1)
+
+    for r in roots:
+        walk(r, 0)
+    if len(out) < len(rows):  # a parent cycle (pid reuse in a recording): list the rest flat
+        placed = {id(r) for r, _ in out}
+        out += [(r, 0) for r in rows if id(r) not in placed]
+    return out

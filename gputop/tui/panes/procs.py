@@ -1,0 +1,295 @@
+"""Pane 8: the GPU processes as htop lists them, and what you can do to them.
+
+All GPU processes (or the pinned tree's), sortable by any column (< > like htop, F6
+for a menu, a click on a header; the same column again reverses), filtered with /
+(a pattern over user, command, container and pod), as a tree with t, and sent a
+signal with k or F9 (a menu, then a confirmation naming the process).  Actions are
+checked and carried out by ``gputop.actions``; the result goes to the status bar.
+"""
+
+from __future__ import annotations
+
+from rich.style import Style
+from textual.binding import Binding
+
+from gputop.model.processes import (COLUMN_KEYS, COLUMNS, FilterError, ProcRow, process_rows,
+                                    row_filter, sort_rows, tree_order)
+from gputop.tui.panes.base import Ctx, Pane
+from gputop.tui.render import ALERT, BOLD, DIM, Row, fit, row
+from gputop.units import seconds_text
+
+CURSOR = Style(reverse=True)
+HEADER = Style(bold=True, underline=True)
+# (key, width); the command takes what is left
+WIDTHS = {"pid": 7, "user": 9, "gpu": 3, "vram": 6, "sm": 4, "cpu": 5, "mem": 8, "time": 9,
+          "owner": 22}
+NARROW_DROP = ("mem", "time", "sm", "user", "owner")  # dropped first as the pane narrows
+COMMAND_MIN = 16
+
+
+def _size(value_bytes: int | None) -> str:
+    """Compact, for a narrow column: 71.5G, 812M."""
+    if value_bytes is None:
+        return "n/a"
+    if value_bytes >= 2**30:
+        return f"{value_bytes / 2**30:.1f}G"
+    return f"{value_bytes / 2**20:.0f}M"
+
+
+def _elapsed(seconds: float | None) -> str:
+    if seconds is None:
+        return "n/a"
+    s = int(seconds)
+    if s >= 86400:
+        return f"{s // 86400}d{s % 86400 // 3600:02d}h"
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+def _cell(key: str, r: ProcRow) -> str:
+    s = r.sample
+    if key == "pid":
+        return str(s.pid)
+    if key == "user":
+        return s.user or "?"
+    if key == "gpu":
+        return str(s.gpu_index)
+    if key == "vram":
+        return _size(s.mem_bytes)
+    if key == "sm":
+        return "n/a" if s.sm_util_pct is None else f"{s.sm_util_pct:.0f}"
+    if key == "cpu":
+        return "n/a" if r.cpu_pct is None else f"{r.cpu_pct:.0f}"
+    if key == "mem":
+        return _size(s.rss_bytes)
+    if key == "time":
+        return _elapsed(r.elapsed_s)
+    if key == "owner":
+        return r.owner or "-"
+    return s.cmdline or s.name
+
+
+class ProcessesPane(Pane):
+    key = "8"
+    title = "Processes"
+    definition = (
+        "Processes: every process NVML lists on a GPU (or the pinned tree's), one row per "
+        "process and GPU. VRAM: GPU memory it holds (NVML). SM%: its share of SM time in "
+        "NVML's last per-process sample (reliable only with one process per GPU). CPU%: CPU "
+        "time over the last tick, 100% = one core, from /proc/PID/stat. HOST MEM: resident "
+        "memory. TIME: since it started. CONTAINER / POD: from /proc/PID/cgroup, the "
+        "Kubernetes pod (namespace/name from the runtime's or kubelet's files, else its UID), "
+        "else the container runtime and short id, else the systemd unit. Keys: ↑↓ select, "
+        "< > or F6 sort column (again: reverse), / filter (a regular expression over user, "
+        "command, container and pod; Esc clears), t tree, k or F9 send a signal (refused "
+        "with --readonly, and for another user's process unless gputop runs as root)."
+    )
+    BINDINGS = [
+        Binding("up", "move(-1)", show=False),
+        Binding("down", "move(1)", show=False),
+        Binding("pageup", "move(-10)", show=False),
+        Binding("pagedown", "move(10)", show=False),
+        Binding("home", "move(-100000)", show=False),
+        Binding("end", "move(100000)", show=False),
+        Binding("less_than_sign", "sort_step(-1)", "sort <", show=False),
+        Binding("greater_than_sign", "sort_step(1)", "sort >", show=False),
+        Binding("f6", "sort_menu", "sort", show=False),
+        Binding("slash", "filter", "filter", show=False),
+        Binding("t", "tree", "tree", show=False),
+        Binding("k,f9", "signal", "signal", show=False),
+    ]
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.sort_column = "vram"
+        self.descending = True
+        self.filter_text = ""
+        self.tree_view = False
+        self.selected: tuple[int, int] | None = None  # (pid, gpu) under the cursor
+        self.first_row = 0  # first listed row shown
+        self._listed: list[tuple[ProcRow, int]] = []
+        self._columns: list[tuple[str, int, int]] = []  # (key, x, width) as last drawn
+
+    # ------------------------------------------------------------ the rows
+
+    def listed(self, ctx: Ctx) -> list[tuple[ProcRow, int]]:
+        """(row, tree depth) in display order, after filter and sort."""
+        procs = tuple(p for g in ctx.view.gpus for p in g.processes)
+        rows = process_rows(ctx.timeline, ctx.view.index, procs)
+        if self.filter_text:
+            try:
+                rows = [r for r in rows if row_filter(self.filter_text)(r)]
+            except FilterError:
+                pass
+        rows = sort_rows(rows, self.sort_column, self.descending)
+        return tree_order(rows) if self.tree_view else [(r, 0) for r in rows]
+
+    def _cursor(self) -> int:
+        for i, (r, _) in enumerate(self._listed):
+            if (r.sample.pid, r.sample.gpu_index) == self.selected:
+                return i
+        return 0
+
+    def selected_row(self) -> ProcRow | None:
+        return self._listed[self._cursor()][0] if self._listed else None
+
+    def column_layout(self, width: int) -> list[tuple[str, int, int]]:
+        keys = [k for k in COLUMN_KEYS if k != "command"]
+        for drop in NARROW_DROP:
+            if sum(WIDTHS[k] + 1 for k in keys) + COMMAND_MIN <= width:
+                break
+            keys.remove(drop)
+        columns, x = [], 0
+        for k in keys:
+            columns.append((k, x, WIDTHS[k]))
+            x += WIDTHS[k] + 1
+        columns.append(("command", x, max(0, width - x)))
+        return columns
+
+    def rows(self, ctx: Ctx, width: int, height: int) -> list[Row]:
+        self._listed = self.listed(ctx)
+        self._columns = self.column_layout(width)
+        headers = {key: header for key, header, _ in COLUMNS}
+        head: Row = []
+        for key, x, w in self._columns:
+            text = headers[key] + (("▼" if self.descending else "▲") if key == self.sort_column
+                                   else "")
+            text = text.rjust(w) if key in ("pid", "gpu", "vram", "sm", "cpu", "mem", "time") \
+                else text.ljust(w)
+            head += row((text[:w], HEADER if key == self.sort_column else BOLD), " ")
+        status = f"{len(self._listed)} processes"
+        if self.filter_text:
+            status += f" matching /{self.filter_text}/"
+        if self.tree_view:
+            status += " · tree"
+        if ctx.view.pinned is not None:
+            status += " · pinned tree only"
+        body_h = max(0, height - 2)
+        cursor = self._cursor()
+        if cursor < self.first_row:
+            self.first_row = cursor
+        elif cursor >= self.first_row + body_h:
+            self.first_row = cursor - body_h + 1
+        self.first_row = max(0, min(self.first_row, max(0, len(self._listed) - body_h)))
+        out = [head]
+        if not self._listed:
+            why = ctx.source_reason("nvml")
+            out.append(row((f"no GPU processes{' match' if self.filter_text else ''}"
+                            + (f" (nvml: {why})" if why else ""), DIM)))
+        for i in range(self.first_row, min(len(self._listed), self.first_row + body_h)):
+            r, depth = self._listed[i]
+            cells: Row = []
+            for key, x, w in self._columns:
+                text = _cell(key, r)
+                if key == "command" and self.tree_view:
+                    text = ("  " * (depth - 1) + " └─ " if depth else "") + text
+                text = text.rjust(w) if key in ("pid", "gpu", "vram", "sm", "cpu", "mem", "time") \
+                    else text.ljust(w)
+                style = ALERT if key == "cpu" and (r.cpu_pct or 0) >= 95 else None
+                cells += row((text[:w], style), " ")
+            if i == cursor:
+                cells = [(ch, (st + CURSOR) if st else CURSOR) for ch, st in fit(cells, width)]
+            out.append(cells)
+        out += [[]] * max(0, height - len(out) - 1)
+        out.append(row((f"{status} · < > F6 sort · / filter · t tree · k signal"[:width], DIM)))
+        return out
+
+    # ------------------------------------------------------------ keys
+
+    def action_move(self, step: int) -> None:
+        if not self._listed:
+            return
+        i = max(0, min(len(self._listed) - 1, self._cursor() + step))
+        r = self._listed[i][0]
+        self.selected = (r.sample.pid, r.sample.gpu_index)
+        self.redraw()
+
+    def sort_by(self, column: str) -> None:
+        """Sort by ``column``; the same column again reverses the order."""
+        if column == self.sort_column:
+            self.descending = not self.descending
+        else:
+            self.sort_column = column
+            self.descending = column in ("vram", "sm", "cpu", "mem", "time")
+        self.redraw()
+
+    def action_sort_step(self, step: int) -> None:
+        i = COLUMN_KEYS.index(self.sort_column)
+        self.sort_column = COLUMN_KEYS[(i + step) % len(COLUMN_KEYS)]
+        self.descending = self.sort_column in ("vram", "sm", "cpu", "mem", "time")
+        self.redraw()
+
+    def action_sort_menu(self) -> None:
+        from gputop.tui.dialogs import MenuScreen
+
+        headers = [(key, header) for key, header, _ in COLUMNS]
+        self.app.push_screen(MenuScreen("sort by", headers), self._sorted)
+
+    def _sorted(self, key: str | None) -> None:
+        if key is not None:
+            self.sort_by(key)
+
+    def action_filter(self) -> None:
+        from gputop.tui.dialogs import FilterScreen
+
+        self.app.push_screen(FilterScreen(self.filter_text), self._filtered)
+
+    def _filtered(self, text: str | None) -> None:
+        if text is None:
+            return
+        try:
+            row_filter(text)
+        except FilterError as exc:
+            self.app.flash(str(exc), error=True)
+            return
+        self.filter_text = text
+        self.first_row = 0
+        self.redraw()
+
+    def action_tree(self) -> None:
+        self.tree_view = not self.tree_view
+        self.redraw()
+
+    def action_signal(self) -> None:
+        self.app.signal_process(self.selected_row())
+
+    # ------------------------------------------------------------ mouse
+
+    def on_click(self, event) -> None:
+        """A click on a header sorts by that column; on a row, selects the process."""
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        if offset.y == 0:
+            for key, x, w in self._columns:
+                if x <= offset.x < x + w + 1:
+                    self.sort_by(key)
+                    event.stop()
+                    return
+        i = self.first_row + offset.y - 1
+        if 0 <= i < len(self._listed) and offset.y >= 1:
+            r = self._listed[i][0]
+            self.selected = (r.sample.pid, r.sample.gpu_index)
+            self.redraw()
+            event.stop()
+
+    def on_mouse_scroll_down(self, event) -> None:
+        self.action_move(3)
+        event.stop()
+
+    def on_mouse_scroll_up(self, event) -> None:
+        self.action_move(-3)
+        event.stop()
+
+    def provenance(self, ctx: Ctx) -> list[str]:
+        r = self.selected_row()
+        lines = [f"source: {ctx.source_label}",
+                 "owner from /proc/PID/cgroup; pod names from the runtime's config.json "
+                 "annotations or the kubelet's pod directory"]
+        if r is not None:
+            s = r.sample
+            lines += [f"selected: pid {s.pid} on GPU {s.gpu_index}, user {s.user or '?'}",
+                      f"  command: {s.cmdline or s.name}",
+                      f"  cgroup: {s.cgroup or 'n/a'}",
+                      f"  container: {s.container or 'none found'}; pod: {s.pod or 'none found'}",
+                      f"  CPU time so far: {seconds_text(s.cpu_s) if s.cpu_s is not None else 'n/a'}"]
+        return lines
