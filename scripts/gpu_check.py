@@ -16,7 +16,8 @@ Alongside: `gputop record` (the real CLI, real NVML) writes h200.gputop; `gputop
 is scraped every 2 s by one client and, in the matmul phase, by 4 at once; `nvidia-smi -l 1`
 logs its own view; `gputop snapshot --json` is taken in the matmul phase; the live
 dashboard is drawn headless once in the graph phase (live.svg).  Everything lands in OUT:
-  h200.gputop  nvidia-smi.csv  metrics.json  results.json  live.svg  log.txt
+  h200.gputop  nvidia-smi.csv  metrics.json  results.json  live.svg  overview.svg
+  processes.svg  log.txt
 The per-phase comparison is made afterwards from the recording (bench/gpu_check_report.py)
 so that nothing here depends on analysis code being right first time.
 """
@@ -160,9 +161,10 @@ def scraper(mark: dict, results: dict, texts: dict) -> None:
 
 
 def live_shot(path: str) -> None:
-    """The live dashboard on real NVML, drawn headless for a few seconds."""
+    """The live dashboard on real NVML, drawn headless for a few seconds; then pane 7
+    (every GPU) and pane 8 (processes) beside it (overview.svg, processes.svg)."""
     code = f"""
-import asyncio, sys
+import asyncio, os, sys
 from gputop import cli
 args = cli.build_parser().parse_args(['-d', '1'] + {EXTRA!r})
 session, pin = cli._setup(args)
@@ -173,6 +175,11 @@ async def main():
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.pause(6)
         open({path!r}, 'w').write(app.export_screenshot(title='gputop on an H200 (one-element kernels from a CUDA graph)'))
+        for key, name in (('7', 'overview.svg'), ('8', 'processes.svg')):
+            await pilot.press(key)
+            await pilot.pause(2)
+            open(os.path.join(os.path.dirname({path!r}), name), 'w').write(
+                app.export_screenshot(title=f'gputop on an H200: pane {{key}}'))
 asyncio.run(main())
 session.close()
 """

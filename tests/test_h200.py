@@ -95,3 +95,28 @@ def test_the_check_measured_a_working_card():
     assert results["record_rc"] == 130 and results["serve_rc"] == 0  # Ctrl-C saved; SIGTERM clean
     assert not results["scrape_errors"]
     assert results["scrape_summary"]["burst4_p99_ms"] < 10  # issue 12's goal, on a real GPU
+
+
+def test_board_facts_as_real_nvml_gave_them_on_an_h200():
+    """The overview's columns from a real H200 under a bf16 matmul (snapshot --json taken
+    by the device check): an SXM board has no fan, which NVML says as "not supported"
+    (shown n/a, never 0); the rest are real readings."""
+    gpu = json.loads((DATA / "snapshot-matmul-board.json").read_text())["gpus"][0]
+    assert gpu["fan_pct"] is None and gpu["missing"]["fan_pct"] == "not supported on this GPU"
+    assert gpu["pstate"] == 0 and gpu["power_limit_w"] == 700.0
+    assert 600 < gpu["power_w"] <= 700 and gpu["mem_clock_mhz"] > 3000
+    assert gpu["pcie_rx_mib_per_s"] is not None and gpu["nvlink_rx_mib_per_s"] == 0.0
+    assert gpu["ecc_uncorrected"] == 0 and gpu["xid_count"] == 0  # events registered, none
+    assert gpu["bus_id"].count(":") == 2 and gpu["mig_mode"] is False
+    proc = gpu["processes"][0]
+    assert proc["rss_bytes"] > 0 and proc["cgroup"] and proc["container"] is None
+
+
+def test_the_overview_shows_the_graph_phase_gap():
+    """Pane 7 drawn on the real H200 in the CUDA-graph phase: GPU-Util 100%, SM 0%."""
+    import html
+    import re
+
+    svg = html.unescape((DATA / "overview-graph-phase.svg").read_text()).replace("\xa0", " ")
+    text = "".join(re.findall(r">([^<]*)</text>", svg))
+    assert re.search(r"H200\s+100%\s+0%", text), text[:400]
