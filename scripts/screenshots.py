@@ -25,13 +25,17 @@ OUT = Path(__file__).resolve().parent.parent / "screenshots"
 SECONDS = 40  # every scenario shows its phenomenon within 10 s; 40 s fills part of the plots
 
 
-def demo_app(scenario: str, seconds: int = SECONDS) -> GputopApp:
-    frames = demo_frames(scenario, seconds)
-    return GputopApp(Session(f"demo:{scenario}", frames=frames))
+def demo_app(scenario: str, seconds: int = SECONDS, gpus: int | None = None,
+             theme: str = "dark") -> GputopApp:
+    from gputop.tui.view_settings import ViewSettings
+
+    frames = demo_frames(scenario, seconds, **({"gpus": gpus} if gpus else {}))
+    return GputopApp(Session(f"demo:{scenario}", frames=frames), view=ViewSettings(theme=theme))
 
 
-async def shoot(app: GputopApp, size: tuple[int, int], path: Path) -> None:
+async def shoot(app: GputopApp, size: tuple[int, int], path: Path, keys: tuple = ()) -> None:
     async with app.run_test(size=size) as pilot:
+        await pilot.press(*keys)
         await pilot.pause()
         svg = app.export_screenshot(title=f"gputop {path.stem}")
     path.write_text(svg)
@@ -62,7 +66,17 @@ async def main() -> int:
         await shoot(demo_app(scenario), (160, 45), OUT / f"{scenario}.svg")
     await shoot(demo_app("logprobs-storm"), (80, 24), OUT / "logprobs-storm-80x24.svg")
     await shoot_replay(OUT / "replay.svg")
-    print(f"wrote {len(SCENARIOS) + 2} screenshots to {OUT}")
+    extra = [
+        (demo_app("allreduce-straggler", gpus=8), (200, 50), "gpus-overview-8.svg", ("7",)),
+        (demo_app("allreduce-straggler", gpus=8), (80, 24), "gpus-overview-8-80x24.svg", ("7",)),
+        (demo_app("logprobs-storm"), (160, 45), "processes.svg", ("8",)),
+        (demo_app("allreduce-straggler", gpus=8), (160, 45), "all-gpus.svg", ("a",)),
+        *[(demo_app("logprobs-storm", theme=theme), (160, 45), f"theme-{theme}.svg", ())
+          for theme in ("light", "colorblind", "high-contrast")],
+    ]
+    for app, size, name, keys in extra:
+        await shoot(app, size, OUT / name, keys)
+    print(f"wrote {len(SCENARIOS) + 2 + len(extra)} screenshots to {OUT}")
     return 0
 
 

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -76,3 +77,44 @@ def _no_exit_guard_in_the_test_process(monkeypatch):
         raise AssertionError("exitguard.arm called inside the test process")
 
     monkeypatch.setattr(exitguard, "arm", refuse)
+
+
+# ---------------------------------------------------------------- a real cgroup
+
+def _make_cgroup(name: str) -> Path | None:
+    """A cgroup named as Docker's cgroupfs driver names one, under the v2 (unified)
+    hierarchy where it is mounted, else v1's pids controller."""
+    for base in ("/sys/fs/cgroup/unified", "/sys/fs/cgroup", "/sys/fs/cgroup/pids"):
+        if not os.path.exists(os.path.join(base, "cgroup.procs")):
+            continue
+        path = Path(base) / "docker" / name
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+            return path
+        except OSError:
+            continue
+    return None
+
+
+@pytest.fixture
+def process_in_a_container():
+    if os.geteuid() != 0:
+        pytest.fail("the cgroup test needs root (the README's test command runs as root)")
+    container_id = os.urandom(32).hex()
+    path = _make_cgroup(container_id)
+    if path is None:
+        pytest.fail("no writable cgroup hierarchy under /sys/fs/cgroup")
+    child = subprocess.Popen(["sleep", "300"])
+    try:
+        (path / "cgroup.procs").write_text(str(child.pid))
+        yield child, container_id
+    finally:
+        child.kill()
+        child.wait()
+        for _ in range(50):
+            try:
+                path.rmdir()
+                path.parent.rmdir() if not any(path.parent.iterdir()) else None
+                break
+            except OSError:
+                time.sleep(0.1)

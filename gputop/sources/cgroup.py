@@ -17,6 +17,8 @@ import os
 import re
 from dataclasses import dataclass
 
+from gputop.safefile import read_regular
+
 SHORT_ID = 12  # as docker ps shows ids
 
 # (runtime, pattern) over one cgroup path component, most specific first
@@ -141,8 +143,7 @@ def _first(mapping: dict, keys: tuple[str, ...]) -> str:
 def _read_json(path: str, limit_bytes: int = 4 << 20) -> dict:
     """A runtime's state file, or {} when absent, unreadable, too large or not JSON."""
     try:
-        with open(path, "rb") as f:
-            data = json.loads(f.read(limit_bytes + 1)[:limit_bytes])
+        data = json.loads(read_regular(path, limit_bytes))  # never blocks on a FIFO
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -169,16 +170,15 @@ def _kubelet_pod(pod_uid: str, root: str) -> tuple[str, str]:
     pod_dir = os.path.join(root, "var/lib/kubelet/pods", pod_uid)
     name = namespace = ""
     try:
-        with open(os.path.join(pod_dir, "etc-hosts")) as hosts:
-            lines = [ln.split() for ln in hosts if ln.strip() and not ln.startswith("#")]
+        hosts = read_regular(os.path.join(pod_dir, "etc-hosts"), 65536).decode(errors="replace")
+        lines = [ln.split() for ln in hosts.splitlines() if ln.strip() and not ln.startswith("#")]
         if lines and len(lines[-1]) >= 2:
             name = lines[-1][1]
     except OSError:
         pass
     for path in glob.glob(os.path.join(pod_dir, "volumes/kubernetes.io~projected/*/namespace")):
         try:
-            with open(path) as f:
-                namespace = f.read(256).strip()
+            namespace = read_regular(path, 256).decode(errors="replace").strip()
             break
         except OSError:
             continue

@@ -252,7 +252,7 @@ class GpusPane(Pane):
             self.redraw()
             if event.chain >= 2:
                 self.action_choose()
-                event.stop()
+                event.prevent_default()  # not also the base pane's double-click zoom
 
     def provenance(self, ctx: Ctx) -> list[str]:
         lines = [f"source: {ctx.source_label}"]

@@ -263,14 +263,13 @@ class ProcessesPane(Pane):
             for key, x, w in self._columns:
                 if x <= offset.x < x + w + 1:
                     self.sort_by(key)
-                    event.stop()
+                    event.prevent_default()  # a header double-click sorts, never zooms
                     return
         i = self.first_row + offset.y - 1
         if 0 <= i < len(self._listed) and offset.y >= 1:
             r = self._listed[i][0]
             self.selected = (r.sample.pid, r.sample.gpu_index)
             self.redraw()
-            event.stop()
 
     def on_mouse_scroll_down(self, event) -> None:
         self.action_move(3)
