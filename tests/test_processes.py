@@ -225,3 +225,11 @@ async def test_mouse_wheel_scrolls_and_click_selects():
         pane.post_message(events.MouseScrollDown(pane, 5, 5, 0, 1, 0, False, False, False))
         await pilot.pause()
         assert pane.selected[0] == listed_pids(app)[min(4, len(listed_pids(app)) - 1)]
+
+
+def test_the_picker_names_the_container_or_pod():
+    from gputop.tui.picker import candidates
+
+    rows = {c.pid: c.text for c in candidates(tuple(PROCS), live=False)}
+    assert rows[10].endswith("[docker:aaaa]") and rows[12].endswith("[team-a/trainer-0]")
+    assert "[" not in rows[11]

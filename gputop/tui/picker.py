@@ -74,8 +74,9 @@ def candidates(processes: tuple[ProcSample, ...], live: bool) -> list[Candidate]
         mem = "n/a" if p.mem_bytes is None else f"{p.mem_bytes / 2**30:.1f} GiB"
         cpu_pct = cpu_now.get(p.pid, p.cpu_pct)
         cpu = "" if cpu_pct is None else f" {cpu_pct:>4.0f}% CPU"
+        owner = f"  [{p.pod or p.container}]" if p.pod or p.container else ""
         rows.setdefault(p.pid, Candidate(p.pid, f"{p.pid:>7} {p.user[:8]:<8} GPU{p.gpu_index} "
-                                                f"{mem:>9}{cpu}  {p.cmdline or p.name}"))
+                                                f"{mem:>9}{cpu}  {p.cmdline or p.name}{owner}"))
     for pid, cmdline in cuda.items():
         if pid not in rows:
             try:
