@@ -12,7 +12,7 @@ START_WALL_S = 1_700_000_000.0  # 2023-11-14 22:13:20 UTC: a fixed clock for sta
 def demo_frames(scenario: str | None, count: int, gpus: int | None = None, seed: int = 0,
                 step_s: float = 1.0, start_wall_s: float = START_WALL_S) -> list[Frame]:
     """``count`` frames ``step_s`` apart on a virtual clock, built by the real sampler."""
-    source = SimSource(scenario, gpus=gpus, seed=seed, step_s=step_s)
+    source = SimSource(scenario, gpus=gpus, seed=seed, step_s=step_s, started_wall_s=start_wall_s)
     sampler = Sampler([source], step_s,
                       frame_time=lambda seq: (start_wall_s + seq * step_s, seq * step_s))
     sampler.open()

@@ -148,12 +148,12 @@ def build(options: SourceOptions, pin_state=None) -> tuple[Sampler, str]:
         from gputop.sources.sim import SimSource
 
         scenario = None if options.demo == "cycle" else options.demo
+        start_wall, step = time.time(), options.delay_s
         try:
             source = SimSource(scenario, gpus=options.sim_gpus, seed=options.seed,
-                               step_s=options.delay_s)
+                               step_s=options.delay_s, started_wall_s=start_wall)
         except ValueError as exc:
             raise SetupError(str(exc)) from None
-        start_wall, step = time.time(), options.delay_s
         sampler = Sampler([source], step,
                           frame_time=lambda seq: (start_wall + seq * step, seq * step))
         return sampler, source.label

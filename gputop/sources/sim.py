@@ -274,7 +274,7 @@ class SimSource:
     name = "sim"
 
     def __init__(self, scenario: str | None = "logprobs-storm", gpus: int | None = None,
-                 seed: int = 0, step_s: float = 1.0):
+                 seed: int = 0, step_s: float = 1.0, started_wall_s: float = 1_700_000_000.0):
         if scenario is not None and scenario not in SCENARIOS:
             raise ValueError(f"unknown scenario {scenario!r}; choose one of: "
                              + ", ".join(SCENARIOS))
@@ -284,6 +284,9 @@ class SimSource:
         self.gpus = gpus or (4 if scenario is None else SCENARIOS[scenario].default_gpus)
         self.seed = seed
         self.step_s = step_s
+        # the wall time of the first frame: processes started a while before it, so their
+        # elapsed time reads as on a real machine (the demo live: now; tests: a fixed date)
+        self.started_wall_s = started_wall_s
         self._seq = 0
         self._tokens = 0.0
         self._prompt = 0.0
@@ -405,7 +408,7 @@ class SimSource:
                     pid=4121 if n == 1 else 4130 + g, gpu_index=g, name="python3", user="vllm",
                     cmdline=f"vllm serve {MODEL} --gpu-memory-utilization {GPU_MEMORY_UTILIZATION}"
                     + (f" --tensor-parallel-size {n}" if n > 1 else ""),
-                    start_time_s=1_700_000_000.0, mem_bytes=engine_bytes,
+                    start_time_s=self.started_wall_s - 5400, mem_bytes=engine_bytes,
                     sm_util_pct=round(tick.sm[g], 1), cpu_s=round(self._cpu_s / n, 2),
                     rss_bytes=int(6.3 * GiB), ppid=4100 if n > 1 else 1,
                     container="cri-containerd:9c1e5b7a2f30", pod="serving/vllm-llama-7d9f",
@@ -415,14 +418,15 @@ class SimSource:
                 processes.append(ProcSample(
                     pid=5001 + g, gpu_index=g, name="python3", user="train",
                     cmdline="torchrun --nproc-per-node %d train.py --model llama-8b" % n,
-                    start_time_s=1_700_000_100.0, mem_bytes=engine_bytes,
+                    start_time_s=self.started_wall_s - 3 * 3600, mem_bytes=engine_bytes,
                     sm_util_pct=round(tick.sm[g], 1), cpu_s=round(self._cpu_s / n, 2),
                     rss_bytes=int(11.8 * GiB), ppid=5000,
                     container="docker:4f0d8e21b6aa", cgroup="/system.slice/docker-4f0d8e21b6aa.scope"))
             used = engine_bytes + DRIVER_BYTES
             if g == 0:
                 processes.append(ProcSample(pid=3377, gpu_index=0, name="python3", user="alice",
-                                            cmdline="python3 notebook.py", start_time_s=1_699_990_000.0,
+                                            cmdline="python3 notebook.py",
+                                            start_time_s=self.started_wall_s - 2 * 86400,
                                             mem_bytes=NOTEBOOK_BYTES, sm_util_pct=0.0, ppid=3301,
                                             cpu_s=812.4, rss_bytes=int(2.1 * GiB),
                                             container="systemd:jupyter.service",

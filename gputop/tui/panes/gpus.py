@@ -85,10 +85,13 @@ def _sm_style(s):
     return ALERT if low else None
 
 
+EPISODE_TEXT = {"busy_unproductive": "⚠ busy, unproductive", "starved": "⚠ starved"}
+
+
 def _alert_cells(ctx: Ctx, g: GpuView, width: int) -> Row:
     alert = ctx.view.alert
     if alert is not None and (g.sample.index in alert.gpus or not alert.gpus):
-        return fit(row((alert.kind.replace("_", " ") if alert.kind else "alert", ALERT)), width)
+        return fit(row((EPISODE_TEXT.get(alert.kind, f"⚠ {alert.kind}"), ALERT)), width)
     if g.sample.lost:
         return fit(row(("lost", ALERT)), width)
     if g.sample.throttle:
@@ -135,7 +138,7 @@ COLUMNS = (
 )
 ID_WIDTH = 4  # "▶ 0 " : cursor mark and index
 NAME_WIDTH = 14
-ALERT_WIDTH = 18
+ALERT_WIDTH = 20  # "⚠ busy, unproductive" whole; what narrows first is the detail
 
 
 def fit_columns(width: int) -> tuple[list[Column], bool, int]:
@@ -144,7 +147,7 @@ def fit_columns(width: int) -> tuple[list[Column], bool, int]:
     def used(cols, name):
         return ID_WIDTH + (NAME_WIDTH + 1 if name else 0) + sum(c.width + 1 for c in cols)
     name = True
-    while chosen and used(chosen, name) + 8 > width:
+    while chosen and used(chosen, name) + ALERT_WIDTH > width:
         worst = max(c.priority for c in chosen)
         if name and worst <= 2:
             name = False  # the name goes before any column that matters more
