@@ -71,6 +71,9 @@ def measure(name: str, command: str, seconds: float, warmup_s: float = 5.0) -> d
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--warmup", type=float, default=65.0,
+                        help="seconds before measuring (default 65: the plots' 60 s window "
+                        "has filled once, the steady state a server shows for hours)")
     parser.add_argument("--scenario", default="logprobs-storm")
     args = parser.parse_args()
     if shutil.which("tmux") is None:
@@ -87,7 +90,7 @@ def main() -> int:
         print("(btop not installed: apt-get install btop for the reference column)")
     runs.append(("naive-sparklines", f"{python} {shlex.quote(str(HERE / 'naive_sparklines.py'))}"))
 
-    results = [measure(name, command, args.seconds) for name, command in runs]
+    results = [measure(name, command, args.seconds, args.warmup) for name, command in runs]
     print(f"\n{WIDTH}x{HEIGHT}, 1 Hz, {args.seconds:.0f} s each, scenario {args.scenario}")
     print(f"{'program':<18} {'CPU %':>8} {'bytes/s':>10}")
     for r in results:

@@ -9,8 +9,8 @@ from gputop.model.derive import GpuView, View, series
 from gputop.model.timeline import Timeline
 from gputop.schema import Frame
 from gputop.tui.lines import DiffLines
-from gputop.tui.render import (BOLD, DIM, Row, SweepPlot, nice_top, row, spark, sweep_columns,
-                               sweep_cursor)
+from gputop.tui.render import (BOLD, DIM, Row, SweepPlot, fit, nice_top, row, spark,
+                               sweep_columns, sweep_cursor)
 
 
 @dataclass(frozen=True)
@@ -71,8 +71,9 @@ class Ctx:
         end = self.view.frame.time_mono_s
         columns = sweep_columns(points, end, self.window_s, width)
         axis_top = top if top is not None else nice_top([*columns, floor])
-        cursor = sweep_cursor(end, self.window_s, width)
-        return plot.rows(columns, cursor, height, axis_top, style), axis_top
+        # no gap at the sweep's cursor: a gap redraws every row with a bar twice a tick,
+        # where without it a steady signal changes a row or two (the footer marks "now")
+        return plot.rows(columns, None, height, axis_top, style), axis_top
 
     def source_reason(self, name: str) -> str | None:
         status = self.view.sources.get(name)
@@ -140,8 +141,14 @@ class Pane(DiffLines, can_focus=True):
 
     @staticmethod
     def footer_row(ctx: Ctx, width: int, label: str) -> Row:
+        """The window and scale, with ▲ under the plot's newest column (the sweep writes
+        left to right and wraps, so "now" moves along the plot)."""
         left = f"{ctx.window_s:.0f}s window"
-        return row((f"{left} · {label}"[:width], DIM))
+        cells = fit(row((f"{left} · {label}"[:width], DIM)), width)
+        if width > 0:
+            now = (sweep_cursor(ctx.view.frame.time_mono_s, ctx.window_s, width) - 1) % width
+            cells[now] = ("▲", BOLD)
+        return cells
 
 
 def gpu_field(index: int, field: str) -> Callable[[Frame, object], float | None]:
