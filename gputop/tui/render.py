@@ -29,13 +29,29 @@ WARN = Style(color="yellow")
 OK = Style(color="green")
 
 
+_PART_CACHE: dict[tuple[str, Style | None], tuple[Cell, ...]] = {}
+_PART_CACHE_MAX = 512  # parts, each at most _PART_CACHED_CHARS: well under 1 MiB
+_PART_CACHED_CHARS = 48
+
+
 def row(*parts: tuple[str, Style | None] | str) -> Row:
     """A row from strings (unstyled) and (text, style) pairs.  Every string goes through
-    ``printable``: this is the one door to the screen for text from outside."""
+    ``printable``: this is the one door to the screen for text from outside.
+
+    Most parts repeat from tick to tick (labels, the same value), so each part's cells are
+    kept: building a cell tuple per character was the dashboard's costliest line of Python."""
     cells: Row = []
     for part in parts:
-        text, style = (part, None) if isinstance(part, str) else part
-        cells.extend((ch, style) for ch in printable(text))
+        key = (part, None) if isinstance(part, str) else part
+        done = _PART_CACHE.get(key)
+        if done is None:
+            text, style = key
+            done = tuple((ch, style) for ch in printable(text))
+            if len(text) <= _PART_CACHED_CHARS:
+                if len(_PART_CACHE) >= _PART_CACHE_MAX:
+                    _PART_CACHE.clear()
+                _PART_CACHE[key] = done
+        cells.extend(done)
     return cells
 
 
