@@ -169,3 +169,8 @@ async def test_hidden_panes_leave_the_grid_and_tab_skips_them():
         assert [p.key for p in app.panes if p.display] == ["1", "2", "3", "4"]
         await pilot.press("tab", "tab", "tab", "tab")
         assert app.current_pane == "1"
+    app = GputopApp(Session("demo:serving", frames=sim_frames("serving", 5)),
+                    view=ViewSettings(hidden=("1",), pane="1"))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+        assert app.current_pane == "2" and app.focused is app._pane("2")

@@ -253,3 +253,36 @@ def test_picker_lists_cuda_processes_with_cpu(tmp_path):
     finally:
         proc.kill()
         proc.wait()
+
+
+async def test_the_live_picker_scans_proc_off_the_ui_thread(tmp_path):
+    """p shows the GPU processes at once; the CUDA processes found in /proc join when the
+    scan (a worker thread) is done, and the screen answered keys meanwhile."""
+    from gputop.demo import demo_frames
+    from gputop.session import Session
+    from gputop.sources.proctree import PinState
+    from gputop.tui.app import GputopApp
+    from gputop.tui.picker import PickerScreen
+
+    lib = tmp_path / "libcudart.so.12"
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(lib), "-x", "c", "-"],
+                   input="int cudaLaunchKernel(void){return 0;}", text=True, check=True)
+    proc = subprocess.Popen([sys.executable, "-c",
+                             f"import ctypes, time; ctypes.CDLL({str(lib)!r}); time.sleep(60)"])
+    try:
+        time.sleep(0.5)
+        app = GputopApp(Session("live", frames=demo_frames("serving", 5), pin_state=PinState()))
+        async with app.run_test(size=(160, 45)) as pilot:
+            await pilot.press("p")
+            await pilot.pause()
+            assert isinstance(app.screen, PickerScreen)
+            assert {c.pid for c in app.screen.all_options} == {4121, 3377}  # at once
+            for _ in range(50):
+                await pilot.pause(0.1)
+                if proc.pid in {c.pid for c in app.screen.all_options}:
+                    break
+            assert proc.pid in {c.pid for c in app.screen.shown}
+            await pilot.press("escape")
+    finally:
+        proc.kill()
+        proc.wait()

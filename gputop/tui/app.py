@@ -153,6 +153,9 @@ class GputopApp(App):
         self.paused_seq: int | None = None
         self.current_pane = view.pane
         self.zoomed: str | None = view.pane if view.zoom or view.pane not in GRID_PANES else None
+        if self.zoomed is None and view.pane in self.hidden:  # never start on a hidden pane
+            self.current_pane = next((k for k in GRID_PANES if k not in self.hidden), "7")
+            self.zoomed = None if self.current_pane in GRID_PANES else self.current_pane
         self.panes: list[Pane] = [UtilPane(), SmPane(), ThroughputPane(), VramPane(), LaunchPane(),
                                   HostPane(), GpusPane(), ProcessesPane()]
 
@@ -354,8 +357,15 @@ class GputopApp(App):
 
         ctx = self.ctx()
         processes = ctx.view.frame.processes if ctx is not None else ()
-        self.push_screen(PickerScreen(candidates(processes, live=self.pin_state is not None)),
-                         self._pinned)
+        # the GPU processes at once; the /proc scan for CUDA processes and their CPU% (a
+        # tenth of a second at least, more on a crowded host) runs off the UI thread
+        screen = PickerScreen(candidates(processes, live=False))
+        self.push_screen(screen, self._pinned)
+        if self.pin_state is not None:
+            def scan() -> None:
+                found = candidates(processes, live=True)
+                self.call_from_thread(screen.set_options, found)
+            self.run_worker(scan, thread=True, exclusive=True, group="picker-scan")
 
     def _pinned(self, choice) -> None:
         if choice is None:

@@ -159,6 +159,12 @@ class PickerScreen(OnceScreen):
     def on_input_changed(self, event: Input.Changed) -> None:
         self._refill(event.value)
 
+    def set_options(self, options: list[Candidate]) -> None:
+        """The full list, once the scan of /proc (off the UI thread) is done."""
+        self.all_options = options
+        if self.is_mounted and not self._answered:
+            self._refill(self.query_one(Input).value)
+
     def _refill(self, text: str) -> None:
         needle = text.strip().lower()
         self.shown = [c for c in self.all_options if needle in c.text.lower()]
