@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 
 import psutil
 import pytest
@@ -233,3 +234,13 @@ def test_the_picker_names_the_container_or_pod():
     rows = {c.pid: c.text for c in candidates(tuple(PROCS), live=False)}
     assert rows[10].endswith("[docker:aaaa]") and rows[12].endswith("[team-a/trainer-0]")
     assert "[" not in rows[11]
+
+
+def test_a_backtracking_filter_cannot_freeze_the_list():
+    """Another user's command line of 30 a's and a pattern that backtracks exponentially:
+    given up on after the time limit, counted as no match."""
+    victim = ProcSample(pid=99, gpu_index=0, user="eve", cmdline="a" * 30 + "!")
+    timeline = timeline_of(frame(0, [victim], 0.0))
+    started = time.monotonic()
+    kept = [r for r in process_rows(timeline, 0) if row_filter("^(a|a)*$")(r)]
+    assert kept == [] and time.monotonic() - started < 2

@@ -6,10 +6,10 @@ Pure functions of the timeline, so the live view, pause and replay list the same
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from gputop.model.timeline import Timeline
+from gputop.patterns import CmdlinePattern, PatternError
 from gputop.schema import ProcSample
 
 FILTER_MAX_CHARS = 200
@@ -84,17 +84,18 @@ class FilterError(ValueError):
 
 def row_filter(text: str):
     """A predicate over rows for the ``/`` filter: a regular expression over user, command,
-    container and pod, case-insensitive; text that is not a valid pattern ("python3 [")
-    matches as a plain substring, so typing never fails half-way."""
+    container and pod, case-insensitive, matched with a time limit (other users' command
+    lines must not let a backtracking pattern freeze gputop: ``gputop.patterns``); text
+    that is not a valid pattern ("python3 [") matches as a plain substring, so typing
+    never fails half-way."""
     if len(text) > FILTER_MAX_CHARS:
         raise FilterError(f"a filter is at most {FILTER_MAX_CHARS} characters")
     try:
-        pattern = re.compile(text, re.IGNORECASE)
-        search = pattern.search
-    except re.error:
+        search = CmdlinePattern("(?i)" + text).search
+    except PatternError:
         needle = text.lower()
 
-        def search(haystack: str):
+        def search(haystack: str) -> bool:
             return needle in haystack.lower()
 
     def keep(r: ProcRow) -> bool:

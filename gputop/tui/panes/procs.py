@@ -117,7 +117,8 @@ class ProcessesPane(Pane):
         rows = process_rows(ctx.timeline, ctx.view.index, procs)
         if self.filter_text:
             try:
-                rows = [r for r in rows if row_filter(self.filter_text)(r)]
+                keep = row_filter(self.filter_text)
+                rows = [r for r in rows if keep(r)]
             except FilterError:
                 pass
         rows = sort_rows(rows, self.sort_column, self.descending)
