@@ -143,6 +143,9 @@ def test_export_processes_adds_memory_by_pid_but_never_command_lines(serve):
     procs = [x for x in samples(text) if x.name.startswith("gputop_process_")]
     assert procs and all({"pid", "user", "process"} <= set(x.labels) for x in procs)
     assert "cmdline" not in text and "--port" not in text
+    owners = {(x.labels["pid"], x.labels["container"], x.labels["pod"]) for x in procs}
+    assert ("4121", "cri-containerd:9c1e5b7a2f30", "serving/vllm-llama-7d9f") in owners
+    assert ("3377", "systemd:jupyter.service", "") in owners
 
 
 def test_openmetrics_when_the_scraper_asks_for_it(serve):
