@@ -148,3 +148,18 @@ async def test_theme_key_help_keys_and_f10():
         await pilot.press("f10")
         await pilot.pause()
     assert app.return_code == 0
+
+
+def test_the_power_cap_and_ecc_are_read_every_tenth_poll(monkeypatch):
+    gpu = board(ecc_counts=(0, 0))
+    fake = FakeNvml([gpu]).install(monkeypatch)
+    source = NvmlSource()
+    source.open()
+    readings = []
+    for tick in range(12):
+        if tick == 3:
+            gpu.ecc_counts = (0, 2)  # two uncorrected errors arrive
+        readings.append(source.poll().gpus[0].ecc_uncorrected)
+    assert readings == [0] * 10 + [2, 2]  # shown from the next slow read, never lost
+    assert fake.calls.count("nvmlDeviceGetTotalEccErrors") == 4  # 2 reads x 2 kinds
+    source.close()

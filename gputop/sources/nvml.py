@@ -21,6 +21,7 @@ from gputop.sources.procinfo import gpu_process
 
 NOT_AVAILABLE_ULL = 2**64 - 1
 GPM_MIN_GAP_S = 0.1  # NVML needs two GPM samples at least 100 ms apart
+SLOW_EVERY = 10  # polls between readings of what rarely changes (power cap, ECC counts)
 GPM_METRICS = {
     "sm_active_pct": 2,  # NVML_GPM_METRIC_SM_UTIL
     "sm_occupancy_pct": 3,  # NVML_GPM_METRIC_SM_OCCUPANCY
@@ -88,6 +89,9 @@ class _Device:
     xid_count: int | None = None  # None: XID events cannot be watched here
     xid_last: int | None = None
     xid_reason: str | None = None
+    polls: int = 0
+    slow: dict[str, object] = field(default_factory=dict)  # the power cap and ECC, re-read
+    slow_missing: dict[str, str] = field(default_factory=dict)  # every SLOW_EVERY polls
 
 
 class NvmlSource:
@@ -284,7 +288,9 @@ class NvmlSource:
 
     def _board(self, device: _Device, missing: dict[str, str]) -> dict[str, object]:
         """Fan, performance state, power cap and ECC counts: nvidia-smi's table.  Each may be
-        unsupported on its own (an SXM board has no fan; ECC can be off)."""
+        unsupported on its own (an SXM board has no fan; ECC can be off).  The cap and the
+        ECC counters change rarely and are read every SLOW_EVERY polls (three calls fewer
+        per GPU per tick; a new ECC error shows within SLOW_EVERY ticks)."""
         h, out = device.handle, {}
         fan, why = self._try(pynvml.nvmlDeviceGetFanSpeed, h)
         out["fan_pct"] = None if fan is None else float(fan)
@@ -294,6 +300,14 @@ class NvmlSource:
         out["pstate"] = pstate if pstate is not None and 0 <= pstate <= 15 else None
         if out["pstate"] is None:
             missing["pstate"] = why or "unknown"
+        if device.polls % SLOW_EVERY == 0:
+            device.slow, device.slow_missing = self._slow_board(h)
+        device.polls += 1
+        missing.update(device.slow_missing)
+        return {**out, **device.slow}
+
+    def _slow_board(self, h) -> tuple[dict[str, object], dict[str, str]]:
+        out, missing = {}, {}
         limit, why = self._try(pynvml.nvmlDeviceGetEnforcedPowerLimit, h)
         out["power_limit_w"] = None if limit is None else limit / 1000.0
         if why:
@@ -306,7 +320,7 @@ class NvmlSource:
             if why:
                 missing[name] = "ECC is off or " + why if why == "not supported on this GPU" \
                     else why
-        return out
+        return out, missing
 
     def _util_samples(self, device: _Device) -> tuple[float, ...]:
         """Driver-buffered GPU-Util samples newer than the last seen one, oldest first."""
