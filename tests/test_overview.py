@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pynvml
 import pytest
+from textual import events
 
 from gputop.session import Session
 from gputop.sources.nvml import NvmlSource
@@ -100,6 +101,13 @@ async def test_double_click_on_a_gpu_row_selects_it():
         await pilot.double_click(app._pane("7"), offset=(5, 7))  # border, header, GPU 0..: GPU 5
         await pilot.pause()
         assert app.gpu_index == 5 and app.zoomed is None
+        await pilot.press("7")
+        pane = app._pane("7")
+        for _ in range(2):  # the wheel moves the cursor down the list
+            pane.post_message(events.MouseScrollDown(pane, 5, 5, 0, 1, 0, False, False, False))
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.gpu_index == 7
 
 
 async def test_a_shows_every_gpu_in_panes_1_and_2():

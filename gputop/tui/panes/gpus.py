@@ -257,6 +257,14 @@ class GpusPane(Pane):
                 self.action_choose()
                 event.prevent_default()  # not also the base pane's double-click zoom
 
+    def on_mouse_scroll_down(self, event) -> None:
+        self.action_move(1)
+        event.stop()
+
+    def on_mouse_scroll_up(self, event) -> None:
+        self.action_move(-1)
+        event.stop()
+
     def provenance(self, ctx: Ctx) -> list[str]:
         lines = [f"source: {ctx.source_label}"]
         for g in ctx.view.gpus:
