@@ -108,7 +108,7 @@ def sweep_columns(points: Sequence[tuple[float, float | None]], end_time_s: floa
 
 
 def sweep_cursor(end_time_s: float, window_s: float, width: int) -> int:
-    """Column just after the newest slot: drawn as the moving cursor gap."""
+    """Column just after the newest slot (the footer's "now" mark sits one before it)."""
     slot_s = window_s / width
     return (math.floor(end_time_s / slot_s + 1e-9) + 1) % width
 
@@ -129,28 +129,24 @@ def _glyph_column(value: float | None, height: int, top: float, style: Style | N
 class SweepPlot:
     """Bar-plot rows for sweep columns, recomputing only the columns that changed.
 
-    Between ticks a sweep plot changes one or two columns, so the glyphs of the
-    others are kept; any change of size, scale or style rebuilds all of them."""
+    Between ticks a sweep plot changes one column, so the glyphs of the others are kept;
+    any change of size, scale or style rebuilds all of them."""
 
     def __init__(self) -> None:
         self._key: tuple | None = None
         self._values: list[float | None] = []
-        self._cursor: int | None = None
         self._columns: list[list[Cell]] = []
 
-    def rows(self, values: Sequence[float | None], cursor: int | None, height: int, top: float,
+    def rows(self, values: Sequence[float | None], height: int, top: float,
              style: Style | None) -> list[Row]:
         key = (len(values), height, top, style)
         if key != self._key:
-            self._key, self._values, self._cursor = key, [], None
+            self._key, self._values = key, []
             self._columns = [[] for _ in values]
-        gap = [(" ", None)] * height
         for x, value in enumerate(values):
-            stale = (not self._values or self._values[x] != value
-                     or x in (cursor, self._cursor))
-            if stale:
-                self._columns[x] = gap if x == cursor else _glyph_column(value, height, top, style)
-        self._values, self._cursor = list(values), cursor
+            if not self._values or self._values[x] != value:
+                self._columns[x] = _glyph_column(value, height, top, style)
+        self._values = list(values)
         return [[column[r] for column in self._columns] for r in range(height)]
 
 

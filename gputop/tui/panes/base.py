@@ -73,7 +73,7 @@ class Ctx:
         axis_top = top if top is not None else nice_top([*columns, floor])
         # no gap at the sweep's cursor: a gap redraws every row with a bar twice a tick,
         # where without it a steady signal changes a row or two (the footer marks "now")
-        return plot.rows(columns, None, height, axis_top, style), axis_top
+        return plot.rows(columns, height, axis_top, style), axis_top
 
     def source_reason(self, name: str) -> str | None:
         status = self.view.sources.get(name)
