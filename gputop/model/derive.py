@@ -122,6 +122,11 @@ class View:
     def alert(self) -> Episode | None:
         return self.detector.active
 
+    def alert_covers(self, gpu_index: int) -> bool:
+        """Whether the open episode is about this GPU (one naming no GPU covers all)."""
+        alert = self.alert
+        return alert is not None and (gpu_index in alert.gpus or not alert.gpus)
+
     def gpu(self, index: int) -> GpuView | None:
         for g in self.gpus:
             if g.sample.index == index:

@@ -344,6 +344,12 @@ def _avg(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
+def sm_far_below_util(util_pct: float | None, sm_pct: float | None) -> bool:
+    """SM activity under half of GPU-Util: busy time spent with most SMs idle (the
+    detector's evidence, and what the panes show in red)."""
+    return bool(util_pct) and sm_pct is not None and sm_pct < 0.5 * util_pct
+
+
 def _evidence(state: DetectState, util: dict[int, float]) -> tuple[tuple[str, ...], dict[str, float]]:
     """Human-readable evidence lines and the 0..1 features the suspects are scored from."""
     now, recent, healthy = state.point, state.recent[-5:], state.healthy
@@ -355,7 +361,7 @@ def _evidence(state: DetectState, util: dict[int, float]) -> tuple[tuple[str, ..
     if top_gpu is not None and top_gpu in sm and util[top_gpu] > 0:
         gap = (util[top_gpu] - sm[top_gpu]) / util[top_gpu]
         f["sm_gap"] = _clamp((gap - 0.2) / 0.6)
-        if sm[top_gpu] < 0.5 * util[top_gpu]:
+        if sm_far_below_util(util[top_gpu], sm[top_gpu]):
             evidence.append(f"SM active {sm[top_gpu]:.0f}%")
     if len(sm) >= 2:
         spread = max(sm.values()) - min(sm.values())

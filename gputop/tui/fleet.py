@@ -22,10 +22,10 @@ from textual.widgets import Static
 from gputop.fleet import GpuRow, ranked
 from gputop.tui.lines import DiffLines
 from gputop.tui.picker import PromptScreen
-from gputop.tui.render import ALERT, BOLD, DIM, WARN, Row, hbar, pct, rate, row
+from gputop.tui.render import (ALERT, BOLD, DIM, WARN, Row, hbar, highlighted, pct, rate, row,
+                               scroll_start)
 from gputop.units import seconds_text, size_text
 
-CURSOR = Style(reverse=True)
 VRAM = Style(color="magenta")
 BAR_CELLS = 12
 
@@ -91,19 +91,13 @@ class FleetTable(DiffLines):
         host_w = max(8, min(28, max((len(r.host) for r in self.rows), default=8)))
         header = header_cells(host_w)
         visible = max(1, height - 1)
-        if self.cursor < self.top:
-            self.top = self.cursor
-        elif self.cursor >= self.top + visible:
-            self.top = self.cursor - visible + 1
+        self.top = scroll_start(self.cursor, self.top, visible, len(self.rows))
         out = [header]
         if not self.rows:
             out.append(row((self.note, DIM)))
         for i in range(self.top, min(len(self.rows), self.top + visible)):
             cells = row_cells(self.rows[i], width, host_w)
-            if i == self.cursor:
-                cells = [(ch, (style + CURSOR) if style else CURSOR) for ch, style in cells]
-                cells += [(" ", CURSOR)] * max(0, width - len(cells))
-            out.append(cells)
+            out.append(highlighted(cells, width) if i == self.cursor else cells)
         self.show(out)
 
 

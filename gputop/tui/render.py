@@ -222,3 +222,21 @@ def gap_bar(util_pct: float | None, sm_pct: float | None, width: int, sm_style: 
     sm_cells = min(util_cells, int(round(max(0.0, min(100.0, sm_pct)) / 100 * width)))
     return ([("█", sm_style)] * sm_cells + [("░", gap_style)] * (util_cells - sm_cells)
             + [(" ", None)] * (width - util_cells))
+
+
+CURSOR = Style(reverse=True)
+
+
+def highlighted(cells: Row, width: int) -> Row:
+    """A list's cursor row: ``cells`` fitted to ``width``, every cell in reverse video."""
+    return [(ch, (style + CURSOR) if style else CURSOR) for ch, style in fit(cells, width)]
+
+
+def scroll_start(cursor: int, first: int, visible: int, count: int) -> int:
+    """The first row a list of ``count`` rows shows in ``visible`` lines so that ``cursor``
+    stays in view, moving from ``first`` (the last start) only as far as it must."""
+    if cursor < first:
+        first = cursor
+    elif cursor >= first + visible:
+        first = cursor - visible + 1
+    return max(0, min(first, count - visible))

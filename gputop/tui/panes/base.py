@@ -39,8 +39,7 @@ class Ctx:
 
     @property
     def alerting(self) -> bool:
-        alert = self.view.alert
-        return alert is not None and (self.gpu_index in alert.gpus or not alert.gpus)
+        return self.view.alert_covers(self.gpu_index)
 
     def series(self, value: Callable[[Frame, object], float | None]):
         return series(self.timeline, self.view.index, self.window_s, value)
@@ -106,6 +105,18 @@ class Pane(DiffLines, can_focus=True):
         un-zooms it, as its number key does."""
         if getattr(event, "chain", 1) >= 2:
             self.app.action_pane(self.key)
+
+    wheel_rows = 0  # a list pane (7, 8) moves its cursor this many rows a wheel notch
+
+    def on_mouse_scroll_down(self, event) -> None:
+        if self.wheel_rows:
+            self.action_move(self.wheel_rows)
+            event.stop()
+
+    def on_mouse_scroll_up(self, event) -> None:
+        if self.wheel_rows:
+            self.action_move(-self.wheel_rows)
+            event.stop()
 
     def all_gpu_rows(self, ctx: Ctx, field: str, label: str, width: int, height: int,
                      style) -> list[Row]:

@@ -16,12 +16,13 @@ from textual.binding import Binding
 
 from gputop.model.derive import GpuView
 from gputop.tui.panes.base import Ctx, Pane
-from gputop.tui.render import (ALERT, BOLD, DIM, WARN, Row, fit, gap_bar, hbar, na, pct, row)
+from gputop.model.detect import sm_far_below_util
+from gputop.tui.render import (ALERT, BOLD, DIM, WARN, Row, fit, gap_bar, hbar, highlighted, na,
+                               pct, row, scroll_start)
 
 SM_BAR = Style(color="cyan")
 GAP = Style(color="bright_blue")
 MEM_BAR = Style(color="magenta")
-CURSOR = Style(reverse=True)
 SELECTED = Style(bold=True)
 
 
@@ -76,13 +77,8 @@ def _text(fn, style_fn=None):
     return cells
 
 
-def _util_style(s):
-    return BOLD
-
-
 def _sm_style(s):
-    low = s.sm_active_pct is not None and s.util_gpu_pct and s.sm_active_pct < 0.5 * s.util_gpu_pct
-    return ALERT if low else None
+    return ALERT if sm_far_below_util(s.util_gpu_pct, s.sm_active_pct) else None
 
 
 EPISODE_TEXT = {"busy_unproductive": "⚠ busy, unproductive", "starved": "⚠ starved"}
@@ -90,7 +86,7 @@ EPISODE_TEXT = {"busy_unproductive": "⚠ busy, unproductive", "starved": "⚠ s
 
 def _alert_cells(ctx: Ctx, g: GpuView, width: int) -> Row:
     alert = ctx.view.alert
-    if alert is not None and (g.sample.index in alert.gpus or not alert.gpus):
+    if ctx.view.alert_covers(g.sample.index):
         return fit(row((EPISODE_TEXT.get(alert.kind, f"⚠ {alert.kind}"), ALERT)), width)
     if g.sample.lost:
         return fit(row(("lost", ALERT)), width)
@@ -115,7 +111,7 @@ def _ecc_style(s):
 
 
 COLUMNS = (
-    Column("UTIL", 4, 0, _text(lambda s: pct(s.util_gpu_pct), _util_style)),
+    Column("UTIL", 4, 0, _text(lambda s: pct(s.util_gpu_pct), lambda s: BOLD)),
     Column("SM", 4, 0, _text(lambda s: pct(s.sm_active_pct), _sm_style)),
     Column("util ░ / SM █", 13, 1, _gap_cells, right=False),
     Column("MEMORY", 10, 0, _text(_memory)),
@@ -175,6 +171,7 @@ class GpusPane(Pane):
         "Up/down move, Enter selects the GPU for the other panes, a toggles all GPUs in "
         "panes 1-2."
     )
+    wheel_rows = 1
     BINDINGS = [
         Binding("up", "move(-1)", "up", show=False),
         Binding("down", "move(1)", "down", show=False),
@@ -186,6 +183,10 @@ class GpusPane(Pane):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.cursor: int | None = None  # row of the GPU list; None: follow the selected GPU
+
+    def _first_row(self, ctx: Ctx, height: int) -> int:
+        """The first GPU shown: the list scrolls to keep the cursor in view."""
+        return scroll_start(self._index_of_cursor(ctx), 0, max(1, height - 2), len(ctx.view.gpus))
 
     def _index_of_cursor(self, ctx: Ctx) -> int:
         indexes = [g.sample.index for g in ctx.view.gpus]
@@ -207,7 +208,7 @@ class GpusPane(Pane):
         header += row(("STATE"[:alert_w], DIM))
         out = [header]
         cursor = self._index_of_cursor(ctx)
-        first = max(0, cursor - (height - 3)) if len(gpus) > height - 2 else 0
+        first = self._first_row(ctx, height)
         for position, g in enumerate(gpus[first:first + max(1, height - 2)], start=first):
             s = g.sample
             mark = "▶" if position == cursor else " "
@@ -217,9 +218,8 @@ class GpusPane(Pane):
             for c in columns:
                 cells += fit(c.cells(ctx, g, c.width), c.width) + [(" ", None)]
             cells += _alert_cells(ctx, g, alert_w)
-            if position == cursor and self.has_focus:
-                cells = [(ch, (st + CURSOR) if st else CURSOR) for ch, st in cells]
-            out.append(cells)
+            out.append(highlighted(cells, width) if position == cursor and self.has_focus
+                       else cells)
         shown = min(len(gpus), height - 2)
         hint = f"{len(gpus)} GPUs" + (f", {shown} shown" if shown < len(gpus) else "") \
             + " · ↑↓ Enter: select GPU · a: all GPUs in panes 1-2"
@@ -246,24 +246,13 @@ class GpusPane(Pane):
         offset = event.get_content_offset(self)
         if self.ctx is None or offset is None or offset.y < 1:
             return
-        cursor = self._index_of_cursor(self.ctx)
-        first = max(0, cursor - (self.size.height - 3)) if len(self.ctx.view.gpus) > \
-            self.size.height - 2 else 0
-        position = first + offset.y - 1
+        position = self._first_row(self.ctx, self.size.height) + offset.y - 1
         if position < len(self.ctx.view.gpus):
             self.cursor = position
             self.redraw()
             if event.chain >= 2:
                 self.action_choose()
                 event.prevent_default()  # not also the base pane's double-click zoom
-
-    def on_mouse_scroll_down(self, event) -> None:
-        self.action_move(1)
-        event.stop()
-
-    def on_mouse_scroll_up(self, event) -> None:
-        self.action_move(-1)
-        event.stop()
 
     def provenance(self, ctx: Ctx) -> list[str]:
         lines = [f"source: {ctx.source_label}"]

@@ -15,16 +15,17 @@ from textual.binding import Binding
 from gputop.model.processes import (COLUMN_KEYS, COLUMNS, FilterError, ProcRow, process_rows,
                                     row_filter, sort_rows, tree_order)
 from gputop.tui.panes.base import Ctx, Pane
-from gputop.tui.render import ALERT, BOLD, DIM, Row, fit, row
+from gputop.tui.render import ALERT, BOLD, DIM, Row, highlighted, row, scroll_start
 from gputop.units import seconds_text
 
-CURSOR = Style(reverse=True)
 HEADER = Style(bold=True, underline=True)
 # (key, width); the command takes what is left
 WIDTHS = {"pid": 7, "user": 9, "gpu": 3, "vram": 6, "sm": 4, "cpu": 5, "mem": 8, "time": 9,
           "owner": 22}
 NARROW_DROP = ("mem", "time", "sm", "user", "owner")  # dropped first as the pane narrows
 COMMAND_MIN = 16
+NUMERIC = ("pid", "gpu", "vram", "sm", "cpu", "mem", "time")  # right-aligned
+BIGGEST_FIRST = ("vram", "sm", "cpu", "mem", "time")  # sorted descending when first chosen
 
 
 def _size(value_bytes: int | None) -> str:
@@ -83,6 +84,7 @@ class ProcessesPane(Pane):
         "command, container and pod; Esc clears), t tree, k or F9 send a signal (refused "
         "with --readonly, and for another user's process unless gputop runs as root)."
     )
+    wheel_rows = 3
     BINDINGS = [
         Binding("up", "move(-1)", show=False),
         Binding("down", "move(1)", show=False),
@@ -154,8 +156,7 @@ class ProcessesPane(Pane):
         for key, x, w in self._columns:
             text = headers[key] + (("▼" if self.descending else "▲") if key == self.sort_column
                                    else "")
-            text = text.rjust(w) if key in ("pid", "gpu", "vram", "sm", "cpu", "mem", "time") \
-                else text.ljust(w)
+            text = text.rjust(w) if key in NUMERIC else text.ljust(w)
             head += row((text[:w], HEADER if key == self.sort_column else BOLD), " ")
         status = f"{len(self._listed)} processes"
         if self.filter_text:
@@ -166,11 +167,7 @@ class ProcessesPane(Pane):
             status += " · pinned tree only"
         body_h = max(0, height - 2)
         cursor = self._cursor()
-        if cursor < self.first_row:
-            self.first_row = cursor
-        elif cursor >= self.first_row + body_h:
-            self.first_row = cursor - body_h + 1
-        self.first_row = max(0, min(self.first_row, max(0, len(self._listed) - body_h)))
+        self.first_row = scroll_start(cursor, self.first_row, body_h, len(self._listed))
         out = [head]
         if not self._listed:
             why = ctx.source_reason("nvml")
@@ -183,13 +180,10 @@ class ProcessesPane(Pane):
                 text = _cell(key, r)
                 if key == "command" and self.tree_view:
                     text = ("  " * (depth - 1) + " └─ " if depth else "") + text
-                text = text.rjust(w) if key in ("pid", "gpu", "vram", "sm", "cpu", "mem", "time") \
-                    else text.ljust(w)
+                text = text.rjust(w) if key in NUMERIC else text.ljust(w)
                 style = ALERT if key == "cpu" and (r.cpu_pct or 0) >= 95 else None
                 cells += row((text[:w], style), " ")
-            if i == cursor:
-                cells = [(ch, (st + CURSOR) if st else CURSOR) for ch, st in fit(cells, width)]
-            out.append(cells)
+            out.append(highlighted(cells, width) if i == cursor else cells)
         out += [[]] * max(0, height - len(out) - 1)
         out.append(row((f"{status} · < > F6 sort · / filter · t tree · k signal"[:width], DIM)))
         return out
@@ -210,14 +204,12 @@ class ProcessesPane(Pane):
             self.descending = not self.descending
         else:
             self.sort_column = column
-            self.descending = column in ("vram", "sm", "cpu", "mem", "time")
+            self.descending = column in BIGGEST_FIRST
         self.redraw()
 
     def action_sort_step(self, step: int) -> None:
         i = COLUMN_KEYS.index(self.sort_column)
-        self.sort_column = COLUMN_KEYS[(i + step) % len(COLUMN_KEYS)]
-        self.descending = self.sort_column in ("vram", "sm", "cpu", "mem", "time")
-        self.redraw()
+        self.sort_by(COLUMN_KEYS[(i + step) % len(COLUMN_KEYS)])
 
     def action_sort_menu(self) -> None:
         from gputop.tui.dialogs import MenuScreen
@@ -271,14 +263,6 @@ class ProcessesPane(Pane):
             r = self._listed[i][0]
             self.selected = (r.sample.pid, r.sample.gpu_index)
             self.redraw()
-
-    def on_mouse_scroll_down(self, event) -> None:
-        self.action_move(3)
-        event.stop()
-
-    def on_mouse_scroll_up(self, event) -> None:
-        self.action_move(-3)
-        event.stop()
 
     def provenance(self, ctx: Ctx) -> list[str]:
         r = self.selected_row()

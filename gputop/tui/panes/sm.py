@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.style import Style
 
+from gputop.model.detect import sm_far_below_util
 from gputop.tui.panes.base import Ctx, Pane, gpu_field
 from gputop.tui.panes.util import mfu_text
 from gputop.tui.render import ALERT, BOLD, DIM, Row, hbar, na, row
@@ -53,7 +54,7 @@ class SmPane(Pane):
             if value is None:
                 out.append(row(f"{label:<{label_w}}", (na(s.missing.get(field))[: width - label_w], DIM)))
                 continue
-            low = field == "sm_active_pct" and s.util_gpu_pct and value < 0.5 * s.util_gpu_pct
+            low = field == "sm_active_pct" and sm_far_below_util(s.util_gpu_pct, value)
             out.append(row(f"{label:<{label_w}}", (f"{value:>4.0f}%", ALERT if low else None), " ",
                            *[(c, st) for c, st in hbar(value / 100, bar_w, style)]))
         engine = ctx.view.engine

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.style import Style
 
+from gputop.model.detect import sm_far_below_util
 from gputop.tui.panes.base import Ctx, Pane
 from gputop.tui.render import ALERT, BOLD, DIM, Row, na, pct, row
 
@@ -21,7 +22,7 @@ def work_cells(ctx: Ctx, s) -> list:
     """ "   SM 11%  MFU 0.4%": what the busy time achieved, next to GPU-Util itself."""
     cells: list = []
     if s.sm_active_pct is not None:
-        low = s.util_gpu_pct and s.sm_active_pct < 0.5 * s.util_gpu_pct
+        low = sm_far_below_util(s.util_gpu_pct, s.sm_active_pct)
         cells += ["   SM ", (f"{s.sm_active_pct:.0f}%", ALERT if low else BOLD)]
     engine = ctx.view.engine
     if engine is not None and engine.mfu_ratio is not None:
