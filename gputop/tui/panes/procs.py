@@ -105,6 +105,7 @@ class ProcessesPane(Pane):
         self.sort_column = "vram"
         self.descending = True
         self.filter_text = ""
+        self._keep = None  # the filter, compiled once when it is set
         self.tree_view = False
         self.selected: tuple[int, int] | None = None  # (pid, gpu) under the cursor
         self.first_row = 0  # first listed row shown
@@ -117,12 +118,8 @@ class ProcessesPane(Pane):
         """(row, tree depth) in display order, after filter and sort."""
         procs = tuple(p for g in ctx.view.gpus for p in g.processes)
         rows = process_rows(ctx.timeline, ctx.view.index, procs)
-        if self.filter_text:
-            try:
-                keep = row_filter(self.filter_text)
-                rows = [r for r in rows if keep(r)]
-            except FilterError:
-                pass
+        if self._keep is not None:
+            rows = [r for r in rows if self._keep(r)]
         rows = sort_rows(rows, self.sort_column, self.descending)
         return tree_order(rows) if self.tree_view else [(r, 0) for r in rows]
 
@@ -230,7 +227,7 @@ class ProcessesPane(Pane):
         if text is None:
             return
         try:
-            row_filter(text)
+            self._keep = row_filter(text) if text else None
         except FilterError as exc:
             self.app.flash(str(exc), error=True)
             return
