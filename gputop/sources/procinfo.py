@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import os
-
 import psutil
 
 from gputop.schema import ProcSample
@@ -44,10 +42,11 @@ def namespace_pids(pid: int) -> list[int]:
     return [pid]
 
 
-def describe_process(pid: int) -> ProcessInfo:
-    """Cached per (pid, start time), so a recycled PID is described afresh."""
+def describe_process(pid: int, proc: psutil.Process | None = None) -> ProcessInfo:
+    """Cached per (pid, start time), so a recycled PID is described afresh.  ``proc``: the
+    caller's psutil handle of ``pid`` (inside its ``oneshot``), to read /proc once."""
     try:
-        proc = psutil.Process(pid)
+        proc = proc or psutil.Process(pid)
         started = proc.create_time()
     except (psutil.NoSuchProcess, psutil.ZombieProcess):
         return ProcessInfo(name="?", cmdline=HOST_PID_HINT, user="", start_time_s=None)
@@ -81,33 +80,25 @@ def describe_process(pid: int) -> ProcessInfo:
     return info
 
 
-_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-_PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
-
-
-def usage(pid: int) -> tuple[float | None, int | None]:
-    """(cumulative CPU seconds, resident bytes) from one read of /proc/PID/stat: the
-    process list asks this of every GPU process on every tick, so it stays one syscall."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read(4096)
-    except OSError:
-        return None, None
-    fields = stat[stat.rfind(b")") + 2:].split()  # the name may hold spaces and parentheses
-    try:
-        cpu_s = (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS  # utime, stime
-        rss_bytes = int(fields[21]) * _PAGE_BYTES
-    except (IndexError, ValueError):
-        return None, None
-    return cpu_s, rss_bytes
-
-
 def gpu_process(pid: int, gpu_index: int, mem_bytes: int | None,
                 sm_util_pct: float | None) -> ProcSample:
-    """A GPU process as a source reports it: who it is, what owns it, what it uses now."""
-    info = describe_process(pid)
+    """A GPU process as a source reports it: who it is, what owns it, what it uses now
+    (the process list asks this of every GPU process every tick: one psutil handle, its
+    /proc/PID/stat read once for the start time and the CPU times)."""
+    cpu_s = rss_bytes = None
+    try:
+        proc = psutil.Process(pid)
+    except psutil.Error:
+        info = describe_process(pid)
+    else:
+        with proc.oneshot():
+            info = describe_process(pid, proc)
+            try:
+                times = proc.cpu_times()
+                cpu_s, rss_bytes = times.user + times.system, proc.memory_info().rss
+            except psutil.Error:
+                pass
     owner = process_owner(pid, info.start_time_s)
-    cpu_s, rss_bytes = usage(pid)
     return ProcSample(pid=pid, gpu_index=gpu_index, name=info.name, cmdline=info.cmdline,
                       user=info.user, ppid=info.ppid, start_time_s=info.start_time_s,
                       mem_bytes=mem_bytes, sm_util_pct=sm_util_pct, cpu_s=cpu_s,
