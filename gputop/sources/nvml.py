@@ -1,7 +1,7 @@
 """Real GPUs through NVML (nvidia-ml-py's ``pynvml``).
 
 Every NVML call can fail on its own (not supported, no permission, GPU lost,
-driver reloaded), so each value is read through ``_read`` and a failure turns
+driver reloaded), so each value is read through ``_try``/``_read`` and a failure turns
 that value into ``None`` with a reason in ``GpuSample.missing`` while the rest
 of the GPU, and every other GPU, keeps updating.  Functions are looked up on
 the ``pynvml`` module at call time, which is also where the tests fake them.
@@ -106,6 +106,7 @@ class NvmlSource:
         self.calls = 0  # NVML calls made so far (the benchmark reads it)
         self._opened = False
         self._xid_events = None
+        self._xid_devices: dict[int, _Device] = {}  # handle address -> device, for events
 
     # ------------------------------------------------------------ lifecycle
 
@@ -169,6 +170,14 @@ class NvmlSource:
         except pynvml.NVMLError as exc:
             return None, _reason(exc)
 
+    def _read(self, out: dict, missing: dict[str, str], name: str, convert, fn, *args) -> None:
+        """``out[name]`` = ``convert`` of ``fn(*args)``, or None with the reason in
+        ``missing[name]``."""
+        value, why = self._try(fn, *args)
+        out[name] = None if value is None else convert(value)
+        if why:
+            missing[name] = why
+
     @staticmethod
     def _text(value) -> str:
         if value is None:
@@ -197,19 +206,18 @@ class NvmlSource:
             device.xid_reason = why_not
             device.xid_count = None if why_not else 0
         self._xid_events = events
+        self._xid_devices = {_handle_key(d.handle): d for d in self._devices}
 
     def _drain_xids(self) -> None:
         """Take the XID events waiting in the set (a 0 ms wait: never blocks a tick)."""
         if self._xid_events is None:
             return
-        by_handle = {_handle_key(d.handle): d for d in self._devices}
         for _ in range(64):  # a storm of events is counted over the next ticks
             try:
-                self.calls += 1
-                data = pynvml.nvmlEventSetWait_v2(self._xid_events, 0)
+                data = self._call(pynvml.nvmlEventSetWait_v2, self._xid_events, 0)
             except pynvml.NVMLError:  # NVML_ERROR_TIMEOUT: nothing is waiting
                 return
-            device = by_handle.get(_handle_key(data.device))
+            device = self._xid_devices.get(_handle_key(data.device))
             if device is not None and device.xid_count is not None:
                 device.xid_count += 1
                 device.xid_last = int(data.eventData)
@@ -258,14 +266,10 @@ class NvmlSource:
             reserved = getattr(memory, "reserved", None)
             values["mem_reserved_bytes"] = None if reserved is None else int(reserved)
 
-        power, why = self._try(pynvml.nvmlDeviceGetPowerUsage, h)
-        values["power_w"] = None if power is None else power / 1000.0
-        if why:
-            missing["power_w"] = why
-        temp, why = self._try(pynvml.nvmlDeviceGetTemperature, h, pynvml.NVML_TEMPERATURE_GPU)
-        values["temp_c"] = None if temp is None else float(temp)
-        if why:
-            missing["temp_c"] = why
+        self._read(values, missing, "power_w", lambda mw: mw / 1000.0,
+                   pynvml.nvmlDeviceGetPowerUsage, h)
+        self._read(values, missing, "temp_c", float,
+                   pynvml.nvmlDeviceGetTemperature, h, pynvml.NVML_TEMPERATURE_GPU)
         clock, why = self._try(pynvml.nvmlDeviceGetClockInfo, h, pynvml.NVML_CLOCK_SM)
         values["sm_clock_mhz"] = None if clock is None else float(clock)
         clock, _ = self._try(pynvml.nvmlDeviceGetClockInfo, h, pynvml.NVML_CLOCK_MEM)
@@ -292,10 +296,7 @@ class NvmlSource:
         ECC counters change rarely and are read every SLOW_EVERY polls (three calls fewer
         per GPU per tick; a new ECC error shows within SLOW_EVERY ticks)."""
         h, out = device.handle, {}
-        fan, why = self._try(pynvml.nvmlDeviceGetFanSpeed, h)
-        out["fan_pct"] = None if fan is None else float(fan)
-        if why:
-            missing["fan_pct"] = why
+        self._read(out, missing, "fan_pct", float, pynvml.nvmlDeviceGetFanSpeed, h)
         pstate, why = self._try(pynvml.nvmlDeviceGetPerformanceState, h)
         out["pstate"] = pstate if pstate is not None and 0 <= pstate <= 15 else None
         if out["pstate"] is None:
@@ -308,10 +309,8 @@ class NvmlSource:
 
     def _slow_board(self, h) -> tuple[dict[str, object], dict[str, str]]:
         out, missing = {}, {}
-        limit, why = self._try(pynvml.nvmlDeviceGetEnforcedPowerLimit, h)
-        out["power_limit_w"] = None if limit is None else limit / 1000.0
-        if why:
-            missing["power_limit_w"] = why
+        self._read(out, missing, "power_limit_w", lambda mw: mw / 1000.0,
+                   pynvml.nvmlDeviceGetEnforcedPowerLimit, h)
         for name, kind in (("ecc_uncorrected", pynvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED),
                            ("ecc_corrected", pynvml.NVML_MEMORY_ERROR_TYPE_CORRECTED)):
             count, why = self._try(pynvml.nvmlDeviceGetTotalEccErrors, h, kind,
