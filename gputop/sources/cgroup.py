@@ -103,7 +103,7 @@ def owner_from_cgroup(text: str, root: str = "/") -> Owner:
     path = next((p for p in paths if p not in ("", "/")), "")
     unit = next((c for c in reversed(path.split("/"))
                  if c.endswith((".service", ".scope", ".slice"))), "")
-    if unit in ("init.scope",):
+    if unit == "init.scope":  # systemd itself, not a unit anyone runs
         unit = ""
     return Owner(cgroup=path, runtime="systemd" if unit else "", unit=unit)
 
@@ -157,8 +157,8 @@ def _runtime_state(container_id: str, root: str) -> tuple[dict, str]:
             if isinstance(annotations, dict):
                 return annotations, ""
     docker = _read_json(os.path.join(root, _DOCKER_CONFIG.format(id=container_id)))
-    labels = (docker.get("Config") or {}).get("Labels") if isinstance(docker.get("Config"), dict) \
-        else None
+    config = docker.get("Config")
+    labels = config.get("Labels") if isinstance(config, dict) else None
     name = str(docker.get("Name") or "").lstrip("/")
     return (labels if isinstance(labels, dict) else {}), name
 

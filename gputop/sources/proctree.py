@@ -47,9 +47,14 @@ class Pin:
     pod: str | None = None  # a pod name, namespace/name or UID
 
     @property
+    def by_name(self) -> bool:
+        """Pinned by what a process is (pattern, container, pod), not by PID: it waits for
+        one and follows restarts."""
+        return any(x is not None for x in (self.pattern, self.container, self.pod))
+
+    @property
     def active(self) -> bool:
-        return bool(self.pids) or any(x is not None for x in (self.pattern, self.container,
-                                                               self.pod))
+        return bool(self.pids) or self.by_name
 
     @property
     def waits_for(self) -> str | None:
@@ -197,7 +202,7 @@ def _topmost(matches: dict[int, psutil.Process]) -> list[psutil.Process]:
 
 def resolve_roots(pin: Pin) -> list[psutil.Process]:
     """The pinned processes alive now (a PID whose start time changed is a new process)."""
-    if pin.pattern is not None or pin.container is not None or pin.pod is not None:
+    if pin.by_name:
         own = {os.getpid()} | {p.pid for p in psutil.Process().parents()}
         if pin.pattern is None:
             return owned_roots(pin, own)
