@@ -15,9 +15,9 @@ import signal
 import psutil
 
 from gputop.schema import ProcSample
+from gputop.sources.procinfo import same_start
 
 SIGNALS = ("TERM", "INT", "KILL", "HUP", "STOP", "CONT")
-START_TIME_TOLERANCE_S = 1.0  # psutil's create_time is jiffy-rounded boot time + start ticks
 
 
 def refusal(proc: ProcSample, *, readonly: bool, live: bool) -> str | None:
@@ -48,12 +48,12 @@ def send_signal(proc: ProcSample, name: str, *, readonly: bool, live: bool = Tru
         return False, why
     try:
         target = psutil.Process(proc.pid)
-        started = target.create_time()
+        reused = proc.start_time_s is not None and not same_start(target, proc.start_time_s)
     except psutil.NoSuchProcess:
         return False, f"no such process: pid {proc.pid} has exited"
     except psutil.Error as exc:
         return False, f"pid {proc.pid}: {exc}"
-    if proc.start_time_s is not None and abs(started - proc.start_time_s) > START_TIME_TOLERANCE_S:
+    if reused:
         return False, (f"not sent: pid {proc.pid} is now another process (it exited and the "
                        "PID was reused)")
     try:

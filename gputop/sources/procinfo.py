@@ -28,6 +28,12 @@ class ProcessInfo:
 
 
 _cache: dict[int, ProcessInfo] = {}
+START_TIME_MATCH_S = 0.01  # both sides come from psutil's create_time: equal but for rounding
+
+
+def same_start(proc: psutil.Process, start_time_s: float) -> bool:
+    """Is ``proc`` the process that started at ``start_time_s`` (not a recycled PID)?"""
+    return abs(proc.create_time() - start_time_s) < START_TIME_MATCH_S
 
 
 def namespace_pids(pid: int) -> list[int]:

@@ -22,6 +22,7 @@ from gputop.patterns import CmdlinePattern, PatternError
 from gputop.schema import PinnedSample, ThreadSample
 from gputop.sources.base import Reading
 from gputop.sources.cgroup import Owner, process_owner
+from gputop.sources.procinfo import same_start
 from gputop.units import command_line, shorten
 
 TOP_THREADS = 8
@@ -211,7 +212,7 @@ def resolve_roots(pin: Pin) -> list[psutil.Process]:
     for pid, started in pin.pids:
         try:
             proc = psutil.Process(pid)
-            if abs(proc.create_time() - started) < 0.01 and proc.status() != psutil.STATUS_ZOMBIE:
+            if same_start(proc, started) and proc.status() != psutil.STATUS_ZOMBIE:
                 roots.append(proc)
         except psutil.Error:
             continue
