@@ -103,7 +103,9 @@ def _theme(text: str) -> str:
 
 
 def _pane(text: str) -> str:
-    if text not in tuple("12345678"):
+    from gputop.config import PANES
+
+    if text not in PANES:
         raise argparse.ArgumentTypeError(f"expected a pane 1-8, got {text!r}")
     return text
 
@@ -557,10 +559,10 @@ def cmd_fleet(args) -> int:
     else:
         raise UsageError("name the hosts' gputop serve URLs, or --prometheus URL")
     _prepare_terminal(args)
+    from gputop.tui import theme
+
     while True:
         app = FleetApp(ask, source, args.every)
-        from gputop.tui import theme
-
         theme.apply(app, args.theme)
         app.run(mouse=args.mouse)
         if app.chosen_url is None:
@@ -637,7 +639,7 @@ def _join_negative_times(argv: list[str]) -> list[str]:
 
 def _config_parsers() -> dict:
     return {"delay": _delay, "window": _window, "theme": _theme, "pane": _pane,
-            "panes": _pane_list, "ebpf": _ebpf_mode, "url": _url, "percent": _percent,
+            "ebpf": _ebpf_mode, "url": _url, "percent": _percent,
             "ratio": _ratio, "factor": _factor}
 
 
@@ -665,9 +667,9 @@ def _apply_config(args, argv: list[str]) -> dict:
 
 def cmd_config(args, effective: dict) -> int:
     """``gputop config --print``: each setting, its value, where it came from."""
-    from gputop.config import config_path, toml_value
+    from gputop.config import toml_value
 
-    path = config_path()
+    path = args.config_path
     print(f"# config file: {path}" + ("" if path.exists() else " (none)"))
     print("# precedence: command line > environment > file > default")
     width = max(len(e.setting.key) for e in effective.values())

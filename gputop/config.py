@@ -40,7 +40,6 @@ class Setting:
     dest: str  # the argparse destination it sets
     option: str  # the command-line option, for messages and for spotting it in argv
     kind: type  # what TOML must hold: str, float, int, bool, list
-    help: str
     parse: Callable[[str], Any] | None = None  # the option's own parser, for str/number values
     command: str | None = None  # the subcommand whose parser owns the option (serve's --listen)
 
@@ -50,36 +49,29 @@ class Setting:
 
 
 def settings(parsers: dict[str, Callable]) -> tuple[Setting, ...]:
-    """The settings, with ``parsers`` (name -> the CLI's argument parser function)."""
+    """The settings, with ``parsers`` (name -> the CLI's argument parser function); what
+    each means is the option's own --help and the README's Configuration section."""
     p = parsers
     return (
-        Setting("delay_s", "delay", "-d/--delay", float, "seconds between samples", p["delay"]),
-        Setting("window_s", "window", "--window", float, "the plots' time window, seconds",
-                p["window"]),
-        Setting("theme", "theme", "--theme", str, "colours: " + ", ".join(THEMES), p["theme"]),
-        Setting("readonly", "readonly", "--readonly", bool,
-                "no actions on processes (signals are refused)"),
-        Setting("mouse", "mouse", "--no-mouse", bool,
-                "take mouse clicks (false leaves the terminal's own text selection alone)"),
-        Setting("pane", "pane", "--pane", str, "the pane shown first (1-8)", p["pane"]),
-        Setting("zoom", "zoom", "--zoom", bool, "start with that pane zoomed"),
-        Setting("hidden_panes", "hide", "--hide", list, "panes left out of the grid, e.g. [5]",
-                p["panes"]),
-        Setting("all_gpus", "all_gpus", "--all-gpus", bool,
-                "panes 1-2 show every GPU (a toggles)"),
-        Setting("ebpf", "ebpf", "--ebpf", str, "eBPF launch probes: full, light or off",
-                p["ebpf"]),
-        Setting("engines", "engine", "--engine", list, "serving engines' /metrics URLs", p["url"]),
+        Setting("delay_s", "delay", "-d/--delay", float, p["delay"]),
+        Setting("window_s", "window", "--window", float, p["window"]),
+        Setting("theme", "theme", "--theme", str, p["theme"]),
+        Setting("readonly", "readonly", "--readonly", bool),
+        Setting("mouse", "mouse", "--no-mouse", bool),
+        Setting("pane", "pane", "--pane", str, p["pane"]),
+        Setting("zoom", "zoom", "--zoom", bool),
+        Setting("hidden_panes", "hide", "--hide", list, p["pane"]),
+        Setting("all_gpus", "all_gpus", "--all-gpus", bool),
+        Setting("ebpf", "ebpf", "--ebpf", str, p["ebpf"]),
+        Setting("engines", "engine", "--engine", list, p["url"]),
         Setting("detector.busy_util_pct", "busy_util_pct", "--busy-util-pct", float,
-                "GPU-Util at or above which the GPU counts as busy", p["percent"]),
+                p["percent"]),
         Setting("detector.collapse_ratio", "collapse_ratio", "--collapse-ratio", float,
-                "tokens/s at or below this fraction of baseline is a collapse", p["ratio"]),
+                p["ratio"]),
         Setting("detector.latency_factor", "latency_factor", "--latency-factor", float,
-                "latency p99 at or above this x baseline is a collapse", p["factor"]),
-        Setting("detector.hold_s", "hold_s", "--hold-s", float,
-                "seconds a condition must hold before the banner changes", float),
-        Setting("serve.listen", "listen", "--listen", str, "the exporter's HOST:PORT",
-                str, command="serve"),
+                p["factor"]),
+        Setting("detector.hold_s", "hold_s", "--hold-s", float, float),
+        Setting("serve.listen", "listen", "--listen", str, str, command="serve"),
     )
 
 
@@ -152,12 +144,9 @@ def _convert(setting: Setting, value: Any, where: str) -> Any:
         if not isinstance(items, list):
             raise bad(f"must be a list, got {value!r}")
         try:
-            parsed = [setting.parse(str(item).strip()) for item in items if str(item).strip()]
+            return [setting.parse(str(item).strip()) for item in items if str(item).strip()]
         except (ValueError, TypeError, argparse.ArgumentTypeError) as exc:
             raise bad(str(exc)) from None
-        if setting.dest == "hide":
-            return sorted({p for group in parsed for p in group})
-        return parsed
     if isinstance(value, bool) or isinstance(value, (list, dict)):
         kind = "a number" if setting.kind is float else f"a {setting.kind.__name__}"
         raise bad(f"must be {kind}, got {value!r}")

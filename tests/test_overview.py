@@ -139,6 +139,9 @@ async def test_mouse_click_focuses_double_click_zooms():
 
 
 async def test_theme_key_help_keys_and_f10():
+    from gputop.tui import theme
+
+    assert tuple(theme.PALETTES) == theme.THEME_NAMES  # a palette for every configurable name
     app = app8()
     async with app.run_test(size=(160, 45)) as pilot:
         seen = [app.theme_name]

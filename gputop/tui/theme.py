@@ -19,6 +19,8 @@ from rich.color import Color
 from rich.style import Style
 from textual.theme import Theme as TextualTheme
 
+from gputop.config import THEMES
+
 
 @dataclass(frozen=True)
 class Palette:
@@ -49,7 +51,7 @@ PALETTES = {p.name: p for p in (
         "bright_blue": "#66B2FF", "blue": "#66B2FF", "magenta": "#FF66FF", "white": "#FFFFFF",
         "bright_black": "#C0C0C0"}, undim=True, bold_colors=True),
 )}
-THEME_NAMES = tuple(PALETTES)
+THEME_NAMES = THEMES  # the config's list, in the order T cycles them
 
 _current = PALETTES["dark"]
 _cache: dict[Style, Style] = {}
