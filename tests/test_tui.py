@@ -259,3 +259,16 @@ def test_snapshot_reports_the_last_engine_reading_with_its_age():
     assert data["gpus"][0]["vram"]["weights_bytes"] is not None  # still split, not "unsplit"
     # not "needs a throughput source": the engine is configured, its answer is late
     assert data["detector"]["note"].startswith("waiting for the engine: slow")
+
+
+async def test_esc_from_pane_8_returns_to_the_pane_focused_last():
+    from gputop.demo import demo_frames
+    from gputop.session import Session
+    from gputop.tui.app import GputopApp
+
+    app = GputopApp(Session("demo:serving", frames=demo_frames("serving", 5)))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.press("tab", "tab")  # pane 3, reached without its number key
+        await pilot.press("8", "escape")
+        await pilot.pause()
+        assert app.current_pane == "3" and app.focused is app._pane("3")

@@ -25,6 +25,7 @@ from gputop.model.derive import derive
 from gputop.schema import Frame
 from gputop.session import RECORD_MAX_BYTES, Session
 from gputop.tui import theme
+from gputop.tui.lines import DiffLines
 from gputop.tui.panes.base import Ctx, Pane
 from gputop.tui.panes.gpus import GpusPane
 from gputop.tui.panes.host import HostPane
@@ -133,7 +134,7 @@ class GputopApp(App):
                  view: ViewSettings = ViewSettings()):
         super().__init__()
         self.view_settings = view
-        self._use_theme(view.theme)
+        theme.apply(self, view.theme)
         self.readonly = view.readonly
         self.all_gpus = view.all_gpus
         self.hidden = tuple(k for k in view.hidden if k in GRID_PANES)
@@ -450,8 +451,6 @@ class GputopApp(App):
                 pane = self._pane(key)
         elif not self.has_class("-narrow") or key not in GRID_PANES:
             self.zoomed = key
-        if key in GRID_PANES:
-            self._last_grid_pane = key
         self.current_pane = key
         self._apply_layout()
         pane.focus()
@@ -508,16 +507,15 @@ class GputopApp(App):
         self.flash("panes 1-2: every GPU" if self.all_gpus else "panes 1-2: the selected GPU")
         self.schedule_refresh()
 
-    def _use_theme(self, name: str) -> None:
-        theme.apply(self, name)
-        self.theme_name = name
+    @property
+    def theme_name(self) -> str:
+        return theme.current().name
 
     def action_theme(self) -> None:
         names = theme.THEME_NAMES
-        self._use_theme(names[(names.index(self.theme_name) + 1) % len(names)])
-        for widget in self.query("*"):
-            if hasattr(widget, "repaint_all"):
-                widget.repaint_all()
+        theme.apply(self, names[(names.index(self.theme_name) + 1) % len(names)])
+        for widget in self.query(DiffLines):
+            widget.repaint_all()
         self.refresh_view()
         self.flash(f"theme: {self.theme_name} (S saves it)")
 
@@ -581,6 +579,8 @@ class GputopApp(App):
 
     def on_descendant_focus(self, event) -> None:
         widget = event.widget
+        if isinstance(widget, Pane) and widget.key in GRID_PANES:
+            self._last_grid_pane = widget.key  # where Esc from pane 7 or 8 comes back to
         if isinstance(widget, Pane) and widget.key != self.current_pane:
             self.current_pane = widget.key
             if self.zoomed is not None:
