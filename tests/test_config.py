@@ -16,6 +16,7 @@ from gputop.session import Session
 from gputop.tui.app import GputopApp
 from gputop.tui.view_settings import ViewSettings
 from tests.conftest import sim_frames
+from tests.test_tui import text_of
 
 
 def gputop(tmp_path, *args, env=None, config: str | None = None):
@@ -140,7 +141,7 @@ async def test_S_saves_what_the_app_shows_and_it_starts_that_way_again(tmp_path)
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.press("4", "T", "plus", "a", "S")
         await pilot.pause()
-        status = "".join(ch for ch, _ in app.query_one("#status")._rows[0])
+        status = text_of(app.query_one("#status"))
         assert "layout saved to" in status, status
     saved = tomllib.loads(path.read_text())
     assert saved == {"pane": "4", "zoom": True, "window_s": 120.0, "theme": "light",

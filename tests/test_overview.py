@@ -13,6 +13,7 @@ from gputop.tui.app import GputopApp
 from gputop.tui.panes.gpus import fit_columns
 from tests.conftest import sim_frames
 from tests.fake_nvml import FakeGpu, FakeNvml, GiB
+from tests.test_tui import text_rows
 
 
 def board(**kw) -> FakeGpu:
@@ -69,10 +70,6 @@ def test_columns_fit_200_and_80_and_keep_what_matters():
 
 def app8(scenario="allreduce-straggler", seconds=30):
     return GputopApp(Session(f"demo:{scenario}", frames=sim_frames(scenario, seconds, gpus=8)))
-
-
-def text_rows(widget) -> list[str]:
-    return ["".join(ch for ch, _ in r) for r in widget._rows]
 
 
 @pytest.mark.parametrize("size", [(200, 50), (80, 24)])

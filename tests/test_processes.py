@@ -20,6 +20,7 @@ from gputop.session import Session
 from gputop.tui.app import GputopApp
 from gputop.tui.view_settings import ViewSettings
 from tests.conftest import sim_frames
+from tests.test_tui import text_of, text_rows
 
 
 def frame(seq: int, procs, t: float) -> Frame:
@@ -188,7 +189,7 @@ async def test_sort_keys_header_click_filter_and_tree():
         await pilot.press(*"notebook", "enter")
         await pilot.pause()
         assert pane.filter_text == "notebook" and listed_pids(app) == [3377]
-        assert "matching /notebook/" in "".join(ch for ch, _ in pane._rows[-1])
+        assert "matching /notebook/" in text_rows(pane)[-1]
         await pilot.press("slash", "ctrl+u", "enter")  # an empty filter shows all
         await pilot.pause()
         assert pane.filter_text == "" and len(listed_pids(app)) == 2
@@ -208,7 +209,7 @@ async def test_signal_in_the_demo_and_readonly_is_refused_on_the_status_line():
         async with app.run_test(size=(160, 45)) as pilot:
             await pilot.press("8", "down", "k")
             await pilot.pause()
-            status = "".join(ch for ch, _ in app.query_one("#status")._rows[0])
+            status = text_of(app.query_one("#status"))
             assert expected in status, status
             assert not app.screen.is_modal  # refused before any menu
 

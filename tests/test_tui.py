@@ -10,8 +10,13 @@ from gputop.tui.widgets import Banner, StatusBar, Summary, TextScreen
 from tests.conftest import sim_frames
 
 
+def text_rows(widget) -> list[str]:
+    """What a DiffLines widget shows, one string per row."""
+    return ["".join(ch for ch, _ in r) for r in widget._rows]
+
+
 def text_of(widget) -> str:
-    return "\n".join("".join(ch for ch, _ in r) for r in widget._rows)
+    return "\n".join(text_rows(widget))
 
 
 def make_app(scenario="logprobs-storm", count=20, gpus=None):
