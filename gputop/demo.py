@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from gputop.sampler import Sampler
 from gputop.schema import Frame
-from gputop.sources.sim import SimSource
-
-START_WALL_S = 1_700_000_000.0  # 2023-11-14 22:13:20 UTC: a fixed clock for stable output
+from gputop.sources.sim import START_WALL_S, SimSource
 
 
 def demo_frames(scenario: str | None, count: int, gpus: int | None = None, seed: int = 0,

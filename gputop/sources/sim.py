@@ -21,6 +21,7 @@ from gputop.schema import (EngineHistogram, EngineSample, GpuSample, HostSample,
 from gputop.sources.base import Reading
 
 LEAD_IN_S = 4.0
+START_WALL_S = 1_700_000_000.0  # 2023-11-14 22:13:20 UTC: a fixed clock for stable output
 CYCLE_S = 45.0
 GiB = 2**30
 MiB = 2**20
@@ -274,7 +275,7 @@ class SimSource:
     name = "sim"
 
     def __init__(self, scenario: str | None = "logprobs-storm", gpus: int | None = None,
-                 seed: int = 0, step_s: float = 1.0, started_wall_s: float = 1_700_000_000.0):
+                 seed: int = 0, step_s: float = 1.0, started_wall_s: float = START_WALL_S):
         if scenario is not None and scenario not in SCENARIOS:
             raise ValueError(f"unknown scenario {scenario!r}; choose one of: "
                              + ", ".join(SCENARIOS))
