@@ -1,7 +1,9 @@
-"""Small modal dialogs: a menu (sort column, signal), a one-line filter, a yes/no question.
+"""Small modal dialogs: a menu (sort column, signal) and a yes/no question (a line of
+text is the picker module's PromptScreen).
 
-Each returns its answer through ``dismiss`` (None when cancelled with Escape), so the
-caller is a plain callback and a dialog never acts by itself.
+Each answers once (``OnceScreen``: a second Enter racing the first must not dismiss
+twice), None when cancelled with Escape, so the caller is a plain callback and a dialog
+never acts by itself.
 """
 
 from __future__ import annotations
@@ -9,10 +11,10 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
-from textual.widgets import Input, OptionList, Static
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from gputop.tui.picker import OnceScreen
 from gputop.units import printable
 
 DIALOG_CSS = """
@@ -23,8 +25,8 @@ DIALOG_CSS = """
 """
 
 
-class MenuScreen(ModalScreen):
-    """Pick one of ``options`` ((key, label) pairs); a key's first letter also picks it."""
+class MenuScreen(OnceScreen):
+    """Pick one of ``options`` ((key, label) pairs)."""
 
     DEFAULT_CSS = DIALOG_CSS.format(name="MenuScreen")
     BINDINGS = [Binding("escape,q", "cancel", "cancel")]
@@ -44,40 +46,13 @@ class MenuScreen(ModalScreen):
         self.query_one(OptionList).focus()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(event.option.id)
+        self.answer(event.option.id)
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        self.answer(None)
 
 
-class FilterScreen(ModalScreen):
-    """One line of text; Enter keeps it, Escape cancels, an empty line clears the filter."""
-
-    DEFAULT_CSS = DIALOG_CSS.format(name="FilterScreen")
-    BINDINGS = [Binding("escape", "cancel", "cancel")]
-
-    def __init__(self, text: str = "", title: str = "filter processes"):
-        super().__init__()
-        self.text = text
-        self.title_text = title
-
-    def compose(self) -> ComposeResult:
-        with Vertical() as box:
-            box.border_title = self.title_text
-            box.border_subtitle = "regex or text over user, command, container, pod · Enter · Esc"
-            yield Input(value=self.text, placeholder="e.g. vllm|train  (empty: show all)")
-
-    def on_mount(self) -> None:
-        self.query_one(Input).focus()
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        self.dismiss(event.value.strip())
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
-
-class ConfirmScreen(ModalScreen):
+class ConfirmScreen(OnceScreen):
     """A question answered with y (or Enter) / n (or Escape)."""
 
     DEFAULT_CSS = DIALOG_CSS.format(name="ConfirmScreen")
@@ -95,4 +70,4 @@ class ConfirmScreen(ModalScreen):
             yield Static(self.question, markup=False)
 
     def action_answer(self, yes: bool) -> None:
-        self.dismiss(yes)
+        self.answer(yes)

@@ -219,13 +219,16 @@ class ProcessesPane(Pane):
             self.sort_by(key)
 
     def action_filter(self) -> None:
-        from gputop.tui.dialogs import FilterScreen
+        from gputop.tui.picker import PromptScreen
 
-        self.app.push_screen(FilterScreen(self.filter_text), self._filtered)
+        self.app.push_screen(PromptScreen("filter processes: a regular expression or text over "
+                                          "user, command, container and pod (empty: all)",
+                                          self.filter_text, input_id="filter"), self._filtered)
 
     def _filtered(self, text: str | None) -> None:
         if text is None:
             return
+        text = text.strip()
         try:
             self._keep = row_filter(text) if text else None
         except FilterError as exc:
