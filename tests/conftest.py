@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -118,3 +119,13 @@ def process_in_a_container():
                 break
             except OSError:
                 time.sleep(0.1)
+
+
+def need(tool: str) -> str:
+    """The path of a tool the README's test command installs; a failure, not a skip, when it
+    is missing (a broken install step must not turn tests silently off)."""
+    path = shutil.which(tool)
+    if path is None:
+        pytest.fail(f"{tool} is not installed: the README's test command (scripts/test.sh) "
+                    "installs it")
+    return path

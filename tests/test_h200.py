@@ -3,7 +3,6 @@ tool; no GPU is needed to run these): gputop's recording of real NVML under six 
 phases, nvidia-smi's own log of the same minutes, and what `gputop serve` exported."""
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from bench.gpu_check_report import phase_table
+from tests.conftest import need
 from gputop.model.derive import snapshot_dict
 from gputop.record.store import Recording
 from gputop.session import recorded_views
@@ -81,8 +81,8 @@ def test_the_exported_text_is_valid_prometheus_with_the_contracts_families():
     assert graph[("gputop_gpu_sm_active_ratio", (("gpu", "0"),))] < 0.02
 
 
-@pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool (apt prometheus) missing")
 def test_promtool_accepts_what_serve_exported_on_the_h200():
+    need("promtool")
     for phase in ("reserve", "matmul", "graph"):
         text = (DATA / f"metrics-{phase}.txt").read_bytes()
         done = subprocess.run(["promtool", "check", "metrics"], input=text,

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import socket
 import subprocess
 import time
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import need
 from tests.test_serve import start_serve
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,9 +25,12 @@ RULES = ROOT / "contrib" / "prometheus" / "gputop-rules.yml"
 RULE_TESTS = ROOT / "contrib" / "prometheus" / "gputop-rules.test.yml"
 DASHBOARD = ROOT / "contrib" / "grafana" / "gputop.json"
 
-pytestmark = pytest.mark.skipif(shutil.which("prometheus") is None or
-                                shutil.which("promtool") is None,
-                                reason="needs Debian's prometheus (scripts/test.sh installs it)")
+
+
+@pytest.fixture(autouse=True)
+def prometheus_installed():
+    need("prometheus")
+    need("promtool")
 
 
 def test_promtool_checks_and_unit_tests_the_rules():

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import re
-import shutil
 import signal
 import ssl
 import subprocess
@@ -32,6 +30,7 @@ from gputop.record.export import CSV_COLUMNS
 from gputop.record.store import Recording
 from gputop.schema import Frame, GpuSample, frame_from_dict
 from gputop.session import Session
+from tests.conftest import need
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -130,10 +129,9 @@ def test_metrics_carry_the_contract_and_no_private_labels(serve):
     labels = {k for x in samples(text) for k in x.labels}
     assert not labels & {"pid", "cmdline", "command", "user"}  # other users' business
     assert all(x.value == x.value for x in samples(text))  # no NaN: unknown is absent
-    if shutil.which("promtool"):
-        done = subprocess.run(["promtool", "check", "metrics"], input=body,
-                              capture_output=True, timeout=30)
-        assert done.returncode == 0, done.stdout + done.stderr
+    done = subprocess.run([need("promtool"), "check", "metrics"], input=body,
+                          capture_output=True, timeout=30)
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_export_processes_adds_memory_by_pid_but_never_command_lines(serve):
@@ -211,8 +209,7 @@ def test_remote_shows_the_served_host(serve):
 
 @pytest.fixture
 def tls_files(tmp_path):
-    if not shutil.which("openssl"):
-        pytest.skip("openssl missing")
+    need("openssl")
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
                     "-subj", "/CN=127.0.0.1", "-keyout", str(key), "-out", str(cert)],
