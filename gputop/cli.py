@@ -12,6 +12,7 @@ import sys
 import time
 
 from gputop import __version__, exitguard
+from gputop.config import DEFAULT_LISTEN
 from gputop.model.derive import snapshot_dict
 from gputop.model.detect import DetectConfig
 from gputop.record.timespec import parse_duration, parse_size
@@ -20,7 +21,6 @@ from gputop.sources.sim import SCENARIOS
 from gputop.units import printable
 
 EXIT_USAGE = 2
-DEFAULT_LISTEN = "127.0.0.1:9464"
 
 
 class UsageError(Exception):

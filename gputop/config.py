@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +27,7 @@ from gputop.safefile import UnsafeFile, read_regular
 CONFIG_MAX_BYTES = 1 << 20
 THEMES = ("dark", "light", "colorblind", "high-contrast")
 PANES = tuple("12345678")
+DEFAULT_LISTEN = "127.0.0.1:9464"  # gputop serve's address: local only unless asked
 
 
 class ConfigError(ValueError):
@@ -115,6 +115,8 @@ def read_file(path: Path) -> tuple[dict[str, Any], str]:
         return {}, ""
     except (UnsafeFile, OSError) as exc:
         raise ConfigError(f"config {path}: {exc.strerror or exc}") from None
+    import tomllib  # only with a file to read: most runs have none (5 ms of start-up)
+
     try:
         text = raw.decode("utf-8")
         return _flatten(tomllib.loads(text)), text
@@ -232,6 +234,8 @@ def save_layout(values: dict[str, Any], path: Path | None = None) -> Path:
             lines.insert(first_table, line)
             first_table += 1
     body = "\n".join(lines) + "\n"
+    import tomllib
+
     tomllib.loads(body)  # never write what gputop could not read back
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")

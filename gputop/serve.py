@@ -28,13 +28,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import choose_encoder
 
+from gputop.config import DEFAULT_LISTEN
 from gputop.export.prometheus import Exporter
 from gputop.model.derive import snapshot_dict
 from gputop.safefile import read_regular
 from gputop.schema import frame_to_dict
 from gputop.session import Session
 
-DEFAULT_LISTEN = "127.0.0.1:9464"
 FRAMES_PER_ANSWER = 600
 STALE_AFTER_INTERVALS = 10  # /healthz says 503 when the newest frame is older than this
 MAX_CONFIG_BYTES = 1 << 20
