@@ -245,3 +245,20 @@ def test_a_backtracking_filter_cannot_freeze_the_list():
     started = time.monotonic()
     kept = [r for r in process_rows(timeline, 0) if row_filter("^(a|a)*$")(r)]
     assert kept == [] and time.monotonic() - started < 2
+
+
+async def test_hostile_owner_and_command_text_reaches_the_screen_escaped():
+    """A recording or a remote host can carry any text in a process's command, container or
+    pod: pane 8 shows escape sequences as visible text, never sends them to the terminal."""
+    evil = ProcSample(pid=7, gpu_index=0, user="eve\x1b[2J", cmdline="x\x1b]0;owned\x07",
+                      container="docker:\x1b[31mred", pod="ns/\u202epod", mem_bytes=1 << 30,
+                      cpu_s=float("nan"))
+    frames = [Frame(seq=i, time_wall_s=1_800_000_000.0 + i, time_mono_s=float(i),
+                    gpus=sim_frames("serving", 1)[0].gpus, processes=(evil,)) for i in range(2)]
+    app = GputopApp(Session("replay", frames=frames))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.press("8")
+        await pilot.pause()
+        shown = text_of(app._pane("8"))
+        assert "\x1b" not in shown and "\u202e" not in shown and "\x07" not in shown
+        assert "7" in shown and "owned" in shown
