@@ -68,7 +68,23 @@ def run_driver(driver: Path, lib: Path, calls: int, attach) -> float:
     finally:
         if cleanup:
             cleanup()
+        wait_released()
     return float(out.strip())
+
+
+def wait_released(timeout_s: float = 120.0) -> None:
+    """Wait until no probe of an earlier config is left: gputop releases its probes in a
+    background helper (~0.1 s each), and a disabled uprobe still traps, so the next config
+    would be measured with the last one's traps still in the traced library."""
+    import json
+    bpftool = shutil.which("bpftool") or "/usr/sbin/bpftool"
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        out = subprocess.run([bpftool, "-j", "prog", "show"], capture_output=True, text=True).stdout
+        names = [p.get("name", "") for p in json.loads(out or "[]")]
+        if not any(n.startswith(("gputop_", "bench_nop")) for n in names):
+            return
+        time.sleep(0.2)
 
 
 def empty_probes(lib: Path, with_return: bool):

@@ -43,9 +43,10 @@ class Workload:
     def ready(self):
         assert self.proc.stdout.readline().strip() == "ready"
 
-    def run(self):
-        """Let it call; returns (p50_us, p99_us) as the workload timed its own calls."""
-        self.proc.stdin.write("\n")
+    def run(self, duration_ns: int | None = None, count: int | None = None):
+        """Let it call (again, with new settings if given); returns (p50_us, p99_us) as the
+        workload timed its own calls."""
+        self.proc.stdin.write("\n" if duration_ns is None else f"{duration_ns} {count}\n")
         self.proc.stdin.flush()
         word, p50, p99 = self.proc.stdout.readline().split()
         assert word == "done"
@@ -102,14 +103,16 @@ def percentile_us(hist, fraction):
 
 
 @needs_ebpf
-def test_exact_counts_and_percentiles(libs, workloads, source):
+@pytest.mark.parametrize("task_storage", [True, False], ids=["task-storage", "lru-hash"])
+def test_exact_counts_and_percentiles(libs, workloads, source, task_storage):
     runtime = workloads(libs / "libcudart.so.12", "cudaLaunchKernel", 200_000, 400)
     driver = workloads(libs / "libcuda.so.1", "cuLaunchKernel", 1_000_000, 150)
     sync = workloads(libs / "libcudart.so.12", "cudaStreamSynchronize", 500_000, 100)
     for w in (runtime, driver, sync):
         w.ready()
-    s = source("full")
+    s = source("full", task_storage=task_storage)
     s.rescan()
+    assert s.task_storage is task_storage
     attached = {api for lib in s.libraries for api in lib.attached}
     assert {"cudaLaunchKernel", "cuLaunchKernel", "cudaGraphLaunch"} <= attached
     assert any("cudaLaunchKernel_ptsz" in lib.missing for lib in s.libraries)  # not exported
@@ -128,6 +131,27 @@ def test_exact_counts_and_percentiles(libs, workloads, source):
     assert cu.max_ns >= 1_000_000
     assert by_api(reading, sync.pid)["cudaStreamSynchronize"].count == 100
     assert not by_api(s.poll(1.0), runtime.pid)  # the next interval holds only new calls
+
+
+@needs_ebpf
+def test_each_interval_has_its_own_max_and_counts(libs, workloads, source):
+    """The kernel keeps a max per interval (an epoch bumped at each read), so a slow call
+    in one interval does not stay the max of the next ones."""
+    w = workloads(libs / "libcudart.so.12", "cudaMemcpyAsync", 2_000_000, 5)
+    w.ready()
+    s = source("full")
+    s.rescan()
+    w.run()
+    first = by_api(s.poll(0.0), w.pid)["cudaMemcpyAsync"]
+    assert first.count == 5 and first.max_ns >= 2_000_000
+    w.run(50_000, 200)
+    second = by_api(s.poll(1.0), w.pid)["cudaMemcpyAsync"]
+    assert second.count == 200 and sum(second.buckets.values()) == 200
+    assert 50_000 <= second.max_ns < 1_000_000  # this interval's own slowest call
+    assert abs(second.sum_ns / 200 - 50_000) / 50_000 < 0.5
+    w.run(3_000_000, 3)
+    third = by_api(s.poll(2.0), w.pid)["cudaMemcpyAsync"]
+    assert third.count == 3 and third.max_ns >= 3_000_000
 
 
 @needs_ebpf

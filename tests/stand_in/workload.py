@@ -1,7 +1,8 @@
 """A process calling the stand-in CUDA libraries: python workload.py LIB API DURATION_NS COUNT
 [DELAY_BEFORE_LOAD_S] [CPU]; prints "ready" once loaded and, when finished, "done P50_NS
 P99_NS" of the call durations it timed itself (so a busy machine's preemptions count on both
-sides of a comparison), then waits for stdin to close."""
+sides of a comparison), then waits for the next line: another round ("DURATION_NS COUNT", or
+an empty line for the same again) until stdin closes."""
 import ctypes
 import os
 import sys
@@ -16,14 +17,16 @@ lib = ctypes.CDLL(lib_path)
 ctypes.c_long.in_dll(lib, api + "_ns").value = duration_ns
 fn = getattr(lib, api)
 print("ready", flush=True)
-sys.stdin.readline()  # the test says go once probes are attached
-durations = []
 clock = time.perf_counter_ns
-for _ in range(count):
-    start = clock()
-    fn(None, None, None, None, None, None)
-    durations.append(clock() - start)
-durations.sort()
-rank = lambda q: durations[max(0, -(-int(q * len(durations)) // 1) - 1)]  # noqa: E731
-print("done", rank(0.5), rank(0.99), flush=True)
-sys.stdin.readline()
+for line in sys.stdin:  # the test says go once probes are attached
+    if line.split():
+        duration_ns, count = (int(word) for word in line.split())
+        ctypes.c_long.in_dll(lib, api + "_ns").value = duration_ns
+    durations = []
+    for _ in range(count):
+        start = clock()
+        fn(None, None, None, None, None, None)
+        durations.append(clock() - start)
+    durations.sort()
+    rank = lambda q: durations[max(0, -(-int(q * len(durations)) // 1) - 1)]  # noqa: E731
+    print("done", rank(0.5), rank(0.99), flush=True)

@@ -12,14 +12,16 @@ so frames carry per-interval histograms that the model merges over any window.
 
 from __future__ import annotations
 
+import ctypes
 import importlib.util
 import os
 import sys
 import time
+from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gputop.buckets import bucket_mid_ns
+from gputop.buckets import bucket_bounds_ns, bucket_mid_ns
 from gputop.schema import HostSample, LaunchHist
 from gputop.sources.base import Reading, SourceError
 from gputop.sources.ebpf.release import release_in_background
@@ -33,6 +35,7 @@ DRIVER_APIS = ("cuLaunchKernel", "cuLaunchKernelEx", "cuGraphLaunch", "cuLaunchK
 APIS = RUNTIME_APIS + DRIVER_APIS
 LIBRARIES = (("libcudart.so", RUNTIME_APIS), ("libcuda.so", DRIVER_APIS))
 RESCAN_S = 5.0
+WRAP_U32 = 1 << 32  # the kernel's bucket counters are u32
 BCC_DIR = Path("/usr/lib/python3/dist-packages/bcc")
 SOURCE = Path(__file__).with_name("launch.bpf.c")
 
@@ -83,8 +86,11 @@ def unavailable_reason() -> str | None:
     return None
 
 
-def program_text(mode: str) -> str:
-    """The BPF C for a mode ("full" or "light"), as loaded (doctor --ebpf-source prints it)."""
+def program_text(mode: str, task_storage: bool = True) -> str:
+    """The BPF C for a mode ("full" or "light"), as loaded (doctor --ebpf-source prints it).
+
+    ``task_storage`` keeps each thread's call in flight in its task storage; without it
+    (kernels that refuse task storage in uprobe programs) an LRU hash keyed by thread."""
     stubs = []
     for index, api in enumerate(APIS, start=1):
         stubs.append(f"int gputop_entry_{index}(struct pt_regs *ctx) "
@@ -97,6 +103,8 @@ def program_text(mode: str) -> str:
         raise SourceError(f"gputop's BPF program cannot be read ({SOURCE}: "
                           f"{exc.strerror or exc}): reinstall gputop") from None
     text = text.replace("/* @STUBS@ */", "\n".join(stubs))
+    if task_storage:
+        text = "#define GPUTOP_TASK_STORAGE 1\n" + text
     if mode == "full":
         text = "#define GPUTOP_MODE_FULL 1\n" + text
     return text
@@ -153,7 +161,8 @@ def mapped_libraries(pids: list[int] | None) -> dict[tuple[int, int], Library]:
 class EbpfSource:
     name = "ebpf"
 
-    def __init__(self, mode: str = "full", pin_state=None, rescan_s: float = RESCAN_S):
+    def __init__(self, mode: str = "full", pin_state=None, rescan_s: float = RESCAN_S,
+                 task_storage: bool | None = None):
         if mode not in ("full", "light"):
             raise ValueError(f"--ebpf must be full, light or off, got {mode!r}")
         self.mode = mode
@@ -163,6 +172,9 @@ class EbpfSource:
         self._libraries: dict[tuple[int, int], Library] = {}
         self._last_scan = -1e9
         self._previous: dict = {}
+        self._epoch = 0
+        # None: task storage where the kernel allows it, else the hash (tests force either)
+        self.task_storage = task_storage
         self._previous_offcpu: dict = {}
         self._previous_involuntary: dict = {}
 
@@ -173,10 +185,24 @@ class EbpfSource:
         if reason:
             raise SourceError(reason)
         bcc = import_bcc()
-        try:
-            self._bpf = bcc.BPF(text=program_text(self.mode))
-        except Exception as exc:
-            raise SourceError(f"the BPF program did not load: {str(exc).splitlines()[0]}") from None
+        first_error = None
+        for task_storage in (True, False) if self.task_storage is None else (self.task_storage,):
+            try:
+                self._bpf = bcc.BPF(text=program_text(self.mode, task_storage).encode())
+                # programs reach the verifier when loaded, not when compiled: load one of
+                # each kind now, so a kernel that refuses task storage in uprobes says so here
+                self._bpf.load_func(b"gputop_entry_1", bcc.BPF.KPROBE)
+                if self.mode == "full":
+                    self._bpf.load_func(b"gputop_ret", bcc.BPF.KPROBE)
+            except Exception as exc:
+                first_error = first_error or exc
+                if self._bpf is not None:
+                    self._bpf.cleanup()
+                    self._bpf = None
+                continue
+            self.task_storage = task_storage
+            return
+        raise SourceError(f"the BPF program did not load: {str(first_error).splitlines()[0]}")
 
     def close(self) -> None:
         if self._bpf is not None:
@@ -252,26 +278,35 @@ class EbpfSource:
                        detail=f"{self.mode} mode; {detail}")
 
     def _launch_hists(self, wanted: set[int] | None) -> tuple[LaunchHist, ...]:
-        buckets: dict[tuple[int, int], dict[int, int]] = {}
-        for key, value in self._bpf["hist"].items():
-            buckets.setdefault((key.tgid, key.api), {})[key.bucket] = value.value
+        """Per-interval histograms: differences of the kernel's cumulative counts.
+
+        The epoch is bumped first, so the interval just ended has a max slot of its own
+        that no later call writes (launch.bpf.c)."""
+        ended = self._epoch
+        self._epoch += 1
+        self._bpf["epoch"][ctypes.c_int(0)] = ctypes.c_uint64(self._epoch)
+        slot = ended & 1
         out = []
-        totals = self._bpf["totals"]
-        for key, stats in totals.items():
+        for key, value in self._bpf["stats"].items():
             tgid, api = key.tgid, key.api
             if wanted is not None and tgid not in wanted:
                 continue
-            previous = self._previous.get((tgid, api), (0, 0, {}))
-            count, sum_ns = stats.count, stats.sum_ns
-            current = buckets.get((tgid, api), {})
-            delta = {b: n - previous[2].get(b, 0) for b, n in current.items()
-                     if n > previous[2].get(b, 0)}
-            self._previous[(tgid, api)] = (count, sum_ns, current)
-            max_ns = stats.max_ns
-            stats.max_ns = 0
-            totals[key] = stats  # a fresh max for the next interval
-            if count - previous[0] <= 0:
+            count, sum_ns = value.count, value.sum_ns
+            previous = self._previous.get((tgid, api))
+            if previous is not None and previous[0] == count:
                 continue
+            current = array("I", bytes(value.buckets))
+            self._previous[(tgid, api)] = (count, sum_ns, current)
+            if previous is None:
+                previous = (0, 0, array("I", bytes(len(current) * 4)))
+            delta = {b: (now - before) % WRAP_U32 for b, (now, before)
+                     in enumerate(zip(current, previous[2])) if now != before}
+            if not delta:
+                continue
+            if value.max_epoch[slot] == ended and value.max_ns[slot]:
+                max_ns = value.max_ns[slot]
+            else:  # the interval's max was overwritten by a racing call: its bucket's top
+                max_ns = bucket_bounds_ns(max(delta))[1] - 1
             out.append(LaunchHist(api=APIS[api - 1] if 0 < api <= len(APIS) else f"api{api}",
                                   pid=tgid, count=count - previous[0],
                                   sum_ns=sum_ns - previous[1], max_ns=max_ns, buckets=delta))
