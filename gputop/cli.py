@@ -88,6 +88,7 @@ def _number_in(what: str, low: float, high: float, include_high: bool = True):
 _ratio = _number_in("a ratio between 0 and 1", 0.0, 1.0, include_high=False)
 _percent = _number_in("a percentage in (0, 100]", 0.0, 100.0)
 _factor = _number_in("a factor above 1 (e.g. 2)", 1.0, 100.0)
+_duty = _number_in("a fraction of the time above 0 and at most 1 (e.g. 0.1)", 0.0, 1.0)
 
 
 _window = _number_in("a window of 5 to 86400 seconds", 4.999, 86400.0)
@@ -159,6 +160,10 @@ def _add_source_options(parser: argparse.ArgumentParser, suppress: bool = False)
                         default=default("off"),
                         help="host launch latency from eBPF uprobes on libcudart/libcuda (root): "
                         "full = call durations, light = calls/s and gaps (cheaper); default off")
+    parser.add_argument("--ebpf-duty", type=_duty, default=default(1.0), metavar="FRACTION",
+                        help="sampled probes: attach them 1 s in every 1/FRACTION s (0.1: one "
+                        "second in ten), so the traced threads pay about that fraction of the "
+                        "cost; calls/s are per attached second, durations unchanged; default 1")
     parser.add_argument("--pid", type=_positive_int, default=default(None),
                         help="pin every pane to this process and its children")
     parser.add_argument("--match", default=default(None), metavar="PATTERN",
@@ -640,7 +645,7 @@ def _join_negative_times(argv: list[str]) -> list[str]:
 def _config_parsers() -> dict:
     return {"delay": _delay, "window": _window, "theme": _theme, "pane": _pane,
             "ebpf": _ebpf_mode, "url": _url, "percent": _percent,
-            "ratio": _ratio, "factor": _factor}
+            "ratio": _ratio, "factor": _factor, "duty": _duty}
 
 
 def _apply_config(args, argv: list[str]) -> dict:

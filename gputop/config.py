@@ -63,6 +63,7 @@ def settings(parsers: dict[str, Callable]) -> tuple[Setting, ...]:
         Setting("hidden_panes", "hide", "--hide", list, p["pane"]),
         Setting("all_gpus", "all_gpus", "--all-gpus", bool),
         Setting("ebpf", "ebpf", "--ebpf", str, p["ebpf"]),
+        Setting("ebpf_duty", "ebpf_duty", "--ebpf-duty", float, p["duty"]),
         Setting("engines", "engine", "--engine", list, p["url"]),
         Setting("detector.busy_util_pct", "busy_util_pct", "--busy-util-pct", float,
                 p["percent"]),

@@ -347,7 +347,7 @@ def _mean(values: list[float | None]) -> float | None:
 def _merge(seq: int, wall: float, mono: float, readings: list[Reading],
            statuses: dict[str, SourceStatus]) -> Frame:
     gpus, processes, launch, engines = [], [], [], []
-    host = pinned = None
+    host = pinned = armed_s = None
     for reading in readings:
         gpus.extend(reading.gpus)
         processes.extend(reading.processes)
@@ -356,6 +356,7 @@ def _merge(seq: int, wall: float, mono: float, readings: list[Reading],
             engines.append(reading.engine)
         host = host or reading.host
         pinned = pinned or reading.pinned
+        armed_s = reading.launch_armed_s if armed_s is None else armed_s
     return Frame(seq=seq, time_wall_s=wall, time_mono_s=mono, gpus=_merge_gpus(gpus),
                  processes=tuple(processes), engine=_merge_engines(engines), launch=tuple(launch), host=host,
-                 pinned=pinned, sources=statuses)
+                 pinned=pinned, sources=statuses, launch_armed_s=armed_s)

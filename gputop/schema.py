@@ -251,6 +251,9 @@ class Frame:
     host: HostSample | None = None
     pinned: PinnedSample | None = None
     sources: dict[str, SourceStatus] = field(default_factory=dict)
+    # Seconds of this tick during which the launch probes were attached (--ebpf-duty below
+    # 1: they are attached part of the time); None: all of it, or no probes.
+    launch_armed_s: float | None = None
 
 
 # ---------------------------------------------------------------- codec

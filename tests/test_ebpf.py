@@ -134,6 +134,28 @@ def test_exact_counts_and_percentiles(libs, workloads, source, task_storage):
 
 
 @needs_ebpf
+def test_a_runtime_call_that_calls_the_driver_times_both(libs, tmp_path, workloads, source):
+    """A runtime whose cudaLaunchKernel calls the driver's cuLaunchKernel inside it: the
+    thread's calls in flight are a stack, so the inner call does not erase the outer."""
+    nested = tmp_path / "nested"
+    nested.mkdir()
+    (nested / "libcuda.so.1").write_bytes((libs / "libcuda.so.1").read_bytes())
+    subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-DRUNTIME", "-DNESTED", "-o",
+                    str(nested / "libcudart.so.12"), str(HERE / "stand_in" / "cuda_stand_in.c"),
+                    f"-L{nested}", "-l:libcuda.so.1", f"-Wl,-rpath,{nested}"], check=True)
+    w = workloads(nested / "libcudart.so.12", "cudaLaunchKernel", 200_000, 100)
+    w.ready()
+    s = source("full", pin_state=PinState(pin_pid(w.pid)))
+    s.rescan()
+    p50, _ = w.run()
+    reading = by_api(s.poll(0.0), w.pid)
+    outer, inner = reading["cudaLaunchKernel"], reading["cuLaunchKernel"]
+    assert outer.count == 100 and inner.count == 100
+    assert abs(percentile_us(outer, 0.5) - p50) / p50 <= 0.15
+    assert percentile_us(inner, 0.5) < 50  # the driver's part only
+
+
+@needs_ebpf
 def test_each_interval_has_its_own_max_and_counts(libs, workloads, source):
     """The kernel keeps a max per interval (an epoch bumped at each read), so a slow call
     in one interval does not stay the max of the next ones."""
@@ -333,3 +355,48 @@ def test_a_library_swapped_for_a_symlink_is_not_followed(libs, tmp_path, workloa
     assert [key[1] for key in found] == [mapped_inode]
     assert os.stat(next(iter(found.values())).path).st_ino == mapped_inode
     assert os.stat(own).st_ino != mapped_inode  # the path itself now leads elsewhere
+
+
+@needs_ebpf
+def test_sampled_probes_count_only_while_attached(libs, workloads, source):
+    """--ebpf-duty: probes attached 0.5 s in every 2 s.  Each poll says how long they were
+    attached; calls are counted only then, at the workload's own rate, with the same
+    durations, and closing mid-cycle is still immediate."""
+    import threading
+
+    w = workloads(libs / "libcudart.so.12", "cudaLaunchKernel", 100_000, 50_000)
+    w.ready()
+    s = source("full", pin_state=PinState(pin_pid(w.pid)), duty=0.25, duty_on_s=0.5)
+    with pytest.raises(SourceError, match="no process maps"):
+        s.poll(0.0)  # gives the cycle its targets; the first window attaches now
+    result = {}
+    runner = threading.Thread(target=lambda: result.update(truth=w.run(),
+                                                           ended=time.monotonic()))
+    time.sleep(0.5)
+    s.poll(0.0)  # the intervals counted from here, when the calls start
+    started = time.monotonic()
+    runner.start()
+    polls = []
+    while runner.is_alive():
+        time.sleep(0.25)
+        reading = s.poll(time.monotonic())
+        polls.append((reading.launch_armed_s, by_api(reading, w.pid).get("cudaLaunchKernel")))
+        assert "sampled" in (reading.detail or "")
+    runner.join()
+    elapsed = result["ended"] - started
+    polls = polls[:-1]  # the last interval runs past the workload's end
+    armed = sum(a for a, _ in polls)
+    traced = [h for _, h in polls if h is not None]
+    calls = sum(h.count for h in traced)
+    assert elapsed > 4.0
+    assert abs(armed / (elapsed - 0.25) - 0.25) < 0.08, (armed, elapsed)
+    assert all(h is None for a, h in polls if a == 0.0)  # nothing counted while detached
+    rate = 50_000 / elapsed  # the workload's own calls per second
+    assert abs(calls / armed - rate) / rate < 0.2, (calls, armed, rate)
+    p50, _ = result["truth"]
+    merged = latency.merge(h.buckets for h in traced)
+    assert abs(latency.percentile_ns(merged, 0.5) / 1000 - p50) / p50 <= 0.15
+    t0 = time.monotonic()
+    s.close()
+    assert time.monotonic() - t0 < 0.5
+    assert not wait_unloaded(), "BPF programs left loaded"

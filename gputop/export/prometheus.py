@@ -65,6 +65,7 @@ class Exporter:
         self._view: View | None = None
         self._launch: dict[str, _Cumulative] = {}
         self._offcpu = _Cumulative()
+        self._traced_s: float | None = None  # probes attached so far, when sampled
         self._episodes: dict[str, int] = dict.fromkeys(EPISODE_KINDS, 0)
         self._open_episode: tuple[str, float] | None = None  # (kind, start) counted already
 
@@ -76,6 +77,8 @@ class Exporter:
                 target = self._offcpu if hist.api == OFF_CPU else \
                     self._launch.setdefault(hist.api, _Cumulative())
                 target.add(hist.buckets, hist.sum_ns)
+            if view.frame.launch_armed_s is not None:
+                self._traced_s = (self._traced_s or 0.0) + view.frame.launch_armed_s
             active = view.detector.active
             key = None if active is None else (active.kind, active.start_wall_s)
             if key is not None and key != self._open_episode:  # one episode is open at a time
@@ -95,6 +98,7 @@ class Exporter:
             view = self._view
             launch = {api: (c.buckets(), c.sum_s) for api, c in self._launch.items()}
             offcpu = (self._offcpu.buckets(), self._offcpu.sum_s)
+            traced_s = self._traced_s
             episodes = dict(self._episodes)
         info = GaugeMetricFamily("gputop_info", "gputop's version and the host it watches",
                                  labels=["version", "hostname"])
@@ -106,7 +110,7 @@ class Exporter:
         yield from self._gpus(view)
         yield from self._engine(view)
         yield from self._signals(HOST, [((), view)])
-        yield from self._launch_families(launch, offcpu)
+        yield from self._launch_families(launch, offcpu, traced_s)
         yield from self._episode_families(view, episodes)
 
     def _sources(self, view: View):
@@ -200,7 +204,7 @@ class Exporter:
         yield from self._signals(ENGINE, [((), engine)])
 
     @staticmethod
-    def _launch_families(launch, offcpu):
+    def _launch_families(launch, offcpu, traced_s):
         family = HistogramMetricFamily("gputop_launch_duration_seconds",
                                        "host-side duration of CUDA launch API calls (eBPF)",
                                        labels=["api"])
@@ -212,6 +216,13 @@ class Exporter:
         if offcpu[0][-1][1]:
             off.add_metric([], offcpu[0], offcpu[1])
         yield off
+        if traced_s is not None:  # --ebpf-duty: the launch histograms count these seconds only
+            traced = CounterMetricFamily(
+                "gputop_launch_traced_seconds",
+                "seconds the launch probes were attached (--ebpf-duty samples them); calls per "
+                "second = rate of gputop_launch_duration_seconds_count / rate of this")
+            traced.add_metric([], traced_s)
+            yield traced
 
     @staticmethod
     def _episode_families(view: View, episodes: dict[str, int]):

@@ -24,6 +24,7 @@ from gputop.schema import (EngineSample, Frame, GpuSample, PinnedSample, ProcSam
                            SourceStatus, ThreadSample)
 
 LAUNCH_WINDOW_S = 10.0
+SAMPLED_WINDOW_S = 30.0  # with sampled probes: a few attached seconds (3 at 1 s in 10)
 OFF_CPU = "off-cpu"  # the pseudo-API under which the eBPF source reports off-CPU time
 
 
@@ -117,6 +118,8 @@ class View:
     # the newest engine reading at or before this frame, when this frame has none
     # (the engine answered nothing fresh enough): shown with its age, never as current
     last_engine: EngineView | None = None
+    # seconds of the launch window the probes were attached, when sampled (--ebpf-duty)
+    launch_traced_s: float | None = None
 
     @property
     def alert(self) -> Episode | None:
@@ -306,8 +309,9 @@ def derive(timeline: Timeline, index: int, launch_window_s: float = LAUNCH_WINDO
                                        key=lambda p: -(p.mem_bytes or 0))))
         for g in frame.gpus
     )
+    launch, launch_window_s, launch_traced_s = _launch(timeline, index, launch_window_s)
     return View(index=index, frame=frame, gpus=gpus, engine=engine,
-                launch=_launch(timeline, index, launch_window_s), launch_window_s=launch_window_s,
+                launch=launch, launch_window_s=launch_window_s, launch_traced_s=launch_traced_s,
                 detector=state, sources=frame.sources,
                 pinned=_pinned_view(timeline, index, pinned_sample) if pinned_sample else None,
                 last_engine=last_engine)
@@ -331,12 +335,25 @@ def engine_view(timeline: Timeline, index: int, now_mono_s: float | None = None)
                       age_s=max(0.0, now - read_time(frame)))
 
 
-def _launch(timeline: Timeline, index: int, window_s: float) -> tuple[ApiLatency, ...]:
+def _launch(timeline: Timeline, index: int,
+            window_s: float) -> tuple[tuple[ApiLatency, ...], float, float | None]:
+    """Per-API stats over the window, the window used and, when the probes were sampled
+    (--ebpf-duty), the seconds of it they were attached (None: all of it).  A sampled
+    window is widened to SAMPLED_WINDOW_S so that it holds a few attached seconds; call
+    rates divide by the attached time, durations need no scaling."""
     frames = timeline.frames_since(index, window_s)
+    if any(f.launch_armed_s is not None for f in frames):
+        window_s = max(window_s, SAMPLED_WINDOW_S)
+        frames = timeline.frames_since(index, window_s)
+    traced_s = None
     if len(frames) < 2:
         seconds = None
     else:  # the first frame's histograms cover the tick before it
         seconds = frames[-1].time_mono_s - frames[0].time_mono_s
+        if any(f.launch_armed_s is not None for f in frames[1:]):
+            traced_s = sum(f.launch_armed_s if f.launch_armed_s is not None
+                           else f.time_mono_s - before.time_mono_s
+                           for before, f in zip(frames, frames[1:]))
         frames = frames[1:]
     per_api: dict[str, list] = {}
     for frame in frames:
@@ -345,11 +362,13 @@ def _launch(timeline: Timeline, index: int, window_s: float) -> tuple[ApiLatency
     out = []
     for api, hists in per_api.items():
         buckets = latency.merge(h.buckets for h in hists)
+        # off-CPU comes from a scheduler tracepoint, which stays attached
+        rate_s = seconds if traced_s is None or api == OFF_CPU else traced_s
         stats = latency.stats(buckets, sum(h.count for h in hists), sum(h.sum_ns for h in hists),
-                              max(h.max_ns for h in hists), seconds)
+                              max(h.max_ns for h in hists), rate_s)
         out.append(ApiLatency(api, stats, buckets))
     out.sort(key=lambda a: (a.api == OFF_CPU, -a.stats.calls))
-    return tuple(out)
+    return tuple(out), window_s, traced_s
 
 
 def series(timeline: Timeline, index: int, window_s: float, value) -> list[tuple[float, float | None]]:
@@ -417,6 +436,9 @@ def snapshot_dict(view: View, source_label: str) -> dict:
     launch = {
         "mode": "full" if view.launch else "off",
         "window_s": view.launch_window_s,
+        # probes sampled (--ebpf-duty): seconds of the window they were attached; calls are
+        # the traced ones, calls_per_s is per attached second
+        "traced_s": _r(view.launch_traced_s),
         "apis": {a.api: {"calls": a.stats.calls, "calls_per_s": _r(a.stats.calls_per_s),
                          "p50_us": _r(a.stats.p50_us), "p99_us": _r(a.stats.p99_us),
                          "max_us": _r(a.stats.max_us)} for a in view.launch if a.api != OFF_CPU},

@@ -29,6 +29,7 @@ class Reading:
     host: HostSample | None = None
     pinned: PinnedSample | None = None
     detail: str | None = None  # shown on the explain page while the source works
+    launch_armed_s: float | None = None  # see Frame.launch_armed_s
     # Seconds into the poll at which the data was read (e.g. when an engine's response
     # arrived); None means at the poll's end.  The sampler stamps the reading with it.
     taken_after_s: float | None = None

@@ -27,6 +27,7 @@ class SourceOptions:
     engine: tuple[str, ...] = ()
     model: str | None = None
     ebpf: str = "off"
+    ebpf_duty: float = 1.0  # the fraction of the time the probes are attached
     pid: int | None = None
     match: str | None = None
     sim_gpus: int | None = None
@@ -40,6 +41,7 @@ class SourceOptions:
     def from_args(cls, args) -> "SourceOptions":
         return cls(demo=args.demo, gpu=tuple(args.gpu) if args.gpu else None, dcgm=args.dcgm,
                    engine=tuple(args.engine or ()), model=args.model, ebpf=args.ebpf,
+                   ebpf_duty=getattr(args, "ebpf_duty", 1.0),
                    pid=args.pid, match=args.match, sim_gpus=args.gpus, seed=args.seed,
                    delay_s=args.delay, remote=getattr(args, "remote", None),
                    container=getattr(args, "container", None), pod=getattr(args, "pod", None))
@@ -115,10 +117,13 @@ def _pin(options: SourceOptions, pin_state) -> list[Source]:
 
 def _ebpf(options: SourceOptions, pin_state) -> list[Source]:
     if options.ebpf == "off":
+        if options.ebpf_duty < 1:
+            raise SetupError(f"--ebpf-duty {options.ebpf_duty:g} samples the eBPF probes: "
+                             "add --ebpf full or --ebpf light")
         return []
     from gputop.sources.ebpf import EbpfSource
 
-    return [EbpfSource(options.ebpf, pin_state)]
+    return [EbpfSource(options.ebpf, pin_state, duty=options.ebpf_duty)]
 
 
 def _dcgm(options: SourceOptions, pin_state) -> list[Source]:

@@ -1,7 +1,9 @@
 /* Stand-ins for the CUDA runtime (libcudart.so.12) and driver (libcuda.so.1): the same
  * exported symbols, each busy-waiting for a duration the test sets in <symbol>_ns, so
  * uprobes see calls of a precisely known length.  Built twice by the tests with gcc:
- * -DRUNTIME for libcudart, -DDRIVER for libcuda. */
+ * -DRUNTIME for libcudart, -DDRIVER for libcuda; -DRUNTIME -DNESTED makes a libcudart whose
+ * cudaLaunchKernel calls the driver's cuLaunchKernel inside it (link it to the driver),
+ * as a real runtime may. */
 #include <time.h>
 
 static void spin_ns(long ns) {
@@ -16,8 +18,17 @@ static void spin_ns(long ns) {
     long name##_ns = 0; \
     int name(void *a, void *b, void *c, void *d, void *e, void *f) { spin_ns(name##_ns); return 0; }
 
-#ifdef RUNTIME
+#ifdef NESTED
+int cuLaunchKernel(void *a, void *b, void *c, void *d, void *e, void *f);
+long cudaLaunchKernel_ns = 0;
+int cudaLaunchKernel(void *a, void *b, void *c, void *d, void *e, void *f) {
+    spin_ns(cudaLaunchKernel_ns);  /* the runtime's own work, then the driver's call */
+    return cuLaunchKernel(a, b, c, d, e, f);
+}
+#elif defined(RUNTIME)
 STAND_IN(cudaLaunchKernel)
+#endif
+#ifdef RUNTIME
 STAND_IN(cudaLaunchKernelExC)
 STAND_IN(cudaGraphLaunch)
 STAND_IN(cudaMemcpyAsync)

@@ -24,6 +24,7 @@ from pathlib import Path
 from gputop.buckets import bucket_bounds_ns, bucket_mid_ns
 from gputop.schema import HostSample, LaunchHist
 from gputop.sources.base import Reading, SourceError
+from gputop.sources.ebpf.duty import DUTY_ON_S, DutyCycle
 from gputop.sources.ebpf.release import release_in_background
 
 RUNTIME_APIS = ("cudaLaunchKernel", "cudaLaunchKernelExC", "cudaGraphLaunch", "cudaMemcpyAsync",
@@ -162,10 +163,16 @@ class EbpfSource:
     name = "ebpf"
 
     def __init__(self, mode: str = "full", pin_state=None, rescan_s: float = RESCAN_S,
-                 task_storage: bool | None = None):
+                 task_storage: bool | None = None, duty: float = 1.0,
+                 duty_on_s: float = DUTY_ON_S):
         if mode not in ("full", "light"):
             raise ValueError(f"--ebpf must be full, light or off, got {mode!r}")
+        if not 0 < duty <= 1:
+            raise ValueError(f"--ebpf-duty must be above 0 and at most 1, got {duty!r}")
         self.mode = mode
+        # Sampled probes: attached duty_on_s in every duty_on_s / duty seconds (DutyCycle)
+        self.duty, self.duty_on_s = duty, duty_on_s
+        self._cycle: DutyCycle | None = None
         self.pin_state = pin_state
         self.rescan_s = rescan_s
         self._bpf = None
@@ -201,10 +208,14 @@ class EbpfSource:
                     self._bpf = None
                 continue
             self.task_storage = task_storage
+            if self.duty < 1:
+                self._cycle = DutyCycle(self)
             return
         raise SourceError(f"the BPF program did not load: {str(first_error).splitlines()[0]}")
 
     def close(self) -> None:
+        if self._cycle is not None:
+            self._cycle.stop()  # returns within one probe operation (~0.1 s at worst)
         if self._bpf is not None:
             try:
                 # the kernel's ~0.1 s per probe is paid by a background helper (release.py);
@@ -236,23 +247,43 @@ class EbpfSource:
             if key in self._libraries:
                 continue
             self._libraries[key] = library
-            for api in library.apis:
-                index = APIS.index(api) + 1
-                try:
-                    self._bpf.attach_uprobe(name=library.path.encode(), sym=api.encode(),
-                                            fn_name=f"gputop_entry_{index}".encode())
-                except Exception:
+            self.attach(library, library.apis)
+
+    def refresh(self, targets: list[int] | None) -> list[Library]:
+        """The target processes' CUDA libraries now, each known one with its current
+        mapping's path (the process first seen mapping it may be gone)."""
+        current = []
+        for key, found in mapped_libraries(targets).items():
+            library = self._libraries.setdefault(key, found)
+            library.path, library.shown = found.path, found.shown
+            current.append(library)
+        return current
+
+    def attach(self, library: Library, apis) -> list[bytes]:
+        """Attach entry (and, in full mode, return) probes for ``apis``; an API the library
+        does not export goes to ``missing``.  Returns the new probes' event names."""
+        before = set(self._bpf.uprobe_fds)
+        for api in apis:
+            index = APIS.index(api) + 1
+            try:
+                self._bpf.attach_uprobe(name=library.path.encode(), sym=api.encode(),
+                                        fn_name=f"gputop_entry_{index}".encode())
+            except Exception:
+                if api not in library.attached and api not in library.missing:
                     library.missing.append(api)
-                    continue
-                if self.mode == "full":
-                    try:
-                        self._bpf.attach_uretprobe(name=library.path.encode(), sym=api.encode(),
-                                                   fn_name=b"gputop_ret")
-                    except Exception:
-                        self._bpf.detach_uprobe(name=library.path.encode(), sym=api.encode())
+                continue
+            if self.mode == "full":
+                try:
+                    self._bpf.attach_uretprobe(name=library.path.encode(), sym=api.encode(),
+                                               fn_name=b"gputop_ret")
+                except Exception:
+                    self._bpf.detach_uprobe(name=library.path.encode(), sym=api.encode())
+                    if api not in library.attached and api not in library.missing:
                         library.missing.append(api)
-                        continue
+                    continue
+            if api not in library.attached:
                 library.attached.append(api)
+        return [name for name in self._bpf.uprobe_fds if name not in before]
 
     # ------------------------------------------------------------ reading
 
@@ -260,22 +291,31 @@ class EbpfSource:
         if self._bpf is None:
             raise SourceError("not loaded")
         now = time.monotonic()
-        if now - self._last_scan >= self.rescan_s:
+        targets = self._targets(time_mono_s)
+        if self._cycle is not None:
+            self._cycle.targets(targets)  # the cycle scans and attaches on its own thread
+        elif now - self._last_scan >= self.rescan_s:
             self._last_scan = now
             self.rescan(time_mono_s)
-        if not any(lib.attached for lib in self._libraries.values()):
+        if not any(lib.attached for lib in self.libraries):
+            every = self._cycle.period_s if self._cycle is not None else self.rescan_s
             raise SourceError("no process maps libcudart.so or libcuda.so yet (rescanning "
-                              f"every {self.rescan_s:.0f}s)")
-        targets = self._targets(time_mono_s)
+                              f"every {every:.0f}s)")
         wanted = None if targets is None else set(targets)
+        armed_s = self._cycle.armed_since_last_read() if self._cycle is not None else None
         hists = self._launch_hists(wanted)
         offcpu, switches = self._offcpu(wanted)
+        if self._cycle is not None:
+            self._cycle.note_calls(hists)
         detail = "; ".join(
             f"{lib.shown}: {', '.join(lib.attached) or 'nothing'}"
             + (f" (not exported: {', '.join(lib.missing)})" if lib.missing else "")
-            for lib in self._libraries.values())
+            for lib in self.libraries)
+        sampled = "" if self._cycle is None else (
+            f", sampled: probes attached {self.duty_on_s:g} s in every "
+            f"{self._cycle.period_s:g} s (--ebpf-duty {self.duty:g})")
         return Reading(launch=hists + offcpu, host=HostSample(offcpu_switches=switches),
-                       detail=f"{self.mode} mode; {detail}")
+                       detail=f"{self.mode} mode{sampled}; {detail}", launch_armed_s=armed_s)
 
     def _launch_hists(self, wanted: set[int] | None) -> tuple[LaunchHist, ...]:
         """Per-interval histograms: differences of the kernel's cumulative counts.

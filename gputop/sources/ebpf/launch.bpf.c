@@ -14,7 +14,10 @@
 
 #define NBUCKETS 304  // up to 2^40 ns (18 min); longer calls land in the last bucket
 
-struct call_t { u64 ts_ns; u32 api; u32 registered; };
+#define NESTING 4  // a runtime call that calls the driver: both are timed, inner and outer
+// A thread's calls in flight, innermost last; a call whose return never came (longjmp) is
+// overwritten by the next one at the top, so a lost return costs one sample, not the stack.
+struct call_t { u64 ts_ns[NESTING]; u32 api[NESTING]; u32 depth; u32 registered; };
 struct key_t { u32 tgid; u32 api; u32 bucket; };
 struct total_t { u32 tgid; u32 api; };
 // max_ns[i] is the largest value of interval max_epoch[i]; Python bumps `epoch` at each
@@ -112,8 +115,12 @@ static inline int on_entry(struct pt_regs *ctx, u32 api) {
         call->registered = 1;
     }
 #ifdef GPUTOP_MODE_FULL
-    call->ts_ns = now;
-    call->api = api;
+    u32 depth = call->depth;
+    if (depth >= NESTING)
+        depth = NESTING - 1;
+    call->ts_ns[depth] = now;
+    call->api[depth] = api;
+    call->depth = depth + 1;
 #else
     struct stats_t *s = stats_of(tgid, api);
     if (!s)
@@ -129,14 +136,17 @@ static inline int on_entry(struct pt_regs *ctx, u32 api) {
 static inline int on_return(struct pt_regs *ctx) {
     u64 id = bpf_get_current_pid_tgid();
     struct call_t *call = thread_call(id, 0);
-    if (!call || !call->ts_ns)
+    if (!call || call->depth == 0)
         return 0;
     u64 now = bpf_ktime_get_ns();
-    u64 started = call->ts_ns;
-    call->ts_ns = 0;
-    if (now <= started)
+    u32 depth = call->depth - 1;
+    if (depth >= NESTING)
         return 0;
-    struct stats_t *s = stats_of(id >> 32, call->api);
+    call->depth = depth;
+    u64 started = call->ts_ns[depth];
+    if (!started || now <= started)
+        return 0;
+    struct stats_t *s = stats_of(id >> 32, call->api[depth]);
     if (s)
         account(s, now - started);
     return 0;

@@ -35,7 +35,10 @@ class LaunchPane(Pane):
         "execution time and not launch-to-start. A p99 far above p50 means the launching thread "
         "was preempted or stalled (CPU contention). Synchronize calls wait for the GPU by design. "
         "Percentiles come from log-linear histograms (8 sub-buckets per power of two: within "
-        "6.25%); calls/s over the stats window."
+        "6.25%); calls/s over the stats window. With --ebpf-duty the probes are attached part "
+        "of the time (1 s in 10 at 0.1) so traced threads pay less: durations are unchanged, "
+        "call counts cover only the attached seconds, calls/s is per attached second, and the "
+        "window widens to 30 s."
     )
 
     def rows(self, ctx: Ctx, width: int, height: int) -> list[Row]:
@@ -60,8 +63,11 @@ class LaunchPane(Pane):
                 worst = a
         worst = worst or apis[0]
         space = height - len(out) - 1
+        traced_s = ctx.view.launch_traced_s
+        sampled = "" if traced_s is None else f" ({traced_s:.0f}s traced)"
         if space >= 3:
-            out.append(row((f"{worst.api} call durations, last {ctx.view.launch_window_s:.0f}s:", DIM)))
+            out.append(row((f"{worst.api} call durations, last {ctx.view.launch_window_s:.0f}s"
+                            f"{sampled}:", DIM)))
             decades = decade_counts(worst.buckets)
             total = sum(c for _, c in decades) or 1
             for label, count in decades[: space - 1]:
@@ -73,7 +79,9 @@ class LaunchPane(Pane):
                            f"{rate(st.calls_per_s)}/s, p50 {duration_us(st.p50_us)}, ",
                            (f"p99 {duration_us(st.p99_us)}",
                             ALERT if (st.p99_us or 0) >= 1000 else None)))
-        out.append(row(("host-side call duration (eBPF uprobes), not GPU time", DIM)))
+        out.append(row(("host-side call duration (eBPF uprobes), not GPU time"
+                        + ("" if traced_s is None else ", sampled: calls/s per traced second"),
+                        DIM)))
         return out
 
     def provenance(self, ctx: Ctx) -> list[str]:
@@ -82,7 +90,9 @@ class LaunchPane(Pane):
             return [f"source: {ctx.source_label} (eBPF off: gputop --ebpf full, as root)"]
         lines = [f"eBPF: {'ok' if status.ok else 'n/a (' + str(status.reason) + ')'}",
                  *([f"attached: {status.detail}"] if status.detail else []),
-                 f"per-API stats over the last {ctx.view.launch_window_s:.0f}s"]
+                 f"per-API stats over the last {ctx.view.launch_window_s:.0f}s"
+                 + ("" if ctx.view.launch_traced_s is None else
+                    f", probes attached {ctx.view.launch_traced_s:.1f}s of it (--ebpf-duty)")]
         pids = sorted({h.pid for h in ctx.view.frame.launch})
         if pids:
             lines.append("processes: " + ", ".join(map(str, pids[:10])))
