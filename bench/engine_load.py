@@ -34,14 +34,15 @@ LATE_FRACTION = 0.1
 LATE_S = (0.6, 2.0)
 
 
-def serve(port_file: Path) -> None:
-    """The stand-in engine (runs in its own process)."""
+def serve(port_file: Path, late_fraction: float = LATE_FRACTION) -> None:
+    """The stand-in engine (runs in its own process; bench/tui.py starts one that is never
+    late)."""
     started = time.monotonic()
     rng = random.Random(1)
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self):  # noqa: N802
-            if rng.random() < LATE_FRACTION:
+            if rng.random() < late_fraction:
                 time.sleep(rng.uniform(*LATE_S))
             tokens = RATE * (time.monotonic() - started)
             body = PAGE.replace(COUNTER, COUNTER.replace("420686.0", f"{tokens:.3f}")).encode()
@@ -188,7 +189,7 @@ def main() -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "serve":
-        serve(Path(sys.argv[2]))
+        serve(Path(sys.argv[2]), *(float(a) for a in sys.argv[3:4]))
     elif len(sys.argv) > 1 and sys.argv[1] == "watch":
         watch(sys.argv[2], float(sys.argv[3]))
     elif len(sys.argv) > 1 and sys.argv[1] == "hog":

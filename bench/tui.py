@@ -7,12 +7,18 @@ to the terminal per second (tmux pipe-pane copies the pane's output to a file).
 References: btop (when installed: apt-get install btop) and a naive Textual app with six
 Sparklines that redraw every second (bench/naive_sparklines.py).
 
-Usage: python bench/tui.py [--seconds 30] [--scenario logprobs-storm]
+``--all`` adds the live modes over the tests' fake NVML with 8 H100s (real PIDs: sleeping
+processes holding "VRAM"): 8 GPU processes, 200 GPU processes (is the cost flat in the
+number of processes?), and ``--engine`` against a stand-in vLLM serving the real 0.32
+page; and every program again at 80x24.
+
+Usage: python bench/tui.py [--seconds 30] [--warmup 65] [--scenario logprobs-storm] [--all]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shlex
 import shutil
@@ -47,10 +53,11 @@ def tree_cpu_seconds(pid: int) -> float:
     return total
 
 
-def measure(name: str, command: str, seconds: float, warmup_s: float = 5.0) -> dict:
-    session = f"bench-{os.getpid()}-{name}"
+def measure(name: str, command: str, seconds: float, warmup_s: float = 5.0,
+            size: tuple[int, int] = (WIDTH, HEIGHT)) -> dict:
+    session = f"bench-{os.getpid()}-{len(name)}-{time.monotonic_ns()}"
     out = Path(tempfile.mkdtemp()) / "pane.out"
-    tmux("new-session", "-d", "-s", session, "-x", str(WIDTH), "-y", str(HEIGHT),
+    tmux("new-session", "-d", "-s", session, "-x", str(size[0]), "-y", str(size[1]),
          "bash", "--norc", "-c", f"unset COLUMNS LINES; exec {command}")
     try:
         pid = int(tmux("display", "-p", "-t", session, "#{pane_pid}").strip())
@@ -65,7 +72,47 @@ def measure(name: str, command: str, seconds: float, warmup_s: float = 5.0) -> d
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
     wall = t1 - t0
-    return {"name": name, "cpu_pct": 100.0 * (cpu1 - cpu0) / wall, "bytes_per_s": written / wall}
+    return {"name": name, "size": f"{size[0]}x{size[1]}", "cpu_pct": 100.0 * (cpu1 - cpu0) / wall,
+            "bytes_per_s": written / wall}
+
+
+class LiveSetup:
+    """What the live modes need: sleeping processes to be GPU processes in the fake NVML's
+    spec, and a stand-in engine serving the real vLLM page (never late)."""
+
+    def __init__(self, gpus: int = 8):
+        self.gpus = gpus
+        self.tmp = Path(tempfile.mkdtemp())
+        self.sleepers: list[subprocess.Popen] = []
+        self.server = None
+
+    def spec(self, processes: int) -> Path:
+        while len(self.sleepers) < processes:
+            self.sleepers.append(subprocess.Popen(["sleep", "100000"]))
+        gpus = [{"name": "NVIDIA H100 80GB HBM3", "util_pct": 90, "used_gib": 60, "procs": []}
+                for _ in range(self.gpus)]
+        for i, proc in enumerate(self.sleepers[:processes]):
+            gpus[i % self.gpus]["procs"].append([proc.pid, 1.0])
+        path = self.tmp / f"spec-{processes}.json"
+        path.write_text(json.dumps({"gpus": gpus}))
+        return path
+
+    def engine_url(self) -> str:
+        if self.server is None:
+            port_file = self.tmp / "port"
+            self.server = subprocess.Popen([sys.executable, str(HERE / "engine_load.py"), "serve",
+                                            str(port_file), "0"])
+            deadline = time.monotonic() + 10
+            while not (port_file.exists() and port_file.read_text()):
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the stand-in engine did not start")
+                time.sleep(0.05)
+        return f"http://127.0.0.1:{(self.tmp / 'port').read_text()}/metrics"
+
+    def close(self) -> None:
+        for proc in self.sleepers + ([self.server] if self.server else []):
+            proc.kill()
+            proc.wait()
 
 
 def main() -> int:
@@ -75,32 +122,54 @@ def main() -> int:
                         help="seconds before measuring (default 65: the plots' 60 s window "
                         "has filled once, the steady state a server shows for hours)")
     parser.add_argument("--scenario", default="logprobs-storm")
+    parser.add_argument("--all", action="store_true",
+                        help="also the live modes over a fake NVML (8 GPUs; 8 and 200 "
+                        "processes; --engine) and 80x24")
     args = parser.parse_args()
     if shutil.which("tmux") is None:
         print("bench/tui.py needs tmux", file=sys.stderr)
         return 2
     python = shlex.quote(sys.executable)
-    runs = [("gputop", f"{python} -m gputop --demo {args.scenario} -d 1")]
+    runs = [("gputop demo", f"{python} -m gputop --demo {args.scenario} -d 1")]
+    btop = None
     if shutil.which("btop"):
         config_home = Path(tempfile.mkdtemp())  # btop reads $XDG_CONFIG_HOME/btop/btop.conf
         (config_home / "btop").mkdir()
         (config_home / "btop" / "btop.conf").write_text("update_ms = 1000\n")
-        runs.append(("btop", f"env XDG_CONFIG_HOME={config_home} btop --utf-force"))
+        btop = ("btop", f"env XDG_CONFIG_HOME={config_home} btop --utf-force")
+        runs.append(btop)
     else:
         print("(btop not installed: apt-get install btop for the reference column)")
-    runs.append(("naive-sparklines", f"{python} {shlex.quote(str(HERE / 'naive_sparklines.py'))}"))
-
-    results = [measure(name, command, args.seconds, args.warmup) for name, command in runs]
-    print(f"\n{WIDTH}x{HEIGHT}, 1 Hz, {args.seconds:.0f} s each, scenario {args.scenario}")
-    print(f"{'program':<18} {'CPU %':>8} {'bytes/s':>10}")
+    live = LiveSetup() if args.all else None
+    try:
+        if live is not None:
+            launcher = shlex.quote(str(HERE.parent / "tests" / "stand_in" / "fake_nvml_gputop.py"))
+            fake = f"env FAKE_NVML_SPEC={{spec}} {python} {launcher} -d 1"
+            runs += [("gputop nvml, 8 procs", fake.format(spec=live.spec(8))),
+                     ("gputop nvml, 200 procs", fake.format(spec=live.spec(200))),
+                     ("gputop nvml --engine", fake.format(spec=live.spec(8))
+                      + f" --engine {live.engine_url()}")]
+        else:
+            runs.append(("naive-sparklines",
+                         f"{python} {shlex.quote(str(HERE / 'naive_sparklines.py'))}"))
+        sizes = [(WIDTH, HEIGHT)] + ([(80, 24)] if args.all else [])
+        results = [measure(name, command, args.seconds, args.warmup, size)
+                   for size in sizes for name, command in runs]
+    finally:
+        if live is not None:
+            live.close()
+    print(f"\n1 Hz, {args.seconds:.0f} s each after {args.warmup:.0f} s, scenario {args.scenario}")
+    print(f"{'program':<24} {'size':>7} {'CPU %':>8} {'bytes/s':>10} {'CPU vs btop':>12} "
+          f"{'bytes vs btop':>14}")
     for r in results:
-        print(f"{r['name']:<18} {r['cpu_pct']:>8.2f} {r['bytes_per_s']:>10,.0f}")
-    ref = next((r for r in results if r["name"] == "btop"), None)
-    ours = results[0]
-    if ref and ref["bytes_per_s"] > 0 and ref["cpu_pct"] > 0:
-        print(f"\ngputop / btop: CPU {ours['cpu_pct'] / ref['cpu_pct']:.2f}x, "
-              f"bytes/s {ours['bytes_per_s'] / ref['bytes_per_s']:.2f}x "
-              "(targets: CPU <= 1x, bytes/s <= 0.25x)")
+        ref = next((b for b in results if b["name"] == "btop" and b["size"] == r["size"]), None)
+        cpu_ratio = bytes_ratio = ""
+        if ref and r is not ref and ref["cpu_pct"] > 0 and ref["bytes_per_s"] > 0:
+            cpu_ratio = f"{r['cpu_pct'] / ref['cpu_pct']:.2f}x"
+            bytes_ratio = f"{r['bytes_per_s'] / ref['bytes_per_s']:.2f}x"
+        print(f"{r['name']:<24} {r['size']:>7} {r['cpu_pct']:>8.2f} {r['bytes_per_s']:>10,.0f} "
+              f"{cpu_ratio:>12} {bytes_ratio:>14}")
+    print("(targets: CPU <= 1x btop, bytes/s <= 0.25x btop)")
     return 0
 
 

@@ -220,6 +220,33 @@ def test_discovery_tries_the_named_port_and_never_the_internal_ones(tmp_path):
         stop(proc)
 
 
+def test_discovery_reads_each_process_command_line_once(fake_vllm, monkeypatch):
+    """Discovery runs every few seconds over every process of the host: a process already
+    seen not to be an engine is not read again (until the cache is forgotten); the engine
+    itself still is, and is still found."""
+    import psutil
+
+    from gputop.sources import engine_discovery
+
+    proc, port = fake_vllm
+    reads: list[int] = []
+    real = psutil.Process.cmdline
+    monkeypatch.setattr(psutil.Process, "cmdline",
+                        lambda self: reads.append(self.pid) or real(self))
+    monkeypatch.setattr(engine_discovery, "_seen", engine_discovery._Seen())
+    engine_discovery.candidates()
+    first = len(reads)
+    reads.clear()
+    found = engine_discovery.candidates()
+    assert first > 10 and reads and len(reads) <= 5, (first, reads)  # the engine-like ones
+    assert proc.pid in reads and any(c.pid == proc.pid for c in found)
+    monkeypatch.setattr(engine_discovery._Seen, "FORGET_S", 0.0)
+    reads.clear()
+    engine_discovery.candidates()  # forgotten: everything is read again once
+    engine_discovery.candidates()
+    assert len(reads) > first // 2
+
+
 def test_a_command_line_that_only_mentions_vllm_is_no_engine(tmp_path):
     """A virtual environment called vllm-venv running some other program: not probed."""
     venv = tmp_path / "vllm-venv"

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import re
+import time
 from dataclasses import dataclass
 
 import psutil
@@ -117,20 +118,64 @@ def candidate(proc: psutil.Process, argv: list[str] | None = None,
     return Candidate(proc.pid, started, kind, urls)
 
 
+class _Seen:
+    """What each process ran when first looked at, so a discovery every few seconds reads
+    the command lines of new processes only: on a host with thousands of processes,
+    reading every one each time cost more than the rest of a tick.  Forgotten every
+    FORGET_S, so a process that exec'd into an engine after it was seen is found then."""
+
+    FORGET_S = 60.0
+
+    def __init__(self) -> None:
+        self.engine_like: dict[int, tuple[psutil.Process, bool]] = {}
+        self.since = time.monotonic()
+
+    def looks_like_engine(self, proc: psutil.Process) -> tuple[bool, list[str] | None]:
+        """(whether ``proc`` runs an engine, its argv when it was read now)."""
+        known = self.engine_like.get(proc.pid)
+        if known is not None and known[0] is proc and not known[1]:
+            return False, None  # the same process (psutil's cached handle), no engine
+        try:
+            argv = proc.cmdline()
+        except psutil.Error:
+            return False, None
+        engine = engine_kind(argv) is not None
+        self.engine_like[proc.pid] = (proc, engine)
+        return engine, argv
+
+    def prune(self, alive: set[int]) -> None:
+        if time.monotonic() - self.since > self.FORGET_S:
+            self.engine_like.clear()
+            self.since = time.monotonic()
+        for pid in set(self.engine_like) - alive:
+            del self.engine_like[pid]
+
+
+_seen = _Seen()
+
+
 def candidates(only_pids: set[int] | None = None) -> list[Candidate]:
     """Engine processes on this machine that listen on a port, oldest first (the API
     server before its workers).  Within a pinned tree (``only_pids``, the user's own
     choice) a process that listens counts even when it does not look like an engine,
     after those that do."""
-    found = []
-    for proc in psutil.process_iter(["cmdline"]):
+    found, alive = [], set()
+    for proc in psutil.process_iter():
+        alive.add(proc.pid)
         if only_pids is not None and proc.pid not in only_pids:
             continue
-        argv = proc.info.get("cmdline") or []
-        if only_pids is None and engine_kind(argv) is None:
-            continue
-        c = candidate(proc, argv, any_process=only_pids is not None)
+        if only_pids is None:
+            engine, argv = _seen.looks_like_engine(proc)
+            if not engine:
+                continue
+        else:
+            try:
+                argv = proc.cmdline()
+            except psutil.Error:
+                continue
+        c = candidate(proc, argv or [], any_process=only_pids is not None)
         if c is not None:
             found.append(c)
+    _seen.prune(alive)
     found.sort(key=lambda c: (c.kind == "unknown", c.create_time, c.pid))
     return found
