@@ -15,10 +15,17 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
-import pytest  # noqa: E402
-
 from gputop.cli import main  # noqa: E402
 from tests.fake_nvml import FakeGpu, FakeNvml, FakeProc, GiB  # noqa: E402
+
+class Patch:
+    """What ``FakeNvml.install`` needs of pytest's monkeypatch, without importing pytest
+    (0.1 s of start-up that bench/startup.py would count as gputop's)."""
+
+    @staticmethod
+    def setattr(target, name, value, raising=True):
+        setattr(target, name, value)
+
 
 FIELDS = ("util_pct", "fan_pct", "pstate", "pending_xids", "ecc_counts", "power_mw", "temp_c")
 
@@ -41,5 +48,5 @@ if __name__ == "__main__":
         spec = json.load(f)
     for gpu in spec["gpus"]:
         gpu["gpm"] = {int(k): v for k, v in gpu.get("gpm", {2: 40.0, 3: 20.0}).items()}
-    fake_from_spec(spec).install(pytest.MonkeyPatch())
+    fake_from_spec(spec).install(Patch())
     sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Start-up to the first full screen, next to references in the same run.
+
+Each program starts in a fresh tmux pane (a real pty, 200x50); the clock runs from the
+moment tmux is asked to start it until the pane shows text that only the finished first
+screen has (polled every 5 ms), median of --repeat runs.  References: a Textual app that
+shows one line (the floor for any Textual program: interpreter, imports, first paint)
+and btop.  Also ``gputop snapshot --json --samples 1`` (demo), from exec to exit.
+
+Usage: python bench/startup.py [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from tui import LiveSetup  # noqa: E402
+
+FLOOR_APP = """
+from textual.app import App
+from textual.widgets import Static
+
+class Floor(App):
+    def compose(self):
+        yield Static("floor ready")
+
+Floor().run()
+"""
+
+
+def tmux(*args: str) -> str:
+    return subprocess.run(["tmux", *args], capture_output=True, text=True).stdout
+
+
+def first_screen_s(command: str, marker: str, timeout_s: float = 30.0) -> float:
+    session = f"startup-{time.monotonic_ns()}"
+    started = time.monotonic()
+    tmux("new-session", "-d", "-s", session, "-x", "200", "-y", "50",
+         "bash", "--norc", "-c", f"unset COLUMNS LINES; exec {command}")
+    screen = ""
+    try:
+        while time.monotonic() - started < timeout_s:
+            screen = tmux("capture-pane", "-p", "-t", session)
+            if marker in screen:
+                return time.monotonic() - started
+            time.sleep(0.005)
+        raise RuntimeError(f"{command!r} never showed {marker!r}; the screen:\n{screen}")
+    finally:
+        tmux("kill-session", "-t", session)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    if shutil.which("tmux") is None:
+        print("bench/startup.py needs tmux", file=sys.stderr)
+        return 2
+    python = shlex.quote(sys.executable)
+    tmp = Path(tempfile.mkdtemp())
+    (tmp / "floor.py").write_text(FLOOR_APP)
+    live = LiveSetup()
+    launcher = shlex.quote(str(HERE.parent / "tests" / "stand_in" / "fake_nvml_gputop.py"))
+    try:
+        # markers: text drawn only from the first frame (the panes are drawn together)
+        runs = [("Textual floor (one line)", f"{python} {tmp / 'floor.py'}", "floor ready"),
+                ("gputop --demo serving", f"{python} -m gputop --demo serving", "host CPU"),
+                ("gputop nvml, 8 GPUs", f"env FAKE_NVML_SPEC={live.spec(8)} {python} {launcher}",
+                 "host CPU")]
+        if shutil.which("btop"):
+            runs.append(("btop", "btop --utf-force", "proc"))
+        results = {name: [] for name, _, _ in runs}
+        for _ in range(args.repeat):  # interleaved, so drift hits every program alike
+            for name, command, marker in runs:
+                results[name].append(first_screen_s(command, marker))
+        snap = []
+        for _ in range(args.repeat):
+            t0 = time.monotonic()
+            subprocess.run([sys.executable, "-m", "gputop", "--demo", "serving", "snapshot",
+                            "--json", "--samples", "1"], capture_output=True, check=True)
+            snap.append(time.monotonic() - t0)
+    finally:
+        live.close()
+    floor = statistics.median(results["Textual floor (one line)"])
+    print(f"\nstart to first full screen, 200x50, median of {args.repeat}")
+    print(f"{'program':<28}{'seconds':>9}{'vs floor':>10}")
+    for name, values in results.items():
+        print(f"{name:<28}{statistics.median(values):>9.3f}{statistics.median(values) / floor:>10.2f}")
+    print(f"{'snapshot --json --samples 1':<28}{statistics.median(snap):>9.3f}   (exec to exit)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
