@@ -4,8 +4,10 @@
 Each program starts in a fresh tmux pane (a real pty, 200x50); the clock runs from the
 moment tmux is asked to start it until the pane shows text that only the finished first
 screen has (polled every 5 ms), median of --repeat runs.  References: a Textual app that
-shows one line (the floor for any Textual program: interpreter, imports, first paint)
-and btop.  Also ``gputop snapshot --json --samples 1`` (demo), from exec to exit.
+shows one line (the floor for any Textual program: interpreter, imports, first paint),
+btop, and nvitop when installed (pip install nvitop); gputop and nvitop read 8 GPUs from
+the C stand-in libnvidia-ml (tests/stand_in/nvml_stand_in.c) through the real pynvml.
+Also ``gputop snapshot --json --samples 1`` (demo), from exec to exit.
 
 Usage: python bench/startup.py [--repeat 5]
 """
@@ -70,13 +72,14 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp())
     (tmp / "floor.py").write_text(FLOOR_APP)
     live = LiveSetup()
-    launcher = shlex.quote(str(HERE.parent / "tests" / "stand_in" / "fake_nvml_gputop.py"))
     try:
         # markers: text drawn only from the first frame (the panes are drawn together)
         runs = [("Textual floor (one line)", f"{python} {tmp / 'floor.py'}", "floor ready"),
                 ("gputop --demo serving", f"{python} -m gputop --demo serving", "host CPU"),
-                ("gputop nvml, 8 GPUs", f"env FAKE_NVML_SPEC={live.spec(8)} {python} {launcher}",
-                 "host CPU")]
+                ("gputop nvml, 8 GPUs", f"{live.nvml_env(8)} {python} -m gputop", "host CPU")]
+        nvitop = shutil.which("nvitop") or shutil.which("nvitop", path=str(Path(sys.executable).parent))
+        if nvitop:  # its process list's header: drawn with the first data
+            runs.append(("nvitop, 8 GPUs", f"{live.nvml_env(8)} {nvitop} -m full", "PID"))
         if shutil.which("btop"):
             runs.append(("btop", "btop --utf-force", "proc"))
         results = {name: [] for name, _, _ in runs}

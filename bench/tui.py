@@ -7,10 +7,13 @@ to the terminal per second (tmux pipe-pane copies the pane's output to a file).
 References: btop (when installed: apt-get install btop) and a naive Textual app with six
 Sparklines that redraw every second (bench/naive_sparklines.py).
 
-``--all`` adds the live modes over the tests' fake NVML with 8 H100s (real PIDs: sleeping
+``--all`` adds the live modes over a stand-in libnvidia-ml.so.1 with 8 H100s
+(tests/stand_in/nvml_stand_in.c, built here with gcc: the real pynvml loads it through
+ctypes, so every program pays its real Python cost per call; real PIDs: sleeping
 processes holding "VRAM"): 8 GPU processes, 200 GPU processes (is the cost flat in the
 number of processes?), and ``--engine`` against a stand-in vLLM serving the real 0.32
-page; and every program again at 80x24.
+page; nvitop over the same stand-in when installed (pip install nvitop); and every
+program again at 80x24.
 
 Usage: python bench/tui.py [--seconds 30] [--warmup 65] [--scenario logprobs-storm] [--all]
 """
@@ -77,18 +80,36 @@ def measure(name: str, command: str, seconds: float, warmup_s: float = 5.0,
 
 
 class LiveSetup:
-    """What the live modes need: sleeping processes to be GPU processes in the fake NVML's
-    spec, and a stand-in engine serving the real vLLM page (never late)."""
+    """What the live modes need: sleeping processes to be GPU processes (in the Python fake
+    NVML's spec, or the C stand-in's environment), and a stand-in engine serving the real
+    vLLM page (never late)."""
 
     def __init__(self, gpus: int = 8):
         self.gpus = gpus
         self.tmp = Path(tempfile.mkdtemp())
         self.sleepers: list[subprocess.Popen] = []
         self.server = None
+        self._library: Path | None = None
+
+    def nvml_env(self, processes: int) -> str:
+        """``env ...`` that makes pynvml load the C stand-in with ``processes`` GPU
+        processes (the sleepers, round robin over the GPUs, 1 GiB each)."""
+        if self._library is None:
+            self._library = self.tmp / "libnvidia-ml.so.1"
+            subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-o", str(self._library),
+                            str(HERE.parent / "tests" / "stand_in" / "nvml_stand_in.c")], check=True)
+        self._start_sleepers(processes)
+        procs = ",".join(f"{p.pid}:{i % self.gpus}:1024"
+                         for i, p in enumerate(self.sleepers[:processes]))
+        return (f"env LD_LIBRARY_PATH={self.tmp} NVML_STAND_IN_GPUS={self.gpus} "
+                f"NVML_STAND_IN_PROCS={procs}")
+
+    def _start_sleepers(self, count: int) -> None:
+        while len(self.sleepers) < count:
+            self.sleepers.append(subprocess.Popen(["sleep", "100000"]))
 
     def spec(self, processes: int) -> Path:
-        while len(self.sleepers) < processes:
-            self.sleepers.append(subprocess.Popen(["sleep", "100000"]))
+        self._start_sleepers(processes)
         gpus = [{"name": "NVIDIA H100 80GB HBM3", "util_pct": 90, "used_gib": 60, "procs": []}
                 for _ in range(self.gpus)]
         for i, proc in enumerate(self.sleepers[:processes]):
@@ -143,12 +164,17 @@ def main() -> int:
     live = LiveSetup() if args.all else None
     try:
         if live is not None:
-            launcher = shlex.quote(str(HERE.parent / "tests" / "stand_in" / "fake_nvml_gputop.py"))
-            fake = f"env FAKE_NVML_SPEC={{spec}} {python} {launcher} -d 1"
-            runs += [("gputop nvml, 8 procs", fake.format(spec=live.spec(8))),
-                     ("gputop nvml, 200 procs", fake.format(spec=live.spec(200))),
-                     ("gputop nvml --engine", fake.format(spec=live.spec(8))
-                      + f" --engine {live.engine_url()}")]
+            gputop = f"{python} -m gputop -d 1"
+            runs += [("gputop nvml, 8 procs", f"{live.nvml_env(8)} {gputop}"),
+                     ("gputop nvml, 200 procs", f"{live.nvml_env(200)} {gputop}"),
+                     ("gputop nvml --engine",
+                      f"{live.nvml_env(8)} {gputop} --engine {live.engine_url()}")]
+            nvitop = shutil.which("nvitop") or shutil.which("nvitop", path=str(Path(sys.executable).parent))
+            if nvitop:
+                runs += [("nvitop, 8 procs", f"{live.nvml_env(8)} {nvitop} -m full --interval 1"),
+                         ("nvitop, 200 procs", f"{live.nvml_env(200)} {nvitop} -m full --interval 1")]
+            else:
+                print("(nvitop not installed: pip install nvitop for its reference rows)")
         else:
             runs.append(("naive-sparklines",
                          f"{python} {shlex.quote(str(HERE / 'naive_sparklines.py'))}"))

@@ -10,6 +10,7 @@ missing=()
 command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)  # a TLS certificate for serve's test
 command -v tmux >/dev/null 2>&1 || missing+=(tmux)
+command -v gcc >/dev/null 2>&1 || missing+=(gcc)  # the stand-in CUDA and NVML libraries
 { command -v sshd >/dev/null 2>&1 || [ -x /usr/sbin/sshd ]; } || missing+=(openssh-server)
 command -v ssh >/dev/null 2>&1 || missing+=(openssh-client)
 if [ ${#missing[@]} -gt 0 ]; then
