@@ -44,7 +44,25 @@ def tmux(*args: str) -> str:
     return subprocess.run(["tmux", *args], capture_output=True, text=True).stdout
 
 
-def first_screen_s(command: str, marker: str, timeout_s: float = 30.0) -> float:
+def tree_rss_mib(pid: int) -> float:
+    """Resident memory of a process and its descendants (nvitop, for one, is a launcher)."""
+    import psutil
+
+    total = 0
+    try:
+        root = psutil.Process(pid)
+        for proc in [root, *root.children(recursive=True)]:
+            try:
+                total += proc.memory_info().rss
+            except psutil.Error:
+                pass
+    except psutil.Error:
+        pass
+    return total / 2**20
+
+
+def first_screen_s(command: str, marker: str, timeout_s: float = 30.0) -> tuple[float, float]:
+    """(seconds to the first full screen, resident MiB 2 s after it)."""
     session = f"startup-{time.monotonic_ns()}"
     started = time.monotonic()
     tmux("new-session", "-d", "-s", session, "-x", "200", "-y", "50",
@@ -54,7 +72,10 @@ def first_screen_s(command: str, marker: str, timeout_s: float = 30.0) -> float:
         while time.monotonic() - started < timeout_s:
             screen = tmux("capture-pane", "-p", "-t", session)
             if marker in screen:
-                return time.monotonic() - started
+                seconds = time.monotonic() - started
+                time.sleep(2.0)
+                pid = int(tmux("display", "-p", "-t", session, "#{pane_pid}").strip())
+                return seconds, tree_rss_mib(pid)
             time.sleep(0.005)
         raise RuntimeError(f"{command!r} never showed {marker!r}; the screen:\n{screen}")
     finally:
@@ -94,11 +115,14 @@ def main() -> int:
             snap.append(time.monotonic() - t0)
     finally:
         live.close()
-    floor = statistics.median(results["Textual floor (one line)"])
-    print(f"\nstart to first full screen, 200x50, median of {args.repeat}")
-    print(f"{'program':<28}{'seconds':>9}{'vs floor':>10}")
+    floor = statistics.median(s for s, _ in results["Textual floor (one line)"])
+    print(f"\nstart to first full screen, 200x50, median of {args.repeat}; resident memory 2 s "
+          "after it")
+    print(f"{'program':<28}{'seconds':>9}{'vs floor':>10}{'RSS MiB':>9}")
     for name, values in results.items():
-        print(f"{name:<28}{statistics.median(values):>9.3f}{statistics.median(values) / floor:>10.2f}")
+        seconds = statistics.median(s for s, _ in values)
+        rss = statistics.median(r for _, r in values)
+        print(f"{name:<28}{seconds:>9.3f}{seconds / floor:>10.2f}{rss:>9.1f}")
     print(f"{'snapshot --json --samples 1':<28}{statistics.median(snap):>9.3f}   (exec to exit)")
     return 0
 

@@ -15,13 +15,16 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 from gputop.model.derive import View, derive
 from gputop.model.detect import DetectConfig, make_fold
 from gputop.model.timeline import Timeline
-from gputop.record.store import Recorder, Recording, RecordingError
 from gputop.sampler import Sampler
 from gputop.schema import Frame
+
+if TYPE_CHECKING:  # the store (sqlite3, zstandard: ~2 MiB resident) loads when recording
+    from gputop.record.store import Recorder, Recording
 
 HISTORY_BYTES = 32 * 2**20  # what the live timeline may hold (an estimate; see timeline.py)
 HISTORY_FRAMES = 36000  # and at most this many frames (1 h at -d 0.1)
@@ -61,6 +64,8 @@ class RecorderThread:
             self.dropped_frames += 1
 
     def _run(self) -> None:
+        from gputop.record.store import RecordingError
+
         while True:
             frame = self._queue.get()
             if frame is None:
@@ -177,6 +182,8 @@ class Session:
     def record(self, path: str, max_bytes: int | None = RECORD_MAX_BYTES) -> RecorderThread:
         """Start recording every frame from now on (RecordingError when the file cannot be
         made); one recording at a time."""
+        from gputop.record.store import Recorder, RecordingError
+
         if self.recorder is not None:
             raise RecordingError(f"already recording to {self.recorder.path}")
         recorder = RecorderThread(Recorder(path, self.label, max_bytes=max_bytes))
