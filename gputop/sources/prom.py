@@ -6,20 +6,19 @@ exchange, enforced by a watchdog that closes the socket: a server that sends its
 headers and then one byte every few hundred milliseconds cannot hold a poll (or
 gputop's exit) hostage, as a per-read timeout would let it.  Redirects are not
 followed and the size is capped.
+
+``http.client`` and prometheus_client are imported at the first fetch and parse: a machine
+with no engine to scrape (a training box) never pays their ~6 MiB resident.
 """
 
 from __future__ import annotations
 
-import http.client
 import socket
-import ssl
 import threading
 import time
 import urllib.parse
 from collections.abc import Iterable
 from dataclasses import dataclass
-
-from prometheus_client.parser import text_string_to_metric_families
 
 from gputop import __version__
 from gputop.sources.base import SourceError
@@ -50,6 +49,9 @@ class Fetched:
 def fetch(url: str, timeout_s: float, max_bytes: int = MAX_BYTES,
           accept: str = "text/plain", headers: dict[str, str] | None = None) -> Fetched:
     """GET ``url`` within ``timeout_s`` in all; SourceError with one line otherwise."""
+    import http.client
+    import ssl
+
     parts = urllib.parse.urlparse(url)
     secure = parts.scheme == "https"
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
@@ -129,6 +131,8 @@ def fetch_text(url: str, timeout_s: float, max_bytes: int = MAX_BYTES) -> str:
 
 def parse(text: str, url: str = "endpoint") -> list:
     """Metric families; garbage gives a SourceError naming the first bad line."""
+    from prometheus_client.parser import text_string_to_metric_families
+
     try:
         return list(text_string_to_metric_families(text))
     except Exception as exc:  # the parser raises ValueError and friends on bad lines
