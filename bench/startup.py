@@ -26,7 +26,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from tui import LiveSetup  # noqa: E402
+from tui import LiveSetup, tree_rss_mib  # noqa: E402
 
 FLOOR_APP = """
 from textual.app import App
@@ -42,23 +42,6 @@ Floor().run()
 
 def tmux(*args: str) -> str:
     return subprocess.run(["tmux", *args], capture_output=True, text=True).stdout
-
-
-def tree_rss_mib(pid: int) -> float:
-    """Resident memory of a process and its descendants (nvitop, for one, is a launcher)."""
-    import psutil
-
-    total = 0
-    try:
-        root = psutil.Process(pid)
-        for proc in [root, *root.children(recursive=True)]:
-            try:
-                total += proc.memory_info().rss
-            except psutil.Error:
-                pass
-    except psutil.Error:
-        pass
-    return total / 2**20
 
 
 def first_screen_s(command: str, marker: str, timeout_s: float = 30.0) -> tuple[float, float]:

@@ -41,19 +41,29 @@ def tmux(*args: str) -> str:
     return subprocess.run(["tmux", *args], capture_output=True, text=True, check=True).stdout
 
 
-def tree_cpu_seconds(pid: int) -> float:
-    total = 0.0
+def tree_sum(pid: int, read) -> float:
+    """``read(process)`` summed over a process and its descendants (a launcher's children
+    do the work); a process gone meanwhile counts 0."""
     try:
         root = psutil.Process(pid)
-        for proc in [root, *root.children(recursive=True)]:
-            try:
-                times = proc.cpu_times()
-                total += times.user + times.system
-            except psutil.NoSuchProcess:
-                pass
-    except psutil.NoSuchProcess:
-        pass
+        procs = [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return 0.0
+    total = 0.0
+    for proc in procs:
+        try:
+            total += read(proc)
+        except psutil.Error:
+            pass
     return total
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    return tree_sum(pid, lambda proc: proc.cpu_times().user + proc.cpu_times().system)
+
+
+def tree_rss_mib(pid: int) -> float:
+    return tree_sum(pid, lambda proc: proc.memory_info().rss) / 2**20
 
 
 def measure(name: str, command: str, seconds: float, warmup_s: float = 5.0,
