@@ -241,13 +241,12 @@ class EbpfSource:
         return None if resolved is None else [p.pid for p in resolved.tree]
 
     def rescan(self, tick: float | None = None) -> None:
-        """Attach to CUDA libraries mapped since the last scan (new processes, dlopen)."""
+        """Attach to CUDA libraries mapped since the last scan (new processes, dlopen): a
+        library seen before has each of its APIs attached or listed as missing."""
         tick = time.monotonic() if tick is None else tick
-        for key, library in mapped_libraries(self._targets(tick)).items():
-            if key in self._libraries:
-                continue
-            self._libraries[key] = library
-            self.attach(library, library.apis)
+        for library in self.refresh(self._targets(tick)):
+            if not library.attached and not library.missing:
+                self.attach(library, library.apis)
 
     def refresh(self, targets: list[int] | None) -> list[Library]:
         """The target processes' CUDA libraries now, each known one with its current
@@ -261,26 +260,25 @@ class EbpfSource:
 
     def attach(self, library: Library, apis) -> list[bytes]:
         """Attach entry (and, in full mode, return) probes for ``apis``; an API the library
-        does not export goes to ``missing``.  Returns the new probes' event names."""
+        does not export (and never had attached) goes to ``missing``.  Returns the new
+        probes' event names."""
         before = set(self._bpf.uprobe_fds)
+        path = library.path.encode()
         for api in apis:
-            index = APIS.index(api) + 1
             try:
-                self._bpf.attach_uprobe(name=library.path.encode(), sym=api.encode(),
-                                        fn_name=f"gputop_entry_{index}".encode())
+                self._bpf.attach_uprobe(name=path, sym=api.encode(),
+                                        fn_name=f"gputop_entry_{APIS.index(api) + 1}".encode())
+                if self.mode == "full":
+                    try:
+                        self._bpf.attach_uretprobe(name=path, sym=api.encode(),
+                                                   fn_name=b"gputop_ret")
+                    except Exception:
+                        self._bpf.detach_uprobe(name=path, sym=api.encode())
+                        raise
             except Exception:
                 if api not in library.attached and api not in library.missing:
                     library.missing.append(api)
                 continue
-            if self.mode == "full":
-                try:
-                    self._bpf.attach_uretprobe(name=library.path.encode(), sym=api.encode(),
-                                               fn_name=b"gputop_ret")
-                except Exception:
-                    self._bpf.detach_uprobe(name=library.path.encode(), sym=api.encode())
-                    if api not in library.attached and api not in library.missing:
-                        library.missing.append(api)
-                    continue
             if api not in library.attached:
                 library.attached.append(api)
         return [name for name in self._bpf.uprobe_fds if name not in before]

@@ -8,7 +8,7 @@ programs stop counting at that instant, so the window's length is exact), then d
 one at a time, the most called API first.  A disabled probe still traps until its
 detach, which the kernel takes ~0.1 s for (an RCU grace period, one probe after
 another), so the hottest API stops costing ~0.1 s after the window and the coldest ones
-later; ``bench/ebpf_overhead.py`` measures what the traced thread pays on average.
+later; ``bench/ebpf_duty.py`` measures what the traced thread pays on average.
 
 Durations are unchanged by sampling (percentiles agree within a bucket for a steady
 workload); counts cover only the attached time, so the frame carries how long that was
@@ -31,8 +31,9 @@ class DutyCycle:
     def __init__(self, source):
         self.source = source
         self.period_s = source.duty_on_s / source.duty
-        self._lock = threading.Lock()  # one probe operation at a time; close waits for it
-        self._windows_lock = threading.Lock()  # the poll never waits for a kernel detach
+        # Only this thread attaches and detaches (stop() joins it before the source's
+        # close); the lock is for the windows, which the poll reads.
+        self._windows_lock = threading.Lock()
         self._stop = threading.Event()
         self._targets_known = threading.Event()
         self._targets: list[int] | None = None
@@ -66,8 +67,8 @@ class DutyCycle:
             self._calls[hist.api] = self._calls.get(hist.api, 0) + hist.count
 
     def stop(self) -> None:
-        """End the cycle; returns once no probe operation is in flight (at most one
-        kernel detach, ~0.1 s), leaving what is still attached to the source's close."""
+        """End the cycle; returns once the thread is out of its probe operation (at most
+        one kernel detach, ~0.1 s), leaving what is still attached to the source's close."""
         self._stop.set()
         self._targets_known.set()
         self._thread.join(timeout=1.0)
@@ -95,20 +96,17 @@ class DutyCycle:
         libraries = self.source.refresh(self._targets)
         for library in libraries:
             for api in library.attached or library.apis:
-                with self._lock:
-                    if self._stop.is_set():
-                        return
-                    names = self.source.attach(library, (api,))
-                self._events.setdefault(api, []).extend(names)
+                if self._stop.is_set():
+                    return
+                self._events.setdefault(api, []).extend(self.source.attach(library, (api,)))
         with self._windows_lock:
             if any(self._events.values()):
                 self._windows.append([time.monotonic(), None])
 
     def _end_window(self) -> None:
-        with self._lock:
-            bpf = self.source._bpf
-            if bpf is not None:
-                disable(list(bpf.uprobe_fds.values()))  # counting stops now, traps later
+        bpf = self.source._bpf
+        if bpf is not None:
+            disable(list(bpf.uprobe_fds.values()))  # counting stops now, traps later
         with self._windows_lock:
             if self._windows and self._windows[-1][1] is None:
                 self._windows[-1][1] = time.monotonic()
@@ -116,11 +114,9 @@ class DutyCycle:
     def _detach_all(self) -> None:
         for api in sorted(self._events, key=lambda a: -self._calls.get(a, 0)):
             while self._events[api]:
-                with self._lock:
-                    if self._stop.is_set():
-                        return
-                    name = self._events[api].pop()
-                    try:
-                        self.source._bpf.detach_uprobe_event(name)
-                    except Exception:
-                        pass  # already gone
+                if self._stop.is_set():
+                    return
+                try:
+                    self.source._bpf.detach_uprobe_event(self._events[api].pop())
+                except Exception:
+                    pass  # already gone
