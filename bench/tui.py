@@ -21,7 +21,6 @@ Usage: python bench/tui.py [--seconds 30] [--warmup 65] [--scenario logprobs-sto
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shlex
 import shutil
@@ -90,9 +89,8 @@ def measure(name: str, command: str, seconds: float, warmup_s: float = 5.0,
 
 
 class LiveSetup:
-    """What the live modes need: sleeping processes to be GPU processes (in the Python fake
-    NVML's spec, or the C stand-in's environment), and a stand-in engine serving the real
-    vLLM page (never late)."""
+    """What the live modes need: sleeping processes to be the GPU processes of the C NVML
+    stand-in, and a stand-in engine serving the real vLLM page (never late)."""
 
     def __init__(self, gpus: int = 8):
         self.gpus = gpus
@@ -117,16 +115,6 @@ class LiveSetup:
     def _start_sleepers(self, count: int) -> None:
         while len(self.sleepers) < count:
             self.sleepers.append(subprocess.Popen(["sleep", "100000"]))
-
-    def spec(self, processes: int) -> Path:
-        self._start_sleepers(processes)
-        gpus = [{"name": "NVIDIA H100 80GB HBM3", "util_pct": 90, "used_gib": 60, "procs": []}
-                for _ in range(self.gpus)]
-        for i, proc in enumerate(self.sleepers[:processes]):
-            gpus[i % self.gpus]["procs"].append([proc.pid, 1.0])
-        path = self.tmp / f"spec-{processes}.json"
-        path.write_text(json.dumps({"gpus": gpus}))
-        return path
 
     def engine_url(self) -> str:
         if self.server is None:

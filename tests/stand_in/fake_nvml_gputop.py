@@ -20,7 +20,7 @@ from tests.fake_nvml import FakeGpu, FakeNvml, FakeProc, GiB  # noqa: E402
 
 class Patch:
     """What ``FakeNvml.install`` needs of pytest's monkeypatch, without importing pytest
-    (0.1 s of start-up that bench/startup.py would count as gputop's)."""
+    (0.1 s more on every start of the gputop under test)."""
 
     @staticmethod
     def setattr(target, name, value, raising=True):
