@@ -65,7 +65,9 @@ static inline struct stats_t *stats_of(u32 tgid, u32 api) {
     struct stats_t *init = zero_stats.lookup(&zero);
     if (!init)
         return 0;
-    stats.update(&key, init);  // BPF_NOEXIST would lose nothing either: a racer's entry stays
+    // BPF_NOEXIST: when two threads create the entry at once, the second keeps the first's
+    // (an update would replace it, and with it a call the first had already counted)
+    stats.insert(&key, init);
     return stats.lookup(&key);
 }
 
