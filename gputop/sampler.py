@@ -277,7 +277,7 @@ def _merge_gpus(samples: list[GpuSample]) -> tuple[GpuSample, ...]:
 
 SUMMED = ("generation_tokens_total", "prompt_tokens_total", "requests_finished_total",
           "requests_running", "requests_waiting", "preemptions_total", "cpu_s",
-          "ctx_involuntary")
+          "ctx_involuntary", "prompt_tokens_cached_total", "retracted_requests_total")
 AVERAGED = ("kv_usage_ratio", "flops_total", "read_bytes_total", "write_bytes_total")  # per GPU
 
 

@@ -145,6 +145,9 @@ class EngineSample:
     # cumulative counters
     generation_tokens_total: float | None = None
     prompt_tokens_total: float | None = None
+    # prompt tokens served from the prefix cache (counted in prompt_tokens_total too, but
+    # never computed): vLLM prompt_tokens_cached, SGLang cached_tokens, llama.cpp's likewise
+    prompt_tokens_cached_total: float | None = None
     requests_finished_total: float | None = None
     # gauges
     requests_running: float | None = None
@@ -173,6 +176,12 @@ class EngineSample:
     time_wall_s: float | None = None
     histograms: tuple[EngineHistogram, ...] = ()
     preemptions_total: float | None = None
+    # requests sent back to the queue because the KV pool ran out (SGLang's retractions;
+    # vLLM counts the same event as a preemption)
+    retracted_requests_total: float | None = None
+    # what generation_tokens_total counts for a trainer ("tokens", "samples", "steps"):
+    # any Prometheus counter a training job exports, read next to --engine
+    work_unit: str = ""
     waiting_by_reason: dict[str, float] = field(default_factory=dict)
     # vLLM's own estimate of model work per GPU (--enable-mfu-metrics), cumulative
     flops_total: float | None = None

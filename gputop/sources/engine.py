@@ -271,6 +271,8 @@ class EngineSource:
             note="; ".join(notes),
             histograms=parsed.histograms,
             preemptions_total=v["preemptions_total"],
+            prompt_tokens_cached_total=v["prompt_tokens_cached_total"],
+            retracted_requests_total=v["retracted_requests_total"],
             waiting_by_reason=parsed.waiting_by_reason,
             flops_total=v["flops_total"], read_bytes_total=v["read_bytes_total"],
             write_bytes_total=v["write_bytes_total"],

@@ -31,6 +31,8 @@ class EngineNames:
     waiting: tuple[str, ...]
     kv: tuple[str, ...]  # KV usage, 0..1
     preemptions: tuple[str, ...] = ()
+    cached: tuple[str, ...] = ()  # prompt tokens served from the prefix cache
+    retracted: tuple[str, ...] = ()
     waiting_by_reason: str = ""
     flops: str = ""
     read_bytes: str = ""
@@ -42,7 +44,7 @@ class EngineNames:
 
     def families(self) -> set[str]:
         names = {*self.generation, *self.prompt, *self.finished, *self.running, *self.waiting,
-                 *self.kv, *self.preemptions}
+                 *self.kv, *self.preemptions, *self.cached, *self.retracted}
         names |= {n for n in (self.waiting_by_reason, self.flops, self.read_bytes,
                               self.write_bytes, self.cache_info, self.pool_tokens) if n}
         for family in self.histograms.values():
@@ -58,6 +60,7 @@ ENGINES = (
         waiting=("vllm:num_requests_waiting",),
         kv=("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"),
         preemptions=("vllm:num_preemptions_total",),
+        cached=("vllm:prompt_tokens_cached_total",),
         waiting_by_reason="vllm:num_requests_waiting_by_reason",
         flops="vllm:estimated_flops_per_gpu_total",
         read_bytes="vllm:estimated_read_bytes_per_gpu_total",
@@ -79,6 +82,8 @@ ENGINES = (
         generation=("sglang:generation_tokens_total",), prompt=("sglang:prompt_tokens_total",),
         finished=("sglang:num_requests_total",), running=("sglang:num_running_reqs",),
         waiting=("sglang:num_queue_reqs",), kv=("sglang:token_usage",),
+        cached=("sglang:cached_tokens_total",),
+        retracted=("sglang:num_retracted_requests_total",),
         pool_tokens="sglang:max_total_num_tokens",
         histograms={
             "ttft": ("sglang:time_to_first_token_seconds",),
@@ -101,7 +106,8 @@ ENGINES = (
         "llamacpp", "llamacpp:",
         generation=("llamacpp:tokens_predicted_total",), prompt=("llamacpp:prompt_tokens_total",),
         finished=(), running=("llamacpp:requests_processing",),
-        waiting=("llamacpp:requests_deferred",), kv=("llamacpp:kv_cache_usage_ratio",)),
+        waiting=("llamacpp:requests_deferred",), kv=("llamacpp:kv_cache_usage_ratio",),
+        cached=("llamacpp:prompt_tokens_cached_total",)),
 )
 BY_KIND = {e.kind: e for e in ENGINES}
 # beyond these an engine's number is damage or malice, not a reading
@@ -260,6 +266,8 @@ def recognise(text: str, url: str = "endpoint") -> ParsedMetrics:
         "requests_waiting": _non_negative(first(names.waiting, largest=PLAUSIBLE_REQUESTS)),
         "kv_usage_ratio": _ratio(first(names.kv, mean=True)),
         "preemptions_total": first(names.preemptions, counter=True),
+        "prompt_tokens_cached_total": first(names.cached, counter=True),
+        "retracted_requests_total": first(names.retracted, counter=True),
         "flops_total": first((names.flops,), counter=True, largest=PLAUSIBLE_WORK)
         if names.flops else None,
         "read_bytes_total": first((names.read_bytes,), counter=True, largest=PLAUSIBLE_WORK)
