@@ -67,7 +67,7 @@ class Exporter:
         self._offcpu = _Cumulative()
         self._traced_s: float | None = None  # probes attached so far, when sampled
         self._episodes: dict[str, int] = dict.fromkeys(EPISODE_KINDS, 0)
-        self._open_episode: tuple[str, float] | None = None  # (kind, start) counted already
+        self._open_episodes: set[tuple[str, str, float]] = set()  # counted already
 
     # ------------------------------------------------------------ fed by the session
 
@@ -79,11 +79,10 @@ class Exporter:
                 target.add(hist.buckets, hist.sum_ns)
             if view.frame.launch_armed_s is not None:
                 self._traced_s = (self._traced_s or 0.0) + view.frame.launch_armed_s
-            active = view.detector.active
-            key = None if active is None else (active.kind, active.start_wall_s)
-            if key is not None and key != self._open_episode:  # one episode is open at a time
-                self._episodes[active.kind] = self._episodes.get(active.kind, 0) + 1
-            self._open_episode = key
+            keys = {(e.subject, e.kind, e.start_wall_s) for e in view.detector.actives}
+            for _, kind, _ in keys - self._open_episodes:  # each subject may have one open
+                self._episodes[kind] = self._episodes.get(kind, 0) + 1
+            self._open_episodes = keys
             self._view = view
 
     @property
@@ -234,14 +233,13 @@ class Exporter:
                                     labels=["gpu", "cause"])
         total = CounterMetricFamily("gputop_episodes", "episodes opened since gputop started",
                                     labels=["kind"])
-        episode = view.detector.active
         for g in view.gpus:
             gpu = str(g.sample.index)
+            episode = view.alert_for(g.sample.index)
             for kind in EPISODE_KINDS:
-                on = episode is not None and episode.kind == kind and \
-                    (g.sample.index in episode.gpus or not episode.gpus)
-                active.add_metric([gpu, kind], 1 if on else 0)
-            if episode is not None and (g.sample.index in episode.gpus or not episode.gpus):
+                active.add_metric([gpu, kind], 1 if episode is not None and episode.kind == kind
+                                  else 0)
+            if episode is not None:
                 for cause, score in episode.suspects:
                     if cause in CAUSES:
                         suspect.add_metric([gpu, cause], score)

@@ -125,10 +125,12 @@ class View:
     def alert(self) -> Episode | None:
         return self.detector.active
 
+    def alert_for(self, gpu_index: int) -> Episode | None:
+        """The open episode about this GPU, if any (several subjects may have one)."""
+        return next((e for e in self.detector.actives if e.covers(gpu_index)), None)
+
     def alert_covers(self, gpu_index: int) -> bool:
-        """Whether the open episode is about this GPU (one naming no GPU covers all)."""
-        alert = self.alert
-        return alert is not None and (gpu_index in alert.gpus or not alert.gpus)
+        return self.alert_for(gpu_index) is not None
 
     def gpu(self, index: int) -> GpuView | None:
         for g in self.gpus:
@@ -447,17 +449,18 @@ def snapshot_dict(view: View, source_label: str) -> dict:
     }
     host = frame.host
     alerts = []
-    episodes = list(view.detector.episodes[-10:])
-    if view.alert is not None:
-        episodes.append(view.alert)
+    episodes = list(view.detector.episodes[-10:]) + list(view.detector.actives)
     for ep in episodes:
         alerts.append({
             "kind": ep.kind, "gpu": ep.gpus[0] if ep.gpus else None, "gpus": list(ep.gpus),
+            "job_gpus": list(ep.job_gpus or ep.gpus), "subject": ep.subject,
+            "measure": ep.measure,
             "active": ep.end_wall_s is None,
             "since": _iso(ep.start_wall_s),
             "until": None if ep.end_wall_s is None else _iso(ep.end_wall_s),
             "headline": ep.headline, "evidence": list(ep.evidence),
             "suspects": [{"cause": c, "score": s} for c, s in ep.suspects],
+            "verdict_history": [{"time": _iso(t), "cause": c} for t, c in ep.history],
         })
     return {
         "schema": 1,

@@ -94,7 +94,7 @@ def csv_rows(view: View) -> Iterator[dict]:
             **common, "gpu": s.index, "name": s.name,
             **{signal.name: signal.read(g) for signal in signals.GPU},
             **vram, "throttle": "|".join(s.throttle),
-            "alert": view.alert.kind if view.alert and s.index in view.alert.gpus else "",
+            "alert": view.alert_for(s.index).kind if view.alert_covers(s.index) else "",
         }
 
 

@@ -48,8 +48,8 @@ def report(recording: Recording, config: DetectConfig = DetectConfig()) -> str:
                 if "Launch" in a.api and a.stats.p99_us is not None]
         if p99s:
             launch.append((max(p99s), t))
-        for ep in list(view.detector.episodes) + ([view.alert] if view.alert else []):
-            episodes[(ep.kind, ep.start_wall_s)] = ep
+        for ep in list(view.detector.episodes) + list(view.detector.actives):
+            episodes[(ep.subject, ep.kind, ep.start_wall_s)] = ep
     if frames == 0:
         return f"{recording.path}: no frames"
     lines = [f"{recording.path}: {recording.meta.get('source', '?')}, recorded on "

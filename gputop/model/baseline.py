@@ -1,0 +1,123 @@
+"""A subject's healthy baseline: what its signals read while it served (or trained) normally.
+
+Healthy ticks are sampled (every ``SAMPLE_S`` once a few are in, so a long window costs a few
+dozen entries per subject, shared between the immutable states of consecutive frames) and
+summarised as medians.  Latency is kept with the batch size it was seen at, so a latency is
+compared with the baseline *at the same load*: a larger batch has a longer step by physics,
+and a model reloaded under a load balancer's slow start learns at a tenth of the traffic.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+
+from gputop.model.thresholds import t
+
+SAMPLE_S = 2.0  # one sample per this many seconds once FAST_SAMPLES are in
+FAST_SAMPLES = 8  # the first samples are taken every tick: a baseline within seconds
+MIN_SAMPLES = 3  # medians of fewer are no baseline
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """One healthy tick of a subject, reduced to what the signatures compare."""
+
+    time_mono_s: float
+    values: dict[str, float]  # scalar signals (subject means), only those known
+    per_gpu: dict[str, dict[int, float]]  # "clock", "sm", "util", "temp", "own_sm", "other_sm"
+    throttle: dict[int, frozenset[str]]
+    pids: dict[int, frozenset[int]]  # processes seen on each GPU
+    running: float | None = None
+    itl_p99_s: float | None = None
+    ttft_p99_s: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline:
+    samples: tuple[Sample, ...] = ()
+    medians: dict[str, float] = field(default_factory=dict)
+    gpu_medians: dict[str, dict[int, float]] = field(default_factory=dict)
+    usual_throttle: dict[int, frozenset[str]] = field(default_factory=dict)
+    known_pids: dict[int, frozenset[int]] = field(default_factory=dict)
+
+    @property
+    def ready(self) -> bool:
+        return len(self.samples) >= MIN_SAMPLES
+
+    def get(self, name: str) -> float | None:
+        return self.medians.get(name)
+
+    def gpu(self, name: str, gpu: int) -> float | None:
+        return self.gpu_medians.get(name, {}).get(gpu)
+
+    def add(self, sample: Sample, window_s: float) -> Baseline:
+        """This baseline with ``sample`` (when one is due), older samples beyond the window
+        dropped."""
+        if self.samples and len(self.samples) >= FAST_SAMPLES \
+                and sample.time_mono_s - self.samples[-1].time_mono_s < SAMPLE_S:
+            return self
+        horizon = sample.time_mono_s - window_s
+        kept = tuple(s for s in self.samples if s.time_mono_s > horizon) + (sample,)
+        return _summarise(kept)
+
+    def latency_at(self, name: str, running: float | None) -> float | None:
+        """The healthy p99 of ``name`` ("itl" or "ttft") at a batch of ``running``: the
+        median of samples within ``load_match`` of it; above every sample, the nearest ones
+        scaled by the batch-size allowance; below every sample, the smallest batch's."""
+        attr = "itl_p99_s" if name == "itl" else "ttft_p99_s"
+        pairs = [(s.running, getattr(s, attr)) for s in self.samples
+                 if getattr(s, attr) is not None and getattr(s, attr) > 0]
+        if len(pairs) < MIN_SAMPLES:
+            return None
+        with_load = [(r, v) for r, v in pairs if r is not None and r > 0]
+        if running is None or running <= 0 or len(with_load) < MIN_SAMPLES:
+            return statistics.median(v for _, v in pairs)
+        match = t("load_match")
+        near = [v for r, v in with_load if r / match <= running <= r * match]
+        if len(near) >= MIN_SAMPLES:
+            return statistics.median(near)
+        loads = sorted(r for r, _ in with_load)
+        if running > loads[-1]:
+            top = [(r, v) for r, v in with_load if r >= loads[-1] / match]
+            r_ref = statistics.median(r for r, _ in top)
+            base = statistics.median(v for _, v in top)
+            if name == "ttft":  # a prefill's time grows with the batch it joins, at most linearly
+                return base * running / r_ref
+            return base * (running / r_ref) ** t("itl_load_exponent")
+        low = [v for r, v in with_load if r <= loads[0] * match]
+        return statistics.median(low)
+
+
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if len(values) >= MIN_SAMPLES else None
+
+
+def _summarise(samples: tuple[Sample, ...]) -> Baseline:
+    names = {k for s in samples for k in s.values}
+    medians = {}
+    for name in names:
+        m = _median([s.values[name] for s in samples if name in s.values])
+        if m is not None:
+            medians[name] = m
+    gpu_medians: dict[str, dict[int, float]] = {}
+    for name in {k for s in samples for k in s.per_gpu}:
+        gpus = {g for s in samples for g in s.per_gpu.get(name, {})}
+        per = {}
+        for g in gpus:
+            m = _median([s.per_gpu[name][g] for s in samples if g in s.per_gpu.get(name, {})])
+            if m is not None:
+                per[g] = m
+        gpu_medians[name] = per
+    usual: dict[int, frozenset[str]] = {}
+    for g in {g for s in samples for g in s.throttle}:
+        seen: dict[str, int] = {}
+        for s in samples:
+            for reason in s.throttle.get(g, ()):
+                seen[reason] = seen.get(reason, 0) + 1
+        usual[g] = frozenset(r for r, n in seen.items() if n >= max(1, len(samples) // 3))
+    known: dict[int, frozenset[int]] = {}
+    for s in samples:
+        for g, pids in s.pids.items():
+            known[g] = known.get(g, frozenset()) | pids
+    return Baseline(samples, medians, gpu_medians, usual, known)
