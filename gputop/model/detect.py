@@ -461,7 +461,7 @@ def _losing(s: dict[str, float], scores: dict[str, float]) -> dict[str, str]:
             out[cause] = f"{words.signal_text(veto[0])} speaks against it"
         else:
             name, value = sig.weakest_requirement(s)
-            out[cause] = f"needs {words.signal_text(name)} ({value:.2f})"
+            out[cause] = f"weakest sign: {words.signal_text(name)} ({value:.2f})"
     return out
 
 
@@ -580,8 +580,15 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         return base_util - util >= drop and waiting - v["waiting_base"] >= (
             0.5 * need if clearing else need)
     if measure == "work":
+        # fewer steps while the GPU looks as it always did is the job's own doing (an eval
+        # pass, a checkpoint: the counter stops, the GPU idles or runs forward passes); fewer
+        # steps *with* a GPU-side finding is an episode
         ratio = v.get("tokens_ratio")
-        return ratio is not None and ratio <= (0.7 if clearing else t("work_drop"))
+        gpu_side = max(s.get("util_drop", 0.0), s.get("hollow_new", 0.0), s.get("sawtooth", 0.0),
+                       s.get("odd", 0.0) * s.get("peers_wait", 0.0), s.get("clock_all", 0.0),
+                       s.get("shared", 0.0))
+        return ratio is not None and ratio <= (0.7 if clearing else t("work_drop")) \
+            and (util or 0.0) >= 20 and gpu_side >= (0.2 if clearing else 0.3)
     if now_age < t("job_min_age_s") and not clearing:
         return False
     if measure == "hollow":
@@ -643,8 +650,11 @@ def _clean(feats: Features) -> bool:
     """A tick that is healthy beyond doubt: no degradation signal even half on, by this
     tick's own value (a trigger smooths over ticks; the baseline must not learn an onset)."""
     v, s = feats.v, feats.s
-    if (v.get("tokens_ratio_now") or 1.0) < 0.7 or (v.get("tokens_ratio") or 1.0) < 0.7:
+    if not v.get("batch_steady", 1.0):
         return False
+    if v.get("demand_kept", 1.0) and (
+            (v.get("tokens_ratio_now") or 1.0) < 0.7 or (v.get("tokens_ratio") or 1.0) < 0.7):
+        return False  # fewer tokens while demand is there; with demand gone, the new normal
     if any((v.get(f"{m}_ratio") or 0.0) >= 1.5 and v.get(f"{m}_gate") for m in LATENCY_MEASURES):
         return False
     return max(s.get("queue", 0.0), s.get("util_drop", 0.0), s.get("sawtooth", 0.0),

@@ -286,25 +286,34 @@ def _shared(subject, now: Point, base: Baseline, s, say) -> tuple[int, ...]:
 
 def _sawtooth(subject, points, base: Baseline, s, v, say) -> None:
     """Steps and waits alternating: the driver's util samples (or per-tick values) over the
-    window split between busy and idle, the mean well under the job's own."""
+    window switch between busy and idle again and again, the mean well under the job's own.
+    One switch (a checkpoint starting, a job ending) is no saw-tooth."""
     horizon = points[-1].time_mono_s - WINDOW_S
     samples: list[float] = []
     for p in points:
         if p.time_mono_s <= horizon:
             continue
-        for g in subject.gpus:
-            if p.util_samples_pct.get(g):
-                samples.extend(p.util_samples_pct[g])
-            elif g in p.util_pct:
-                samples.append(p.util_pct[g])
+        per_tick = [p.util_samples_pct.get(g) or ((p.util_pct[g],) if g in p.util_pct else ())
+                    for g in subject.gpus]
+        # the job's GPUs move together in a stall: their mean, sample by sample
+        for values in zip(*[x for x in per_tick if x]):
+            samples.append(sum(values) / len(values))
     if len(samples) < 6:
         return
     mean = sum(samples) / len(samples)
-    busy = sum(1 for x in samples if x >= t("sawtooth_busy_pct")) / len(samples)
-    idle = sum(1 for x in samples if x <= t("sawtooth_idle_pct")) / len(samples)
+    busy_at, idle_at = t("sawtooth_busy_pct"), t("sawtooth_idle_pct")
+    busy = sum(1 for x in samples if x >= busy_at) / len(samples)
+    idle = sum(1 for x in samples if x <= idle_at) / len(samples)
+    changes, state = 0, None
+    for x in samples:
+        now = "busy" if x >= busy_at else "idle" if x <= idle_at else state
+        if state is not None and now != state:
+            changes += 1
+        state = now
     util_base = base.get("util")
     low = ramp(mean, 0.85 * util_base, 0.6 * util_base) if util_base else 0.0
-    alternating = ramp(min(busy, idle), 0.5 * t("sawtooth_share"), t("sawtooth_share"))
+    alternating = ramp(min(busy, idle), 0.5 * t("sawtooth_share"), t("sawtooth_share")) \
+        * ramp(changes, t("sawtooth_changes") - 2, t("sawtooth_changes"))
     s["sawtooth"] = alternating * low
     v["util_window"] = mean
     if s["sawtooth"] >= 0.3:
@@ -325,6 +334,15 @@ def _engine(subject, points, base: Baseline, windows, config, s, v, say) -> dict
         grew = waiting - waiting_base >= max(2.0, 0.1 * running_base)
         kept = grew or running >= t("demand_kept") * running_base
     v["demand_kept"] = float(kept)
+    # steady service: the batch of the last 5 s like that of the 5 s before (a jump, such as
+    # n=8 fanning out into eight sequences, is a change to judge, not a normal to learn)
+    last = [p.requests_running for p in points if p.time_mono_s > now.time_mono_s - 5.0
+            and p.requests_running is not None]
+    before = [p.requests_running for p in points if now.time_mono_s - 10.0 < p.time_mono_s
+              <= now.time_mono_s - 5.0 and p.requests_running is not None]
+    if last and before:
+        a, b = statistics.median(before), statistics.median(last)
+        v["batch_steady"] = float(abs(b - a) <= 3 or 1 / 1.5 <= (b + 1) / (a + 1) <= 1.5)
 
     if subject.kind == "trainer":
         tps = work_rate_now(now)

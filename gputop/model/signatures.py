@@ -78,7 +78,7 @@ SIGNATURES: tuple[Signature, ...] = (
         where="odd"),
     Signature(
         "input_stall",
-        "the step waits for its input: the data loader / host pipeline is too slow",
+        "each step waits for its input (the data loader / host pipeline)",
         requires=(("sawtooth", "work_down"), ("sawtooth", "util_drop")),
         supports=("input_cpu", "work_down", "util_drop"),
         vetoes=(("host", 0.7), ("jitter", 0.8), ("shared", 0.8), ("odd", 0.7),
@@ -91,13 +91,13 @@ SIGNATURES: tuple[Signature, ...] = (
         vetoes=(("shared", 0.5),)),
     Signature(
         "host_cpu_contention",
-        "the host's CPUs are contended: the engine's threads get less CPU (seen in /proc)",
+        "the engine's threads get less CPU (/proc: run queue, CPU pressure, switches)",
         requires=(("host",), HARM),
         supports=("queue", "util_drop"),
         vetoes=(("jitter", 0.5), ("shared", 0.5), ("odd", 0.5))),
     Signature(
         "tiny_kernels",
-        "the GPU is busy with kernels that occupy few SMs (busy time without SM work)",
+        "busy time on kernels that occupy few SMs",
         requires=(("hollow", "hollow_new"), ("busy",)),
         supports=("hollow",),
         vetoes=(("notable", 0.9), ("batch_stall", 0.7), ("prefill", 0.8), ("host", 0.9),
@@ -105,7 +105,7 @@ SIGNATURES: tuple[Signature, ...] = (
                 ("preempt", 0.6), ("sawtooth", 0.8))),
     Signature(
         "memory_bandwidth",
-        "memory bandwidth saturated: the SMs wait on DRAM",
+        "the SMs wait on DRAM (bandwidth saturated)",
         requires=(("dram",), ("dram_new", "tokens_down", "itl", "work_down")),
         supports=("busy", "dram_new"),
         vetoes=(("hollow", 0.8), ("clock_slow", 0.6), ("odd", 0.8), ("shared", 0.7),
@@ -113,14 +113,14 @@ SIGNATURES: tuple[Signature, ...] = (
         where="dram"),
     Signature(
         "throttling",
-        "the GPU's clocks are held down (thermal, power brake, hardware slowdown)",
+        "clocks held down (thermal, power brake, hardware slowdown)",
         requires=(("clock_slow",),),
         supports=("throttle_new", "hot"),
         vetoes=(("odd", 0.9), ("shared", 0.5)),
         where="throttled"),
     Signature(
         "gpu_shared",
-        "another process time-slices the same GPU and takes SM time from this one",
+        "another process time-slices the GPU and takes its SM time",
         requires=(("shared",), ("own_drop", "tokens_down", "itl", "work_down", "util_drop")),
         supports=("own_drop", "busy"),
         where="shared"),

@@ -42,8 +42,14 @@ def primary(procs: tuple[ProcRef, ...], pinned: frozenset[int]) -> ProcRef | Non
 
 
 def _job_key(proc: ProcRef) -> str:
+    """Ranks of one job: the same parent (torchrun, mpirun, a launcher) and the same command
+    line.  Without a known parent, the same command line; without either, the process."""
+    command = proc.cmdline or ""
+    crc = f"{zlib.crc32(command.encode(errors='replace')):08x}"
     if proc.ppid is not None and proc.ppid > 1:
-        return f"job:{proc.ppid}:{zlib.crc32(proc.cmdline.encode(errors='replace')):08x}"
+        return f"job:{proc.ppid}:{crc}"
+    if proc.ppid is None and command:
+        return f"job:?:{crc}"
     return f"job:{proc.pid}"
 
 
@@ -64,16 +70,21 @@ def subjects_of(p: Point, held_by_engine: tuple[int, ...] = ()) -> tuple[Subject
         taken |= set(held_by_engine)
     jobs: dict[str, list[int]] = {}
     owners: dict[str, ProcRef] = {}
+    unseen: list[int] = []  # GPUs whose processes are not visible here
     for g in gpus:
         if g in taken:
             continue
         owner = primary(p.gpu_procs.get(g, ()), p.pinned_pids)
         if owner is None:
-            out.append(Subject(f"gpu:{g}", "gpu", (g,), frozenset(), f"GPU {g}"))
+            unseen.append(g)
             continue
         key = _job_key(owner)
         jobs.setdefault(key, []).append(g)
         owners.setdefault(key, owner)
+    if unseen:  # likely one job in another PID namespace (a container): judged together
+        key = "gpus" if len(unseen) > 1 else f"gpu:{unseen[0]}"
+        out.append(Subject(key, "gpu", tuple(unseen), frozenset(),
+                           f"GPU {unseen[0]}" if len(unseen) == 1 else "GPUs"))
     for key, job_gpus in jobs.items():
         owner = owners[key]
         pids = frozenset(r.pid for g in job_gpus for r in p.gpu_procs.get(g, ())

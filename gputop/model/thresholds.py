@@ -100,9 +100,12 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
     ("job_hold_s", 5.0,
      "a job without engine metrics is judged on GPU patterns, which need a few seconds to "
      "tell a phase from a blip (GPM samples every ~1 s)"),
-    ("job_min_age_s", 10.0,
-     "a process that just appeared is starting up (loading, capturing CUDA graphs): not yet "
-     "judged"),
+    ("job_min_age_s", 30.0,
+     "a process that just appeared is starting up (loading weights, capturing CUDA graphs: "
+     "vLLM's capture is tens of seconds of tiny kernels): not yet judged"),
+    ("sawtooth_changes", 4,
+     "busy and idle must alternate at least twice in the window: one step from busy to idle "
+     "(a checkpoint starting, a job ending) is no saw-tooth"),
     ("restart_warmup_s", 30.0,
      "after an engine restart, baselines wait for steady service: a load balancer's slow "
      "start is not the engine's normal"),

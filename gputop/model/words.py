@@ -75,8 +75,13 @@ def _s(value: float | None) -> str:
     return "n/a" if value is None else duration_us(value * 1e6)
 
 
-def _n(value: float | None, digits: int = 0) -> str:
-    return "n/a" if value is None else f"{value:,.{digits}f}"
+def _n(value: float | None, digits: int | None = 0) -> str:
+    """A number with the digits its size needs (``digits=None``: 2 below 10, 1 below 100)."""
+    if value is None:
+        return "n/a"
+    if digits is None:
+        digits = 2 if abs(value) < 10 else 1 if abs(value) < 100 else 0
+    return f"{value:,.{digits}f}"
 
 
 def headline(ep: Episode) -> str:
@@ -112,7 +117,8 @@ def headline(ep: Episode) -> str:
     if m == "work":
         unit = next((e.unit for e in ep.facts if e.signal == "work"), "work")
         return (f"{where} {'waiting on the host at' if starved else 'busy'} {util} but "
-                f"{_n(ep.tokens_per_s, 2)} {unit}/s (baseline {_n(ep.baseline_tokens_per_s, 2)})")
+                f"{_n(ep.tokens_per_s, None)} {unit}/s (baseline "
+                f"{_n(ep.baseline_tokens_per_s, None)})")
     tps = _n(ep.tokens_per_s)
     lead = f"{where} waiting on the host at {util}" if starved else f"{where} busy {util}"
     return f"{lead} but {tps} tok/s (baseline {_n(ep.baseline_tokens_per_s)})"
@@ -164,7 +170,7 @@ def evidence_line(e: Evidence, subject: str = "engine") -> str:
         "host_cpu": lambda: f"host CPU {v:.0f}%",
         "launch": lambda: f"launch p99 {duration_us(v)} (p50 {duration_us(b)})",
         "input_thread": lambda: f"a thread of the job at {v:.0f}% of a core",
-        "work": lambda: f"{v:,.2f} {e.unit}/s, {v / b:.0%} of baseline {b:,.2f}",
+        "work": lambda: f"{_n(v, None)} {e.unit}/s, {v / b:.0%} of baseline {_n(b, None)}",
     }
     make = texts.get(sig)
     return make() if make is not None else sig.replace("_", " ")
@@ -205,3 +211,35 @@ def runner_up(ep: Episode) -> str | None:
     cause, score = ep.suspects[1]
     why = ep.why_not.get(cause)
     return f"runner-up {cause.replace('_', ' ')} {score:.2f}" + (f": {why}" if why else "")
+
+
+def explain_lines(ep: Episode) -> list[str]:
+    """The verdict in full, for the explain page: what tripped it, every cause's score and why
+    each one behind the first scored less, how the verdict formed."""
+    state = "open" if ep.end_wall_s is None else f"closed {clock(ep.end_wall_s)}"
+    lines = [ep.headline,
+             f"  {ep.kind.replace('_', ' ')} since {clock(ep.start_wall_s)} ({state}); tripped "
+             f"by {MEASURE_NAME.get(ep.measure, ep.measure)}; judged on "
+             f"{gpus_text(ep.job_gpus or ep.gpus)} ({ep.subject_label or ep.subject})",
+             "  causes (score 0..1, mean over the ticks the episode held):"]
+    for i, (cause, score) in enumerate(ep.suspects):
+        why = "" if i == 0 else f": {ep.why_not.get(cause, '')}"
+        lines.append(f"    {cause:<22} {score:.2f}{why}")
+    if not ep.suspects:
+        lines.append("    none fits its signature")
+    if len(ep.history) > 1:
+        lines.append("  verdict: " + " -> ".join(f"{c} ({clock(t)})" for t, c in ep.history))
+    lines.append("  evidence:")
+    lines += [f"    {line}" for line in evidence_lines(ep)]
+    return lines
+
+
+MEASURE_NAME = {
+    "itl": "inter-token latency at 2x its healthy value", "ttft": "time to first token at 2x",
+    "tokens": "tokens/s at half its baseline with demand still there",
+    "queue": "the queue growing while tokens/s does not",
+    "util": "GPU-Util falling while requests wait", "hollow": "busy time on a sliver of the SMs",
+    "stall": "a saw-tooth of steps and waits", "straggler": "one GPU out of step",
+    "shared": "another process taking SM time", "clock": "held-down clocks",
+    "work": "the job's steps slowing with a GPU-side finding",
+}

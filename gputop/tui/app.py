@@ -21,6 +21,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from gputop import exitguard
+from gputop.model import words
 from gputop.model.derive import derive
 from gputop.schema import Frame
 from gputop.session import RECORD_MAX_BYTES, Session
@@ -610,6 +611,9 @@ class GputopApp(App):
         lines = [pane.definition, "", "Where the numbers come from now:"]
         if ctx is not None:
             lines += ["  " + line for line in pane.provenance(ctx)]
+            episode = ctx.view.alert_for(ctx.gpu_index) or ctx.view.alert
+            if episode is not None:
+                lines += ["", "The verdict:"] + ["  " + line for line in words.explain_lines(episode)]
             lines += ["", "Sources (reading age at this frame, cost of a poll: last / median):"]
             lines += ["  " + source_line(name, st) for name, st in ctx.view.sources.items()]
         self._page("explain", f"{pane.key} {pane.title}: explained", "\n".join(lines))

@@ -11,24 +11,12 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from gputop.model import signals
+from gputop.model import signals, words
 from gputop.model.detect import Episode
 from gputop.tui.lines import DiffLines
 from gputop.tui.panes.base import Ctx
 from gputop.tui.render import (ALERT, BOLD, DIM, WARN, duration_us, gib, pct, printable, rate,
                                row)
-
-CAUSE_TEXT = {
-    "oversized_request": "one oversized request (e.g. n x logprobs over the vocabulary) stalls the batch",
-    "prefill_interference": "long prefills starve the decodes",
-    "collective_straggler": "one GPU lags; the others spin inside the collective",
-    "input_stall": "the step waits on the host input pipeline (data loader)",
-    "host_launch_jitter": "the launching thread is preempted (CPU contention)",
-    "tiny_kernels": "kernels too small to fill the SMs",
-    "memory_bandwidth": "DRAM bandwidth saturated",
-    "throttling": "clocks throttled (power or thermal)",
-}
-
 
 def clock_text(time_wall_s: float) -> str:
     return time.strftime("%H:%M:%S", time.localtime(time_wall_s))
@@ -90,10 +78,7 @@ class Banner(DiffLines):
             return
         seconds = max(0, now_wall_s - alert.start_wall_s)
         evidence = "; ".join(alert.evidence) or "no supporting evidence"
-        suspect = ""
-        if alert.suspects:
-            cause = alert.suspects[0][0]
-            suspect = f"likely: {cause.replace('_', ' ')} ({CAUSE_TEXT.get(cause, '')})"
+        suspect = words.suspect_line(alert)
         self.show([
             row(("⚠ ", ALERT), (f"{alert.headline} for {seconds:.0f}s", BOLD), f": {evidence}"),
             row(("  " + suspect, None)),
