@@ -197,3 +197,48 @@ def test_a_trainer_counter_is_read_over_whole_steps():
     states = trace.run()
     assert episodes(states) == []
     assert abs(states[-1].baseline_tokens_per_s - 32.0) < 0.5
+
+
+def test_replay_report_and_exporter_give_the_live_verdict(tmp_path):
+    """The same fold everywhere: a recording of the straggler replays to the episode the live
+    timeline had, `report` names its cause and GPU, the exporter's top cause label is it."""
+    from prometheus_client import CollectorRegistry, generate_latest
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from gputop.export.prometheus import Exporter
+    from gputop.record.report import report
+    from gputop.record.store import Recorder, Recording
+    from gputop.session import recorded_views
+    from tests.conftest import sim_frames
+
+    frames = list(sim_frames("allreduce-straggler", 40))
+    from gputop.model.detect import make_fold
+    from gputop.model.timeline import Timeline
+    timeline = Timeline(100, make_fold())
+    states = [timeline.append(f) for f in frames]
+    live_ep = states[-1].active
+    path = tmp_path / "r.gputop"
+    recorder = Recorder(path, "demo:allreduce-straggler")
+    for f in frames:
+        recorder.append(f)
+    recorder.close()
+    recording = Recording(path)
+    views = list(recorded_views(recording))
+    text = report(recording)
+    recording.close()
+    replayed = views[-1].alert
+    assert (replayed.kind, replayed.gpus, replayed.suspects) == \
+        (live_ep.kind, live_ep.gpus, live_ep.suspects) == (
+            live_ep.kind, (2,), live_ep.suspects)
+    assert live_ep.suspects[0][0] == "collective_straggler"
+    assert "GPU 2 busy 100%" in text and "likely collective_straggler" in text
+    exporter = Exporter(hostname="h")
+    exporter.on_view(views[-1])
+    registry = CollectorRegistry()
+    registry.register(exporter)
+    scores = {(s.labels["gpu"], s.labels["cause"]): s.value
+              for f in text_string_to_metric_families(generate_latest(registry).decode())
+              if f.name == "gputop_episode_suspect_score" for s in f.samples}
+    for gpu in "0123":  # the whole job is in the episode; the cause is the straggler
+        top = max((c for g, c in scores if g == gpu), key=lambda c: scores[(gpu, c)])
+        assert top == "collective_straggler", scores
