@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from gputop.model.thresholds import t
 
-SAMPLE_S = 2.0  # one sample per this many seconds once FAST_SAMPLES are in
+SAMPLE_S = 4.0  # one sample per this many seconds once FAST_SAMPLES are in
 FAST_SAMPLES = 8  # the first samples are taken every tick: a baseline within seconds
 MIN_SAMPLES = 3  # medians of fewer are no baseline
 
@@ -36,22 +36,62 @@ class Sample:
 @dataclass(frozen=True, slots=True)
 class Baseline:
     samples: tuple[Sample, ...] = ()
-    medians: dict[str, float] = field(default_factory=dict)
-    gpu_medians: dict[str, dict[int, float]] = field(default_factory=dict)
-    usual_throttle: dict[int, frozenset[str]] = field(default_factory=dict)
-    known_pids: dict[int, frozenset[int]] = field(default_factory=dict)
-    # (batch size, p99) of each latency's healthy samples, by name
-    pairs: dict[str, tuple[tuple[float | None, float], ...]] = field(default_factory=dict)
+    # medians are taken when first asked for (a job never asks for engine medians)
+    _memo: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def ready(self) -> bool:
         return len(self.samples) >= MIN_SAMPLES
 
     def get(self, name: str) -> float | None:
-        return self.medians.get(name)
+        key = ("v", name)
+        if key not in self._memo:
+            self._memo[key] = _median([s.values[name] for s in self.samples
+                                       if name in s.values])
+        return self._memo[key]
 
     def gpu(self, name: str, gpu: int) -> float | None:
-        return self.gpu_medians.get(name, {}).get(gpu)
+        key = ("g", name, gpu)
+        if key not in self._memo:
+            self._memo[key] = _median([s.per_gpu[name][gpu] for s in self.samples
+                                       if name in s.per_gpu and gpu in s.per_gpu[name]])
+        return self._memo[key]
+
+    @property
+    def usual_throttle(self) -> dict[int, frozenset[str]]:
+        """Reasons seen in a third or more of the samples, per GPU: a healthy loaded card's
+        normal (an H100 at its power cap reports "power cap" all day)."""
+        if "usual" not in self._memo:
+            seen: dict[int, dict[str, int]] = {}
+            for s in self.samples:
+                for g, reasons in s.throttle.items():
+                    per = seen.setdefault(g, {})
+                    for reason in reasons:
+                        per[reason] = per.get(reason, 0) + 1
+            need = max(1, len(self.samples) // 3)
+            self._memo["usual"] = {g: frozenset(r for r, n in per.items() if n >= need)
+                                   for g, per in seen.items()}
+        return self._memo["usual"]
+
+    @property
+    def known_pids(self) -> dict[int, frozenset[int]]:
+        if "known" not in self._memo:
+            known: dict[int, frozenset[int]] = {}
+            for s in self.samples:
+                for g, pids in s.pids.items():
+                    known[g] = known.get(g, frozenset()) | pids
+            self._memo["known"] = known
+        return self._memo["known"]
+
+    @property
+    def pairs(self) -> dict[str, tuple[tuple[float | None, float], ...]]:
+        """(batch size, p99) of each latency's healthy samples, by name."""
+        if "pairs" not in self._memo:
+            self._memo["pairs"] = {
+                name: tuple((s.running, getattr(s, attr)) for s in self.samples
+                            if getattr(s, attr) is not None and getattr(s, attr) > 0)
+                for name, attr in (("itl", "itl_p99_s"), ("ttft", "ttft_p99_s"))}
+        return self._memo["pairs"]
 
     def add(self, sample: Sample, window_s: float) -> Baseline:
         """This baseline with ``sample`` (when one is due), older samples beyond the window
@@ -60,8 +100,7 @@ class Baseline:
                 and sample.time_mono_s - self.samples[-1].time_mono_s < SAMPLE_S:
             return self
         horizon = sample.time_mono_s - window_s
-        kept = tuple(s for s in self.samples if s.time_mono_s > horizon) + (sample,)
-        return _summarise(kept)
+        return Baseline(tuple(s for s in self.samples if s.time_mono_s > horizon) + (sample,))
 
     def latency_at(self, name: str, running: float | None) -> float | None:
         """The healthy p99 of ``name`` ("itl" or "ttft") at a batch of ``running``: the
@@ -90,37 +129,10 @@ class Baseline:
 
 
 def _median(values: list[float]) -> float | None:
-    return statistics.median(values) if len(values) >= MIN_SAMPLES else None
+    if len(values) < MIN_SAMPLES:
+        return None
+    values.sort()
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
 
 
-def _summarise(samples: tuple[Sample, ...]) -> Baseline:
-    names = {k for s in samples for k in s.values}
-    medians = {}
-    for name in names:
-        m = _median([s.values[name] for s in samples if name in s.values])
-        if m is not None:
-            medians[name] = m
-    gpu_medians: dict[str, dict[int, float]] = {}
-    for name in {k for s in samples for k in s.per_gpu}:
-        gpus = {g for s in samples for g in s.per_gpu.get(name, {})}
-        per = {}
-        for g in gpus:
-            m = _median([s.per_gpu[name][g] for s in samples if g in s.per_gpu.get(name, {})])
-            if m is not None:
-                per[g] = m
-        gpu_medians[name] = per
-    usual: dict[int, frozenset[str]] = {}
-    for g in {g for s in samples for g in s.throttle}:
-        seen: dict[str, int] = {}
-        for s in samples:
-            for reason in s.throttle.get(g, ()):
-                seen[reason] = seen.get(reason, 0) + 1
-        usual[g] = frozenset(r for r, n in seen.items() if n >= max(1, len(samples) // 3))
-    known: dict[int, frozenset[int]] = {}
-    for s in samples:
-        for g, pids in s.pids.items():
-            known[g] = known.get(g, frozenset()) | pids
-    pairs = {name: tuple((s.running, getattr(s, attr)) for s in samples
-                         if getattr(s, attr) is not None and getattr(s, attr) > 0)
-             for name, attr in (("itl", "itl_p99_s"), ("ttft", "ttft_p99_s"))}
-    return Baseline(samples, medians, gpu_medians, usual, known, pairs)

@@ -161,7 +161,6 @@ class SubjectState:
     active: Episode | None = None
     tally: Tally = Tally()
     slow_times: tuple[tuple[str, float], ...] = ()  # readings with slow observations
-    scores: tuple[tuple[str, float], ...] = ()  # this tick's, for the explain page
     # healthy samples not yet in the baseline: an onset's first ticks look almost healthy,
     # so samples wait PROBATION_S and are dropped when a trigger starts
     probation: tuple[Sample, ...] = ()
@@ -383,15 +382,15 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
     routine = subject.kind == "engine" and st.notable_healthy_mono_s >= since - NOTABLE_KEEP_S
     strength = (0.3 if routine else 1.0) if mine else 0.0
     feats = signals(subject, recent, st.base, windows, config, strength)
-    scores = signatures.scores(feats.s)
-    with_notable = BY_CAUSE["oversized_request"].score({**feats.s, "notable": 1.0})
-    st = replace(st, scores=tuple(sorted(((c, round(s, 3)) for c, s in scores.items()
-                                          if s > 0.05), key=lambda cs: -cs[1])))
     slow = tuple((n, m) for n, m in st.slow_times if now.time_mono_s - m <= 2 * config.hold_s)
     slow += tuple((n, now.time_mono_s) for n, hit in feats.slow_reading.items() if hit)
-    st = replace(st, slow_times=slow)
-    where = _where(subject, feats)
-    losing = _losing(feats.s, scores)
+    if slow != st.slow_times:
+        st = replace(st, slow_times=slow)
+
+    def judged():  # the causes' scores: only while a trigger holds
+        scores = signatures.scores(feats.s)
+        with_notable = BY_CAUSE["oversized_request"].score({**feats.s, "notable": 1.0})
+        return scores, with_notable, _where(subject, feats), _losing(feats.s, scores)
 
     if st.active is None:
         measure = _trigger(st, subject, feats, config, clearing=False)
@@ -403,12 +402,13 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
         if measure is None:
             if mine and st.pending is None and subject.kind == "engine":
                 st = replace(st, notable_healthy_mono_s=now.time_mono_s)
-            st = replace(st, pending=None, pending_measure=None, pending_tally=Tally())
+            if st.pending is not None:
+                st = replace(st, pending=None, pending_measure=None, pending_tally=Tally())
             return _feed(st, subject, recent, feats, config), None
         if st.pending is None:
             st = replace(st, probation=())
         pending = st.pending or (now.time_mono_s, now.time_wall_s)
-        tally = st.pending_tally.add(scores, with_notable, where, losing)
+        tally = st.pending_tally.add(*judged())
         st = replace(st, pending=pending, pending_measure=st.pending_measure or measure,
                      pending_tally=tally)
         hold = config.hold_s if measure in ENGINE_MEASURES else max(config.hold_s,
@@ -425,7 +425,7 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
         keep = st.active.measure
         if keep != measure and _trigger_holds(keep, st, subject, feats, config):
             measure = keep
-        tally = st.tally.add(scores, with_notable, where, losing)
+        tally = st.tally.add(*judged())
         episode = _episode(st, subject, feats, tally, bool(mine), st.active.start_wall_s,
                            measure, st.active, config)
         return replace(st, active=episode, tally=tally, clearing=None), None

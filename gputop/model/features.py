@@ -39,8 +39,12 @@ class Features:
 
 
 def _mean(values) -> float | None:
-    values = [v for v in values if v is not None]
-    return sum(values) / len(values) if values else None
+    total = count = 0
+    for v in values:
+        if v is not None:
+            total += v
+            count += 1
+    return total / count if count else None
 
 
 def _gpu_mean(p: Point, attr: str, gpus: tuple[int, ...]) -> float | None:
@@ -289,10 +293,13 @@ def _sawtooth(subject, points, base: Baseline, s, v, say) -> None:
     window switch between busy and idle again and again, the mean well under the job's own.
     One switch (a checkpoint starting, a job ending) is no saw-tooth."""
     horizon = points[-1].time_mono_s - WINDOW_S
+    window = [p for p in points if p.time_mono_s > horizon]
+    idle_at = t("sawtooth_idle_pct")
+    if not any(min(p.util_samples_pct.get(g) or (p.util_pct.get(g, 100.0),)) <= idle_at
+               for p in window for g in subject.gpus):
+        return  # never idle in the window: no saw-tooth (the common, cheap case)
     samples: list[float] = []
-    for p in points:
-        if p.time_mono_s <= horizon:
-            continue
+    for p in window:
         per_tick = [p.util_samples_pct.get(g) or ((p.util_pct[g],) if g in p.util_pct else ())
                     for g in subject.gpus]
         # the job's GPUs move together in a stall: their mean, sample by sample
@@ -301,7 +308,7 @@ def _sawtooth(subject, points, base: Baseline, s, v, say) -> None:
     if len(samples) < 6:
         return
     mean = sum(samples) / len(samples)
-    busy_at, idle_at = t("sawtooth_busy_pct"), t("sawtooth_idle_pct")
+    busy_at = t("sawtooth_busy_pct")
     busy = sum(1 for x in samples if x >= busy_at) / len(samples)
     idle = sum(1 for x in samples if x <= idle_at) / len(samples)
     changes, state = 0, None
