@@ -324,6 +324,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.kv_blocks < 2 or args.block_size < 1 or args.max_model_len < 2:
         parser.error("--kv-blocks must be >= 2, --block-size >= 1, --max-model-len >= 2")
     started = time.monotonic()
+    # vLLM answers HTTP from a process of its own; here the handlers share the engine's
+    # interpreter, so they are given the GIL more often than every 5 ms
+    sys.setswitchinterval(0.001)
     server = Server(args)
     Handler.app = server
     httpd = LabHTTPServer(("127.0.0.1", args.port), Handler)
