@@ -197,6 +197,20 @@ def test_gputop_reads_the_serve_loop_as_a_vllm_engine(lab):
         assert hist.upper_bounds == reference[family][1], name
         assert hist.count > 0, name
 
+    # the page itself, as gputop parses it and as the reference vLLM writes it (the
+    # token-count layouts end at this run's max_model_len, 512, the reference's at 1024)
+    page = doc["phases"][0]["metrics_page"]
+    parsed = recognise(page)
+    assert (parsed.kind, parsed.model) == ("vllm", "lab/tiny")
+    full = {s.name: s.value for f in text_string_to_metric_families(page) for s in f.samples
+            if "le" not in s.labels and "finished_reason" not in s.labels}
+    assert parsed.values["generation_tokens_total"] == full["vllm:generation_tokens_total"]
+    assert parsed.values["requests_running"] == full["vllm:num_requests_running"]
+    for family, (kind, bounds) in families(page).items():
+        ref_kind, ref_bounds = reference[family]
+        assert kind == ref_kind, family
+        assert bounds in (ref_bounds, tuple(b for b in ref_bounds if b <= 512)), family
+
     def during(name):
         lo, hi = window(doc, name)
         return [e for e in engines if lo <= e.time_wall_s <= hi]
