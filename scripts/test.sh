@@ -27,7 +27,8 @@ if [ "$(id -u)" -eq 0 ]; then
     bash scripts/setup-ebpf.sh
 fi
 
-# A real vLLM (CPU build) and a tiny model for tests/test_vllm.py (~4 minutes the first time;
+# A real vLLM (CPU build) and a tiny model for tests/test_vllm.py, its torch and transformers
+# for the GPU lab on the CPU (tests/test_lab.py) (~4 minutes the first time;
 # GPUTOP_SKIP_VLLM=1 skips both on purpose).
 if [ "${GPUTOP_SKIP_VLLM:-0}" != "1" ]; then
     bash scripts/vllm-env.sh

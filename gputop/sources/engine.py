@@ -60,6 +60,27 @@ def listening_pids(port: int) -> list[int]:
                    if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port and c.pid})
 
 
+def _listens_on(proc: psutil.Process, port: int) -> bool:
+    connections = getattr(proc, "net_connections", None) or proc.connections  # psutil < 6
+    return any(c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port
+               for c in connections(kind="tcp"))
+
+
+def listener_root(proc: psutil.Process, port: int) -> psutil.Process:
+    """The topmost process holding the listening socket.  A child forked after the socket
+    was opened holds it too (a PyTorch DataLoader worker, a pre-fork server's worker), and
+    psutil names whichever holder it met last: the engine's tree must start at the top."""
+    for _ in range(32):
+        try:
+            parent = proc.parent()
+            if parent is None or not _listens_on(parent, port):
+                return proc
+        except psutil.Error:
+            return proc
+        proc = parent
+    return proc
+
+
 def tensor_parallel(processes: list[psutil.Process]) -> int | None:
     for proc in processes:
         try:
@@ -189,7 +210,7 @@ class EngineSource:
         if port is not None:
             for pid in listening_pids(port):
                 try:
-                    proc = psutil.Process(pid)
+                    proc = listener_root(psutil.Process(pid), port)
                     endpoint.listener, endpoint.listener_started = proc, proc.create_time()
                     break
                 except psutil.Error:
@@ -273,6 +294,7 @@ class EngineSource:
             preemptions_total=v["preemptions_total"],
             prompt_tokens_cached_total=v["prompt_tokens_cached_total"],
             retracted_requests_total=v["retracted_requests_total"],
+            work_unit=parsed.work_unit,
             waiting_by_reason=parsed.waiting_by_reason,
             flops_total=v["flops_total"], read_bytes_total=v["read_bytes_total"],
             write_bytes_total=v["write_bytes_total"],

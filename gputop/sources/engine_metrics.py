@@ -1,4 +1,5 @@
-"""What a serving engine's /metrics text says: vLLM (V1 and V0 names), SGLang, TGI, llama.cpp.
+"""What a serving engine's /metrics text says: vLLM (V1 and V0 names), SGLang, TGI, llama.cpp,
+and a training job's ``trainer_tokens_total`` / ``trainer_samples_total`` counter.
 
 A real vLLM 0.32 page is 56 KB and 60+ families; gputop reads about twenty of them.
 The prometheus_client parser costs tens of milliseconds on the whole page (much more
@@ -39,6 +40,8 @@ class EngineNames:
     write_bytes: str = ""
     cache_info: str = ""
     pool_tokens: str = ""
+    # what the generation counter counts, by the name found ("tokens" for an engine)
+    work_units: dict[str, str] = field(default_factory=dict)
     # gputop's histogram name -> the engine's family names (first found wins)
     histograms: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
@@ -108,6 +111,13 @@ ENGINES = (
         finished=(), running=("llamacpp:requests_processing",),
         waiting=("llamacpp:requests_deferred",), kv=("llamacpp:kv_cache_usage_ratio",),
         cached=("llamacpp:prompt_tokens_cached_total",)),
+    # a training job (lab/train_loop.py writes these): progress counted when a step has
+    # finished on the device; no queue, no KV cache
+    EngineNames(
+        "trainer", "trainer_",
+        generation=("trainer_tokens_total", "trainer_samples_total"), prompt=(),
+        finished=("trainer_steps_total",), running=(), waiting=(), kv=(),
+        work_units={"trainer_tokens_total": "tokens", "trainer_samples_total": "samples"}),
 )
 BY_KIND = {e.kind: e for e in ENGINES}
 # beyond these an engine's number is damage or malice, not a reading
@@ -166,6 +176,7 @@ class ParsedMetrics:
     engines: int = 1
     histograms: tuple[EngineHistogram, ...] = ()
     waiting_by_reason: dict[str, float] = field(default_factory=dict)
+    work_unit: str = ""
 
 
 def _finite(value) -> bool:
@@ -214,7 +225,7 @@ def recognise(text: str, url: str = "endpoint") -> ParsedMetrics:
     """What engine wrote this metrics text, and its numbers (summed over DP engines)."""
     filtered, prefixes = prefilter(text)
     if not any(prefixes.values()):
-        raise SourceError(f"{url} has no vLLM, SGLang, TGI or llama.cpp metrics")
+        raise SourceError(f"{url} has no vLLM, SGLang, TGI, llama.cpp or trainer_ metrics")
     names = next(e for e in ENGINES if prefixes[e.prefix] == max(prefixes.values()))
     sums: dict[str, float] = {}
     counts: dict[str, int] = {}
@@ -287,10 +298,13 @@ def recognise(text: str, url: str = "endpoint") -> ParsedMetrics:
             if built is not None:
                 histograms.append(built)
                 break
+    unit = next((names.work_units[n] for n in names.generation
+                 if n in sums and n in names.work_units), "")
     return ParsedMetrics(kind=names.kind, model=sorted(models)[0] if models else "",
                          values=values, cache=cache, engines=max(1, len(engines)),
                          histograms=tuple(histograms),
-                         waiting_by_reason={k: v for k, v in by_reason.items() if v >= 0})
+                         waiting_by_reason={k: v for k, v in by_reason.items() if v >= 0},
+                         work_unit=unit)
 
 
 def _non_negative(value: float | None) -> float | None:
