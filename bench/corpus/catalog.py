@@ -48,10 +48,10 @@ add("oversized_vllm_n8_logprobs20_h100", "oversized", "oversized_request", F.b_o
     spec=H100, n=1, dur=330, kind="vllm", model=Q7, rate=3.5, w=(130, 235), every=9.0, out=420,
     lengths=LOGP)
 add("oversized_vllm_promptlogprobs_h200", "oversized", "oversized_request", F.b_oversized, "engine",
-    "prompt_logprobs=20 on 14-16k-token prompts: each 8192-token chunk materialises full-vocabulary "
-    "fp32 logits and ~170k Python logprob entries; the whole batch waits ~0.2 s per chunk", 102,
-    spec=H200, n=1, dur=340, kind="vllm", model=L8, rate=5.0, w=(120, 230), every=7.0, n_param=1,
-    logprobs=0, prompt_logprobs=20, prompt=15000, out=16, max_tokens=16, lengths=CHAT)
+    "prompt_logprobs=20 on ~18k-token prompts: each 8192-token chunk materialises full-vocabulary "
+    "fp32 logits and ~170k Python logprob entries; the whole batch waits ~0.5 s per chunk", 102,
+    spec=H200, n=1, dur=340, kind="vllm", model=L8, rate=5.0, w=(120, 230), every=3.0, n_param=1,
+    logprobs=0, prompt_logprobs=20, prompt=18000, out=16, max_tokens=16, lengths=CHAT)
 add("oversized_sglang_n8_logprobs20_h100", "oversized", "oversized_request", F.b_oversized, "engine",
     "SGLang, n=8 with top_logprobs_num=20: full-vocabulary logprobs for the batch every decode "
     "step plus per-token Python work for the 8 sequences", 103,
@@ -70,14 +70,14 @@ add("oversized_sglang_n32_logprobs5_tp8_h200", "oversized", "oversized_request",
 add("oversized_vllm_n16_logprobs5_a100", "oversized", "oversized_request", F.b_oversized, "engine",
     "A100 (no GPM), n=16 logprobs=5 requests on Llama-3.1-8B", 106,
     spec=A100, n=1, dur=320, kind="vllm", model=L8, rate=1.6, w=(115, 215), every=14.0, n_param=16,
-    logprobs=5, out=300, max_tokens=512, lengths=LOGP, cfg=dict(max_batched_tokens=4096))
+    logprobs=5, out=300, max_tokens=512, lengths=LOGP, cfg=dict(max_batched_tokens=2048))
 
 # ------------------------------------------------------------------ prefill_interference
 add("prefill_vllm_rag_burst_h100", "prefill", "prefill_interference", F.b_prefill, "engine",
-    "a RAG batch job sends 12-20k-token prompts at ~1.3/s: every step carries an 8192-token "
+    "a RAG batch job sends 10-16k-token prompts at ~1/s: every step carries an 8192-token "
     "prefill chunk (~0.2 s of GEMM at the power cap) and the running decodes' ITL follows it", 201,
-    spec=H100, n=1, dur=330, kind="vllm", model=L8, rate=5.0, w=(120, 210), long_rate=1.3,
-    long_prompt=(12000, 20000), lengths=CHAT)
+    spec=H100, n=1, dur=330, kind="vllm", model=L8, rate=5.0, w=(120, 210), long_rate=1.0,
+    long_prompt=(10000, 16000), lengths=CHAT)
 add("prefill_vllm_tp4_h200", "prefill", "prefill_interference", F.b_prefill, "engine",
     "70B TP4 on H200: document summarisation prompts (8-16k) at 0.9/s, prefill-bound steps", 202,
     spec=H200, n=4, dur=330, kind="vllm", model=L70, rate=2.2, w=(130, 220), long_rate=0.9,
@@ -92,9 +92,9 @@ add("prefill_sglang_tp8_h200", "prefill", "prefill_interference", F.b_prefill, "
     spec=H200, n=8, dur=330, kind="sglang", model=Q72, rate=5.0, w=(140, 220), long_rate=1.0,
     long_prompt=(20000, 30000), lengths=CHAT)
 add("prefill_vllm_a100", "prefill", "prefill_interference", F.b_prefill, "engine",
-    "A100, max_num_batched_tokens 4096: 6-12k prompts at 0.8/s", 205,
+    "A100, max_num_batched_tokens 2048: 6-12k prompts at 0.8/s", 205,
     spec=A100, n=1, dur=320, kind="vllm", model=L8, rate=2.0, w=(120, 210), long_rate=0.8,
-    long_prompt=(6000, 12000), lengths=CHAT, cfg=dict(max_batched_tokens=4096))
+    long_prompt=(6000, 12000), lengths=CHAT, cfg=dict(max_batched_tokens=2048))
 
 # ------------------------------------------------------------------ collective_straggler
 add("straggler_vllm_tp4_clock750_h100", "straggler", "collective_straggler", F.b_straggler_serving, (2,),
@@ -106,7 +106,7 @@ add("straggler_sglang_tp8_thermal_h200", "straggler", "collective_straggler", F.
     "TP8 Qwen-72B: GPU 5's airflow blocked (thermal resistance x3): it heats to its slowdown "
     "point and drops clocks; the seven others wait in every all-reduce", 302,
     spec=H200, n=8, dur=380, kind="sglang", model=Q72, rate=4.5, w=(110, 290), slow=5, how="thermal",
-    r_mult=3.4, lengths=CHAT)
+    r_mult=5.5, lengths=CHAT)
 add("gridlock_vllm_tp8_clock600_h100", "straggler", "collective_straggler", F.b_straggler_serving, (6,),
     "serving TP gridlock: TP8 70B where GPU 6 is held at 600 MHz; steps crawl at the slow rank's "
     "pace, the queue grows without bound while seven GPUs read ~100% util at ~10% SM", 303,
@@ -125,7 +125,7 @@ add("straggler_fsdp8_brake_h200_pinned", "straggler", "collective_straggler", F.
     spec=H200, n=8, dur=330, w=(130, 240), slow=7, how="brake", mhz=660, mode="fsdp", pinned=True)
 add("straggler_ddp8_thermal_a100", "straggler", "collective_straggler", F.b_straggler_train, (4,),
     "DDP on 8 A100s (no GPM), GPU 4 overheating and throttled", 307,
-    spec=A100, n=8, dur=380, w=(100, 300), slow=4, how="thermal", r_mult=3.4, counter=True)
+    spec=A100, n=8, dur=380, w=(100, 300), slow=4, how="thermal", r_mult=4.6, counter=True)
 
 # ------------------------------------------------------------------ input_stall
 add("input_dataloader_1g_h100_pinned", "input", "input_stall", F.b_input_stall, "all",
@@ -135,17 +135,17 @@ add("input_dataloader_1g_h100_pinned", "input", "input_stall", F.b_input_stall, 
 add("input_workers0_h200_pinned", "input", "input_stall", F.b_input_stall, "all",
     "num_workers=0: the training thread itself decodes every batch; when the page cache is cold "
     "each batch costs ~0.5 s of its CPU and the GPU idles meanwhile", 402,
-    spec=H200, n=1, dur=320, w=(110, 210), slow=12.0, workers=0, batch_cpu=0.04, pinned=True)
+    spec=H200, n=1, dur=320, w=(110, 210), slow=40.0, workers=0, batch_cpu=0.012, pinned=True)
 add("input_ddp4_h100_counter", "input", "input_stall", F.b_input_stall, "all",
-    "DDP on 4 GPUs reading from an NFS share that slows 5x: every rank waits for its loader, the "
-    "samples counter steps slower", 403,
-    spec=H100, n=4, dur=330, w=(120, 230), slow=5.0, counter=True)
+    "DDP LLM pretraining on 4 GPUs; the tokenised shards move to an NFS share that serves them "
+    "~45x slower: every rank waits for its loader, the samples counter steps slower", 403,
+    spec=H100, n=4, dur=330, w=(120, 230), slow=45.0, counter=True, llm=True)
 add("input_ddp8_h100", "input", "input_stall", F.b_input_stall, "all",
     "DDP on 8 GPUs, vision, no pin and no exporter: only GPU and host signals", 404,
     spec=H100, n=8, dur=320, w=(115, 215), slow=4.5, interval=2.0)
 add("input_llm_1g_a100", "input", "input_stall", F.b_input_stall, "all",
     "A100 LLM fine-tune with on-the-fly tokenisation of long documents: the 4 workers fall behind", 405,
-    spec=A100, n=1, dur=330, w=(120, 230), slow=18.0, llm=True, workers=4)
+    spec=A100, n=1, dur=330, w=(120, 230), slow=40.0, llm=True, workers=4)
 
 # ------------------------------------------------------------------ host_launch_jitter (eBPF)
 _J = dict(threads=10, share=0.55, preempt=120.0, psi_floor=0.22)
@@ -172,7 +172,8 @@ _C = dict(threads=84, share=0.38, preempt=0.0, slow_scrape=0.08)
 add("contention_vllm_8b_h100", "contention", "host_cpu_contention", F.b_host, "engine",
     "a `make -j84` on a 32-CPU host: the engine tree gets ~0.4 of its cores, PSI near 100%, "
     "run queue ~90; the batch grows while ITL p99 and TTFT climb", 601,
-    spec=H100, n=1, dur=330, kind="vllm", model=L8, rate=8.0, w=(120, 225), hog=_C, lengths=CHAT)
+    spec=H100, n=1, dur=330, kind="vllm", model=L8, rate=9.0, w=(120, 225), hog=_C, lengths=CHAT,
+    cfg=dict(max_num_seqs=96))
 add("contention_sglang_7b_h200", "contention", "host_cpu_contention", F.b_host, "engine",
     "SGLang on H200 while a data-preprocessing job runs 3x the host's CPUs", 602,
     spec=H200, n=1, dur=330, kind="sglang", model=Q7, rate=9.0, w=(125, 230),
@@ -184,9 +185,9 @@ add("contention_vllm_tp4_h100", "contention", "host_cpu_contention", F.b_host, "
     hog=dict(_C, threads=130, share=0.36), lengths=CHAT, cpus=48)
 add("contention_vllm_a100", "contention", "host_cpu_contention", F.b_host, "engine",
     "A100 (no GPM), 16-CPU VM shared with a compile job", 604,
-    spec=A100, n=1, dur=330, kind="vllm", model=L8, rate=3.4, w=(120, 225),
-    hog=dict(_C, threads=44, share=0.38), lengths=CHAT, cpus=16,
-    cfg=dict(max_batched_tokens=4096))
+    spec=A100, n=1, dur=330, kind="vllm", model=L8, rate=2.8, w=(120, 225),
+    hog=dict(_C, threads=52, share=0.3), lengths=CHAT, cpus=16,
+    cfg=dict(max_batched_tokens=2048))
 
 # ------------------------------------------------------------------ tiny_kernels
 add("tiny_plain_graph_h200_1g", "tiny", "tiny_kernels", F.b_tiny_plain, (0,),
@@ -195,7 +196,7 @@ add("tiny_plain_graph_h200_1g", "tiny", "tiny_kernels", F.b_tiny_plain, (0,),
     spec=H200, n=1, dur=300, w=(110, 200), target=0)
 add("tiny_plain_graph_h100_4g", "tiny", "tiny_kernels", F.b_tiny_plain, (2,),
     "four independent single-GPU jobs; the one on GPU 2 goes hollow (graph of tiny kernels)", 702,
-    spec=H100, n=4, dur=300, w=(120, 210), target=2)
+    spec=H100, n=4, dur=300, w=(120, 210), target=2, interval=0.5)
 add("tiny_plain_graph_h100_8g_pinned", "tiny", "tiny_kernels", F.b_tiny_plain, (5,),
     "8-GPU box, matmul benchmarks; GPU 5's process pinned with -p spins on graph replays", 703,
     spec=H100, n=8, dur=300, w=(115, 205), target=5, before="matmul", after="matmul",
@@ -218,16 +219,16 @@ add("membw_8servers_gpu3_h100", "membw", "memory_bandwidth", F.b_eight_servers, 
 add("membw_vllm_longctx_h100", "membw", "memory_bandwidth", F.b_membw, "engine",
     "Qwen2.5-7B (GQA 4 KV heads) with 18-28k-token contexts, ~30 at once: decode reads KV, not "
     "weights; memory-bound at ~90% of HBM, tensor idle", 802,
-    spec=H100, n=1, dur=330, kind="vllm", model=Q7, rate=5.0, w=(120, 230), long_rate=0.3,
+    spec=H100, n=1, dur=330, kind="vllm", model=Q7, rate=5.0, w=(120, 230), long_rate=0.7,
     ctx=(18000, 28000), lengths=CHAT)
 add("membw_sglang_longctx_a100", "membw", "memory_bandwidth", F.b_membw, "engine",
     "A100 SGLang, long contexts: only NVML's memory-controller util shows it (no GPM)", 803,
-    spec=A100, n=1, dur=330, kind="sglang", model=Q7, rate=2.0, w=(120, 230), long_rate=0.15,
-    ctx=(16000, 26000), lengths=CHAT)
+    spec=A100, n=1, dur=330, kind="sglang", model=Q7, rate=2.0, w=(120, 230), long_rate=0.4,
+    ctx=(20000, 30000), lengths=CHAT)
 add("membw_vllm_tp4_h200_bigbatch", "membw", "memory_bandwidth", F.b_membw, "engine",
     "70B TP4 on H200, a batch client with 12-20k contexts and long answers", 804,
-    spec=H200, n=4, dur=330, kind="vllm", model=L70, rate=1.5, w=(125, 235), long_rate=0.3,
-    ctx=(12000, 20000), lengths=CHAT)
+    spec=H200, n=4, dur=330, kind="vllm", model=L70, rate=1.5, w=(125, 235), long_rate=0.6,
+    ctx=(16000, 24000), lengths=CHAT)
 
 # ------------------------------------------------------------------ throttling
 add("throttle_thermal_vllm_h100", "throttle", "throttling", F.b_throttle_serving, "engine",
@@ -252,31 +253,34 @@ add("throttle_brake_ddp8_h200_counter", "throttle", "throttling", F.b_throttle_t
 add("throttle_thermal_vllm_a100", "throttle", "throttling", F.b_throttle_serving, "engine",
     "A100 with a failed fan: thermal slowdown on a serving GPU", 906,
     spec=A100, n=1, dur=380, kind="vllm", model=L8, rate=3.0, w=(100, 300), how="thermal",
-    r_mult=3.6, lengths=CHAT, cfg=dict(max_batched_tokens=4096))
+    r_mult=5.2, lengths=CHAT, cfg=dict(max_batched_tokens=2048))
 
 # ------------------------------------------------------------------ kv_pressure
 add("kv_vllm_8b_h100_preempt", "kv", "kv_pressure", F.b_kv, "engine",
     "gpu_memory_utilization 0.5 and a wave of 16-28k-token conversations with long answers: the "
     "block pool fills, vLLM preempts (recompute) the newest requests, others wait for blocks", 1001,
-    spec=H100, n=1, dur=330, kind="vllm", model=L8, rate=4.0, w=(120, 220), long_rate=0.8,
-    ctx=(16000, 28000), out=(800, 3000), lengths=CHAT, cfg=dict(mem_fraction=0.5))
+    spec=H100, n=1, dur=340, kind="vllm", model=L8, rate=4.0, w=(120, 220), long_rate=0.35,
+    ctx=(16000, 28000), out=(300, 1500), lengths=CHAT, cfg=dict(mem_fraction=0.5))
 add("kv_sglang_8b_h100_retract", "kv", "kv_pressure", F.b_kv, "engine",
-    "SGLang's new_token_ratio has decayed to 0.1 when long answers arrive: the token pool runs "
-    "out mid-decode and the scheduler retracts requests", 1002,
-    spec=H100, n=1, dur=330, kind="sglang", model=L8, rate=4.0, w=(120, 220), long_rate=0.8,
-    ctx=(14000, 26000), out=(1500, 4000), lengths=CHAT, cfg=dict(mem_fraction=0.5))
+    "SGLang's new_token_ratio has decayed to 0.1 when a batch job submits 16 long generations "
+    "(3.5-5.5k tokens) every 40 s: admitted together, they outgrow the token pool mid-decode and "
+    "the scheduler retracts requests, then queues the rest", 1002,
+    spec=H100, n=1, dur=380, kind="sglang", model=L8, rate=4.0, w=(120, 200), long_rate=0.2,
+    ctx=(1500, 3000), out=(4000, 6000), max_tokens=8192, batch=(40, 22), lengths=CHAT,
+    cfg=dict(mem_fraction=0.5))
 add("kv_vllm_70b_tp4_h100", "kv", "kv_pressure", F.b_kv, "engine",
     "70B TP4 with a small pool (0.62): long-context agent traffic, preemption storm", 1003,
-    spec=H100, n=4, dur=330, kind="vllm", model=L70, rate=1.5, w=(125, 225), long_rate=0.7,
+    spec=H100, n=4, dur=340, kind="vllm", model=L70, rate=1.5, w=(125, 225), long_rate=0.25,
     ctx=(18000, 30000), out=(800, 2500), lengths=CHAT, cfg=dict(mem_fraction=0.62))
 add("kv_sglang_a100_retract", "kv", "kv_pressure", F.b_kv, "engine",
-    "SGLang on A100 with mem_fraction_static 0.55: retractions", 1004,
-    spec=A100, n=1, dur=330, kind="sglang", model=L8, rate=1.5, w=(120, 220), long_rate=0.35,
-    ctx=(12000, 22000), out=(1500, 3500), lengths=CHAT, cfg=dict(mem_fraction=0.55))
+    "SGLang on A100 with mem_fraction_static 0.55 and the same batch job: retractions", 1004,
+    spec=A100, n=1, dur=380, kind="sglang", model=L8, rate=1.5, w=(120, 200), long_rate=0.2, interval=2.0,
+    ctx=(1500, 3000), out=(4000, 6000), max_tokens=8192, batch=(40, 22), lengths=CHAT,
+    cfg=dict(mem_fraction=0.55))
 add("kv_vllm_13b_mha_h200", "kv", "kv_pressure", F.b_kv, "engine",
     "Llama-2-13B (MHA: 800 KiB of KV per token) on H200: 3-4k-token chats with long answers "
     "fill the pool", 1005,
-    spec=H200, n=1, dur=330, kind="vllm", model=L13, rate=3.0, w=(120, 225), long_rate=2.0,
+    spec=H200, n=1, dur=340, kind="vllm", model=L13, rate=3.0, w=(120, 225), long_rate=1.2,
     ctx=(3000, 4000), out=(600, 1000), lengths=W.Lengths(prompt_max=3500), cfg=dict(max_model_len=4096))
 
 # ------------------------------------------------------------------ gpu_shared
@@ -364,11 +368,11 @@ add("healthy_blip_one_request_h100", "healthy", None, F.b_blip, None,
     spec=H100, n=1, dur=300, kind="vllm", model=L8)
 add("healthy_vllm_a100", "healthy", None, F.b_healthy_serving, None,
     "A100 (no GPM) serving at moderate load", 1218,
-    spec=A100, n=1, dur=300, kind="vllm", model=L8, rate=2.0, lengths=CHAT,
-    cfg=dict(max_batched_tokens=4096))
+    spec=A100, n=1, dur=300, kind="vllm", model=L8, rate=2.0, lengths=CHAT, interval=2.0,
+    cfg=dict(max_batched_tokens=2048))
 add("healthy_sglang_tp8_saturated_h200", "healthy", None, F.b_healthy_serving, None,
     "SGLang TP8 72B running at its maximum: queue present, throughput flat", 1219,
-    spec=H200, n=8, dur=300, kind="sglang", model=Q72, rate=14.0, bursts=0, lengths=CHAT)
+    spec=H200, n=8, dur=300, kind="sglang", model=Q72, rate=24.0, bursts=0, lengths=CHAT)
 add("healthy_vllm_ebpf_h100", "healthy", None, F.b_healthy_serving, None,
     "vLLM with --ebpf on a quiet host: ~5 us launches, one graph launch per decode step", 1220,
     spec=H100, n=1, dur=300, kind="vllm", model=L8, rate=6.0, ebpf=True, lengths=CHAT)
@@ -378,6 +382,9 @@ add("healthy_plain_matmul_a100", "healthy", None, F.b_plain, None,
 add("healthy_ddp8_sharded_ckpt_h200", "healthy", None, F.b_healthy_train, None,
     "DDP on 8 H200s with sharded checkpoints: every rank writes, all GPUs idle ~12 s", 1222,
     spec=H200, n=8, dur=330, ckpt_every=150.0, ckpt_s=12.0, rank0=False, counter=True)
-add("healthy_sglang_tp4_power_cap_h100", "healthy", None, F.b_healthy_serving, None,
-    "SGLang TP4 at high prefill load: every GPU at the power cap, clocks wobbling", 1223,
-    spec=H100, n=4, dur=300, kind="sglang", model=Q32, rate=9.0, lengths=LONG)
+add("healthy_sglang_tp4_summaries_h100", "healthy", None, F.b_healthy_serving, None,
+    "SGLang TP4 summarising 3k-token documents at a steady rate: prefill-heavy, the power cap "
+    "binding in stretches, clocks wobbling", 1223,
+    spec=H100, n=4, dur=300, kind="sglang", model=Q32, rate=4.0, bursts=0,
+    lengths=W.Lengths(prompt_median=3000, prompt_sigma=0.5, prompt_max=12000, out_median=120,
+                      prefix=350, prefix_frac=0.85))

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 from bench.corpus import workload as W
 from bench.corpus.cuda import CudaProc, Intruder, Phase
-from bench.corpus.hw import A100, H100, H200, SPECS
 from bench.corpus.llm import MODELS
 from bench.corpus.scene import Scene
 from bench.corpus.serving import Engine, EngineConfig
@@ -133,7 +132,7 @@ def llm_train_cfg(gpus, mode="ddp", **kw) -> TrainConfig:
 
 def vision_train_cfg(gpus, **kw) -> TrainConfig:
     base = dict(gpus=tuple(gpus), mode="ddp" if len(gpus) > 1 else "single", compute_s=0.125,
-                micro=1, tensor=0.42, sm=0.90, occ=0.38, dram=0.46, opt_s=0.012,
+                micro=1, tensor=0.42, sm=0.90, occ=0.38, dram=0.46, opt_s=0.012, host_launch_s=0.004,
                 comm_exposed_s=0.012, samples_per_step=256 * len(gpus), workers=12,
                 batch_cpu_s=0.85, mem_bytes=int(31 * GIB), model_name="resnet50",
                 cmdline="python3 train_imagenet.py --arch resnet50 --batch-size 256 --workers 12")
@@ -228,8 +227,10 @@ def b_eight_servers(seed, v):
         if i == target and v.get("patho") == "memory_bandwidth":
             # this server's clients switch to long-context agent sessions
             rng = random.Random(seed * 100 + i)
-            extra = [oneshot(t, rng.randint(20000, 30000), rng.randint(600, 1800), 2048)
-                     for t in W.arrivals(rng, W.RateShape(base=v["long_rate"], duration=dur).build(rng), w0, w1)]
+            extra = []
+            for t in W.arrivals(rng, W.RateShape(base=v["long_rate"], duration=dur).build(rng), w0, w1):
+                ctx = rng.randint(20000, 30000)  # an agent session's next turn: context cached
+                extra.append(oneshot(t, ctx, rng.randint(600, 1800), 2048, cached=ctx - rng.randint(200, 900)))
             scenario = lambda t, a=w0, b=w1: 0.35 if a <= t < b else 1.0
         _, e, act = serve(seed + i, None, 8, dur, "vllm", v["model"], rate, lengths, gpus=(i,),
                           scenario=scenario, extra=extra, scene=sc, pointed=(i == target),
@@ -269,7 +270,8 @@ def b_prefill(seed, v):
     rng = random.Random(seed)
     w0, w1 = v["w"]
     times = W.arrivals(rng, W.RateShape(base=v["long_rate"], duration=v["dur"], wander_sigma=0.3).build(rng), w0, w1)
-    extra = [oneshot(t, rng.randint(*v["long_prompt"]), rng.randint(80, 300), 512, tag="long")
+    extra = [oneshot(t, rng.randint(*v["long_prompt"]), rng.randint(*v.get("long_out", (20, 120))),
+                     512, tag="long")
              for t in times]
     sc, e, _ = serve(seed, v["spec"], v["n"], v["dur"], v["kind"], v["model"], v["rate"],
                      v.get("lengths"), extra=extra, interval=v.get("interval", 1.0), **v.get("cfg", {}))
@@ -399,8 +401,11 @@ def b_membw(seed, v):
     rng = random.Random(seed)
     w0, w1 = v["w"]
     times = W.arrivals(rng, W.RateShape(base=v["long_rate"], duration=v["dur"]).build(rng), w0, w1)
-    extra = [oneshot(t, rng.randint(*v["ctx"]), rng.randint(*v.get("out", (800, 2000))),
-                     2048, tag="longctx") for t in times]
+    extra = []
+    for t in times:  # long multi-turn sessions: the context is a prefix-cache hit, the turn is new
+        ctx = rng.randint(*v["ctx"])
+        extra.append(oneshot(t, ctx, rng.randint(*v.get("out", (800, 2000))), 2048,
+                             cached=ctx - rng.randint(200, 1200), tag="longctx"))
     scen = lambda t: v.get("short_scale", 0.5) if w0 <= t < w1 else 1.0
     sc, e, _ = serve(seed, v["spec"], v["n"], v["dur"], v["kind"], v["model"], v["rate"],
                      v.get("lengths"), extra=extra, scenario=scen, **v.get("cfg", {}))
@@ -444,12 +449,24 @@ def b_kv(seed, v):
     rng = random.Random(seed)
     w0, w1 = v["w"]
     times = W.arrivals(rng, W.RateShape(base=v["long_rate"], duration=v["dur"]).build(rng), w0, w1)
-    extra = [oneshot(t, rng.randint(*v["ctx"]), rng.randint(*v["out"]), 4096, tag="long")
-             for t in times]
-    scen = lambda t: 0.6 if w0 <= t < w1 else 1.0
+    if v.get("batch"):  # a batch job submits groups of long generations at once
+        every, size = v["batch"]
+        times = [t + rng.uniform(0, 1.5) for t0 in range(int(w0), int(w1), int(every))
+                 for t in [float(t0)] * size]
+    extra = [oneshot(t, rng.randint(*v["ctx"]), rng.randint(*v["out"]), v.get("max_tokens", 4096),
+                     tag="long") for t in sorted(times)]
+    scen = lambda t: v.get("short_scale", 0.6) if w0 <= t < w1 else 1.0
     sc, e, _ = serve(seed, v["spec"], v["n"], v["dur"], v["kind"], v["model"], v["rate"],
-                     v.get("lengths"), extra=extra, scenario=scen, **v.get("cfg", {}))
-    return Built(sc, (w0, w1 + 20))
+                     v.get("lengths"), extra=extra, scenario=scen, interval=v.get("interval", 1.0),
+                     **v.get("cfg", {}))
+
+    def refine(frames, wall0):
+        # the pool stays full while the backlog of long requests drains
+        full = [f.time_wall_s - wall0 for f in frames if f.engine is not None
+                and f.engine.kv_usage_ratio is not None and f.engine.kv_usage_ratio >= 0.9
+                and f.time_wall_s - wall0 >= w0]
+        return (w0, max(w1, full[-1])) if full else None
+    return Built(sc, (w0, w1 + 20), refine)
 
 
 def b_shared_serving(seed, v):

@@ -91,6 +91,7 @@ class Gpu:
         self.inlet_c = inlet_c
         self.r_th = r_th
         self.power_scale = 1.0 + rng.uniform(-power_jitter, power_jitter)  # silicon lottery
+        self.sm_bias = 1.0 + rng.uniform(-0.02, 0.02)  # board-to-board spread of GPM readings
         self.clock = spec.idle_clock
         self.temp = inlet_c + r_th * spec.p_idle
         self.power = spec.p_idle
@@ -117,6 +118,7 @@ class Gpu:
         if b < 0:
             b = 0
         busy, smv, occv, tv, dv = self.busy, self.sm, self.occ, self.tensor, self.dram
+        sm = min(1.0, sm * self.sm_bias)
         nb = self.nbins
         while t0 < end and b < nb:
             bend = (b + 1) * BIN_S

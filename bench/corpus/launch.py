@@ -54,9 +54,10 @@ def _table(median: float, sigma: float) -> list[tuple[int, float]]:
 TABLES = {api: _table(*v) for api, v in BASE.items()}
 
 
-def _counts(n: int, api: str, rng: random.Random) -> dict[int, int]:
+def _counts(n: int, api: str, rng: random.Random, scale: float = 1.0) -> dict[int, int]:
     out = {}
-    for i, p in TABLES[api]:
+    table = TABLES[api] if abs(scale - 1.0) < 0.02 else _table(BASE[api][0] * scale, BASE[api][1] * 1.15)
+    for i, p in table:
         m = n * p
         c = int(round(m + rng.gauss(0.0, math.sqrt(m)))) if m > 0.5 else (1 if rng.random() < m else 0)
         if c > 0:
@@ -71,9 +72,12 @@ def _counts(n: int, api: str, rng: random.Random) -> dict[int, int]:
 
 
 def hists(kind: str, layers: int, pids: tuple[int, ...], acc: dict, rng: random.Random,
-          ) -> tuple[list[LaunchHist], int]:
+          share: float = 1.0) -> tuple[list[LaunchHist], int]:
     """LaunchHists of one engine for one tick from its accumulated steps; returns them and
-    the number of involuntary switches of its launching threads."""
+    the number of involuntary switches of its launching threads.  With only ``share`` of a
+    CPU the co-runner also thrashes the launching thread's caches (and SMT sibling), so
+    every call runs slower, on top of the rare calls that span a lost time slice."""
+    scale = 1.0 + 0.9 * (1.0 - share)
     out = []
     decode, mixed = acc["decode_steps"], acc["mixed_steps"]
     sync = acc["sync_s"]
@@ -93,19 +97,21 @@ def hists(kind: str, layers: int, pids: tuple[int, ...], acc: dict, rng: random.
         total_sync = sum(sync) or 1e-9
         step_s = max(1e-6, total_sync / max(1, len(sync)))
         for d in per_pid_long[pid]:
-            p_sync = min(0.9, step_s / (step_s + 0.004))
+            # where the slice was taken: in the (yield-)spinning synchronize, inside a launch
+            # call (launch-heavy Python: piecewise graphs, eager attention), or elsewhere
+            p_sync = min(0.55, step_s / (step_s + 0.006))
             u = rng.random()
             if sync_ns and u < p_sync:
                 k = rng.randrange(len(sync_ns))
                 sync_ns[k] += int(d * 1e9)
-            elif u < p_sync + 0.18 * (1 - p_sync):
+            elif u < p_sync + 0.3 * (1 - p_sync):
                 api = rng.choices(("cudaLaunchKernel", "cuLaunchKernel", "cudaGraphLaunch"),
                                   (0.6, 0.25, 0.15))[0]
                 if api in calls:
                     extra.setdefault(api, []).append(int(BASE[api][0] + d * 1e9))
         for api, n in sorted(calls.items()):
             n_long = len(extra.get(api, ()))
-            buckets = _counts(max(0, n - n_long), api, rng)
+            buckets = _counts(max(0, n - n_long), api, rng, scale)
             for ns in extra.get(api, ()):
                 j = bucket_index(ns)
                 buckets[j] = buckets.get(j, 0) + 1

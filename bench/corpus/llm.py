@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 from bench.corpus.hw import GpuSpec, bw_clock_factor
 
-BW_EFF = 0.80  # decode GEMV / paged attention reach ~80% of HBM peak
+BW_EFF = 0.80  # decode GEMV reaches ~80% of HBM peak
+KV_BW_EFF = 0.90  # long-context attention streams KV at ~90%
 FLOP_EFF = 0.62  # serving GEMMs reach ~60-65% of dense peak
 KERNELS_PER_LAYER = 10
 KERNEL_FLOOR_S = 1.8e-6
@@ -92,7 +93,8 @@ def rank_cost(model: ModelSpec, tp: int, spec: GpuSpec, clock: float, w: StepWor
     """GPU time and activity of one rank for one step at ``clock`` MHz.  ``share``: the
     fraction of the GPU another context takes by time-slicing (its kernels run in slices
     this rank would have used)."""
-    bw = spec.hbm_bw * BW_EFF * bw_clock_factor(clock, spec)
+    bwf = bw_clock_factor(clock, spec)
+    bw = spec.hbm_bw * BW_EFF * bwf
     peak = spec.flops * clock / spec.max_clock
     fl = peak * FLOP_EFF
     tokens = w.decodes + w.prefill_tokens
@@ -101,7 +103,8 @@ def rank_cost(model: ModelSpec, tp: int, spec: GpuSpec, clock: float, w: StepWor
     kv_read = (w.decode_ctx + w.prefill_kv_read) * kvb
     act_bytes = tokens * model.hidden * 2 * model.layers * 6 / tp  # activations in and out
     mem_bytes = wbytes + kv_read + act_bytes
-    t_mem = mem_bytes / bw
+    # paged attention streaming long contexts reaches ~90% of HBM peak, GEMV ~80%
+    t_mem = (wbytes + act_bytes) / bw + kv_read / (spec.hbm_bw * KV_BW_EFF * bwf)
     heads = max(1, model.heads // tp)
     flops = (2.0 * model.params / tp * tokens
              + 4.0 * model.layers * heads * model.head_dim * (w.decode_ctx + w.prefill_attn)
@@ -116,7 +119,10 @@ def rank_cost(model: ModelSpec, tp: int, spec: GpuSpec, clock: float, w: StepWor
     t_lp = lp_bytes / bw + (lp_rows * 4e-6 if lp_rows else 0.0)
     t = t_main + floor + t_lp
     # activity while this rank's kernels are resident
-    width = min(1.0, model.hidden / tp / 3072.0) ** 0.8 if tokens < 64 else 1.0
+    # small weight matrices (a 0.5B model) give a decode GEMV too few thread blocks to
+    # cover all SMs; a 7B+ layer's matrices (or any large batch) cover them
+    per_layer = model.params / tp / model.layers
+    width = min(1.0, (per_layer / 60e6) ** 0.5) if tokens < 64 else 1.0
     mem_frac = t_mem / (t_mem + t_comp + 1e-12)
     sm = (t_main * (0.86 * width + 0.08 * (1 - mem_frac)) + floor * 0.30 * width + t_lp * 0.75) / t
     occ = (t_main * (0.14 + 0.22 * (kv_read / mem_bytes)) + floor * 0.05 + t_lp * 0.35) / t

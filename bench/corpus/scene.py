@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass, field
 
 from gputop.schema import (EngineSample, Frame, GpuSample, HostSample, PinnedSample, ProcSample,
                            SourceStatus, ThreadSample)
@@ -184,8 +183,8 @@ class EngineActor:
             pids.append((e.api_pid, api))
             pids.append((e.core_pid, core))
             if e.cfg.tp > 1:
-                for p in e.gpu_pids:
-                    w = (active * 0.97 + 0.01) * share
+                for i, p in enumerate(e.gpu_pids):
+                    w = (active * (0.97 - 0.006 * i) + 0.01) * share
                     pids.append((p, w))
                     cores += w
         else:
@@ -350,14 +349,6 @@ class TrainerActor:
 
 
 # ---------------------------------------------------------------------- the scene
-
-@dataclass
-class Options:
-    interval: float = 1.0
-    ebpf: bool = False
-    cpus: int = 64
-    base_cores: float = 1.2
-
 
 class Scene:
     def __init__(self, seed: int, duration: float, spec: GpuSpec, n_gpus: int,
@@ -557,7 +548,9 @@ class Scene:
                 for a in self.engines:
                     for e in a.lives:
                         if e.alive(t) and t >= e.t_ready:
-                            hs, sw = L.hists(e.kind, e.model.layers, e.launch_pids, e.launch, self.rng)
+                            share, _ = self.cpu_share(t, e)
+                            hs, sw = L.hists(e.kind, e.model.layers, e.launch_pids, e.launch,
+                                             self.rng, share)
                             launch += hs
                             switches += sw
                         e.launch = {"decode_steps": 0, "mixed_steps": 0, "sync_s": [], "long": []}

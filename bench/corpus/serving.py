@@ -31,7 +31,7 @@ import heapq
 import math
 import random
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from bench.corpus import hist as H
 from bench.corpus.llm import ModelSpec, StepWork, allreduce_time, rank_cost
@@ -39,7 +39,7 @@ from bench.corpus.workload import ClientReq
 
 KMAX = 8
 LP_ENTRY_S = 45e-6  # engine-core cost per (row x (k+1)) logprob entry, synchronous
-PLP_ENTRY_S = 1.1e-6  # per prompt-logprob entry (tensor -> Python lists), synchronous
+PLP_ENTRY_S = 3.0e-6  # per prompt-logprob entry (tensor -> Python lists), synchronous
 GIB = 2 ** 30
 
 
@@ -190,6 +190,8 @@ class Engine:
         else:
             self.h = {"ttft": H.Hist("ttft", H.SGL_TTFT), "itl": H.Hist("itl", H.SGL_ITL),
                       "e2e": H.Hist("e2e", H.SGL_E2E), "queue": H.Hist("queue", H.SGL_QUEUE)}
+        if t_start <= 0.0 and load_s <= 0.0:
+            self._seed_history()
         # CPU accounting
         self.active_s = 0.0  # wall time with work in the engine
         self.core_cpu_s = 0.0
@@ -208,6 +210,31 @@ class Engine:
         # pathology hooks (functions of t), set by the trace
         self.wedged = None  # t -> True while the worker spins on a graph of tiny kernels
         self._last_step = 0.02
+
+    def _seed_history(self) -> None:
+        """An engine that was already serving when recording began: its counters and
+        histograms hold hours of history (values only matter as differences)."""
+        rng = random.Random(self.pid * 7 + 1)
+        hours = rng.uniform(1.0, 30.0)
+        reqs = int(hours * 3600 * rng.uniform(0.5, 4.0))
+        out = rng.uniform(120, 260)
+        self.finished_total = reqs
+        self.gen_total = int(reqs * out)
+        self.prompt_total = int(reqs * rng.uniform(400, 1200))
+        self.cached_total = int(self.prompt_total * rng.uniform(0.0, 0.4))
+        self.preempt_total = self.retract_total = int(reqs * rng.uniform(0.0, 0.002))
+        step = 0.004 + self.model.weight_bytes / self.cfg.tp / (self.spec.hbm_bw * 0.8)
+        pieces = 400
+        for name, median, sigma, total in (("itl", step * 1.2, 0.45, self.gen_total),
+                                           ("ttft", 0.06, 1.1, reqs), ("e2e", out * step * 1.3, 0.8, reqs),
+                                           ("queue", 0.004, 1.6, reqs)):
+            h = self.h[name]
+            for _ in range(pieces):
+                h.observe(median * math.exp(rng.gauss(0.0, sigma)), total // pieces)
+        if self.kind == "vllm":
+            self.h["params_n"].observe(1.0, reqs)
+            for mt in (256, 512, 1024, 2048, 4096):
+                self.h["params_max_tokens"].observe(float(mt), reqs // 5)
 
     # ------------------------------------------------------------------ helpers
 
@@ -347,17 +374,22 @@ class Engine:
         self.active_s += t1 - t0
         self.t = t1
 
-    def _host_time(self, base: float, k: int, sync_extra: float) -> tuple[float, float]:
-        """(host seconds per step, extra never-hidden delay) after CPU starvation."""
+    def _host_time(self, base: float, k: int, t_gpu: float) -> tuple[float, float]:
+        """(host seconds per step, extra never-hidden delay) after CPU starvation.
+
+        The launching thread runs a busy loop (Python scheduling, then a spin-waiting
+        synchronize).  With only ``share`` of a CPU its Python part stretches by 1/share,
+        and it is descheduled at ``rate`` per second of its running time for CFS slices of
+        a few ms; a slice taken during Python work delays the next launch fully, one taken
+        while spinning only when it outlasts the GPU's work (counted as half)."""
         share, preempt_rate = self.scene.cpu_share(self.t, self)
         host = base / share
         delay = 0.0
         rate = preempt_rate + (1.0 - share) * 150.0
         if rate > 0:
-            # the launch thread is descheduled now and then: CFS time slices of a few ms
+            lam = rate * (host + 0.5 * t_gpu)
             for _ in range(k):
                 hits = 0
-                lam = rate * self._last_step
                 # Poisson draws, small lambda
                 L = math.exp(-lam)
                 p = 1.0
@@ -481,7 +513,7 @@ class Engine:
         host_base = (cfg.host_base_s + cfg.host_per_seq_s * len(self.running)
                      + cfg.host_per_prefill_tok_s * w.prefill_tokens)
         sync = lp_entries * LP_ENTRY_S + plp_entries * PLP_ENTRY_S
-        host, delay = self._host_time(host_base, k, sync)
+        host, delay = self._host_time(host_base, k, t_gpu)
         if sync:
             share, _ = self.scene.cpu_share(t, self)
             sync = sync / share + 1.5e-3  # D2H copy and a synchronize: nothing overlaps it
