@@ -68,11 +68,13 @@ class DetectConfig:
 
 
 LATENCY_MEASURES = ("itl", "ttft")
-ENGINE_MEASURES = ("itl", "ttft", "tokens", "queue", "util")
+ENGINE_MEASURES = ("itl", "ttft", "tokens", "queue", "util", "kv")
 MAX_EPISODES = 50
 RECENT_S = 12.0  # points kept for windows (the saw-tooth reads 10 s)
 RECENT_MAX = 48
 NOTABLE_KEEP_S = 120.0
+NOTABLE_GRACE_S = 30.0  # a notable request this close before an episode is its cause, not routine
+FANOUT_KEEP_S = 180.0  # a fan-out's batch judged as the change for at most this long
 ENGINE_GRACE_S = 120.0  # an engine gone this long is forgotten (its GPUs become jobs)
 
 
@@ -82,30 +84,35 @@ class Tally:
 
     ticks: int = 0
     sums: dict[str, float] = field(default_factory=dict)
-    # oversized_request as it would score with a notable request: one seen late (vLLM
-    # observes n when the request ends) counts for the whole episode
-    if_notable: float = 0.0
+    # oversized_request as it would score with each piece of evidence that shows late or
+    # briefly but stands for the whole episode: a request with n=8 (vLLM observes n when
+    # the request ends), the batch jumping by its n sequences (they finish in bursts)
+    latched: dict[str, float] = field(default_factory=dict)
+    seen: frozenset[str] = frozenset()  # which of those were seen during the episode
     where: dict[str, tuple[int, ...]] = field(default_factory=dict)  # at the cause's best
     best: dict[str, float] = field(default_factory=dict)
     losing: dict[str, str] = field(default_factory=dict)  # why each cause scored less
 
-    def add(self, scores: dict[str, float], if_notable: float,
+    def add(self, scores: dict[str, float], latched: dict[str, float], seen: set[str],
             where: dict[str, tuple[int, ...]], losing: dict[str, str]) -> Tally:
         sums = {c: self.sums.get(c, 0.0) + s for c, s in scores.items()}
         best, at = dict(self.best), dict(self.where)
         for cause, score in scores.items():
             if score >= best.get(cause, 0.0) and where.get(cause):
                 best[cause], at[cause] = score, where[cause]
-        return Tally(self.ticks + 1, sums, self.if_notable + if_notable, at, best,
-                     {**self.losing, **losing})
+        return Tally(self.ticks + 1, sums,
+                     {k: self.latched.get(k, 0.0) + x for k, x in latched.items()},
+                     self.seen | frozenset(seen), at, best, {**self.losing, **losing})
 
-    def ranked(self, notable: bool) -> tuple[tuple[str, float], ...]:
+    def ranked(self, notable: bool = False) -> tuple[tuple[str, float], ...]:
         if not self.ticks:
             return ()
         means = {c: s / self.ticks for c, s in self.sums.items()}
-        if notable:
-            means["oversized_request"] = max(means.get("oversized_request", 0.0),
-                                             self.if_notable / self.ticks)
+        seen = self.seen | ({"notable"} if notable else set())
+        for name in ("notable", "fanout"):
+            if name in seen:
+                means["oversized_request"] = max(means.get("oversized_request", 0.0),
+                                                 self.latched.get(name, 0.0) / self.ticks)
         ranked = sorted(((c, round(s, 3)) for c, s in means.items() if s > 0.05),
                         key=lambda cs: (-cs[1], CAUSES.index(cs[0])))
         return tuple(ranked)
@@ -167,6 +174,8 @@ class SubjectState:
     engine_url: str | None = None
     engine_pids: frozenset[int] = frozenset()
     notable_healthy_mono_s: float = -math.inf  # a notable request while all was well
+    # a fan-out being followed: (when it jumped, the batch before it); see features._fanout
+    fanout: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -379,9 +388,20 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
         _episode_start_mono(st, now) if st.active else now.time_mono_s)
     mine = tuple(e for m, e in notable if m >= since - 2 * config.hold_s) \
         if subject.kind == "engine" else ()
-    routine = subject.kind == "engine" and st.notable_healthy_mono_s >= since - NOTABLE_KEEP_S
+    routine = subject.kind == "engine" and \
+        since - NOTABLE_KEEP_S <= st.notable_healthy_mono_s < since - NOTABLE_GRACE_S
     strength = (0.3 if routine else 1.0) if mine else 0.0
-    feats = signals(subject, recent, st.base, windows, config, strength)
+    fanout = st.fanout
+    if fanout is not None and (now.time_mono_s - fanout[0] > FANOUT_KEEP_S or (
+            now.requests_running is not None
+            and now.requests_running <= 1.3 * fanout[1] + 2)):
+        fanout = None  # the n sequences are done (or it was load that stayed)
+    feats = signals(subject, recent, st.base, windows, config, strength,
+                    fanout[1] if fanout is not None else None)
+    if fanout is None and feats.v.get("jump_from") is not None and st.base.ready:
+        fanout = (now.time_mono_s, feats.v["jump_from"])
+    if fanout != st.fanout:
+        st = replace(st, fanout=fanout)
     slow = tuple((n, m) for n, m in st.slow_times if now.time_mono_s - m <= 2 * config.hold_s)
     slow += tuple((n, now.time_mono_s) for n, hit in feats.slow_reading.items() if hit)
     if slow != st.slow_times:
@@ -389,8 +409,12 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
 
     def judged():  # the causes' scores: only while a trigger holds
         scores = signatures.scores(feats.s)
-        with_notable = BY_CAUSE["oversized_request"].score({**feats.s, "notable": 1.0})
-        return scores, with_notable, _where(subject, feats), _losing(feats.s, scores)
+        oversized = BY_CAUSE["oversized_request"]
+        harm = feats.s.get("harm", 0.0)
+        latched = {"notable": oversized.score({**feats.s, "notable": 1.0}),
+                   "fanout": oversized.score({**feats.s, "fanout": 1.0, "fanout_harm": harm})}
+        seen = {name for name in latched if feats.s.get(name, 0.0) >= 0.5}
+        return scores, latched, seen, _where(subject, feats), _losing(feats.s, scores)
 
     if st.active is None:
         measure = _trigger(st, subject, feats, config, clearing=False)
@@ -535,7 +559,8 @@ def _trigger(st: SubjectState, subject: Subject, feats: Features, config: Detect
     return None
 
 
-_ENGINE_ORDER = ("itl", "tokens", "queue", "util", "ttft", "straggler", "shared", "clock")
+_ENGINE_ORDER = ("itl", "tokens", "queue", "util", "ttft", "kv", "straggler", "shared",
+                 "clock")
 _JOB_ORDER = ("work", "hollow", "stall", "straggler", "shared", "clock")
 
 
@@ -559,6 +584,9 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
             return (v.get("tokens_ratio") or 1.0) <= 0.85 and bool(v.get("demand_kept"))
         return True
     if measure == "tokens":
+        # a quiet server's tokens/s follows its one or two requests: no collapse to judge
+        if v.get("running_base") is not None and v["running_base"] < 3:
+            return False
         ratio = v.get("tokens_ratio")
         limit = config.clear_ratio if clearing else config.collapse_ratio
         return ratio is not None and ratio < limit + (0.0 if clearing else 1e-9) \
@@ -572,13 +600,24 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         return growth >= scale and bool(v.get("queue_rising")) \
             and (v.get("tokens_ratio") or 1.0) <= 0.85 and s.get("running_flat", 0.0) >= 0.5
     if measure == "util":
-        base_util, waiting = v.get("util_base"), v.get("waiting")
-        if util is None or base_util is None or waiting is None or v.get("waiting_base") is None:
+        # the GPU less busy while the work did not shrink: it waits on something (the host)
+        base_util, waiting, running = v.get("util_base"), v.get("waiting"), v.get("running")
+        if util is None or base_util is None:
+            return False
+        drop = t("util_drop_pts") * (0.6 if clearing else 1.0)
+        if base_util - util < drop:
             return False
         need = max(4.0, 0.25 * (v.get("running_base") or 0.0))
-        drop = t("util_drop_pts") * (0.6 if clearing else 1.0)
-        return base_util - util >= drop and waiting - v["waiting_base"] >= (
-            0.5 * need if clearing else need)
+        queued = waiting is not None and v.get("waiting_base") is not None and \
+            waiting - v["waiting_base"] >= (0.5 * need if clearing else need)
+        same_batch = running is not None and v.get("running_base") is not None and \
+            v["running_base"] >= 1 and running >= 0.9 * v["running_base"]
+        less_prompt = (v.get("prompt_ratio") or 1.0) <= 0.5  # less prefill work explains it
+        return queued or (same_batch and not less_prompt)
+    if measure == "kv":
+        # requests wait for KV blocks: the pool, not the GPU, limits the work
+        return s.get("kv_full", 0.0) >= (0.3 if clearing else 0.5) and max(
+            s.get("preempt", 0.0), s.get("queue", 0.0)) >= (0.3 if clearing else 0.5)
     if measure == "work":
         # fewer steps while the GPU looks as it always did is the job's own doing (an eval
         # pass, a checkpoint: the counter stops, the GPU idles or runs forward passes); fewer
@@ -716,6 +755,9 @@ def _sample(subject: Subject, now: Point, feats: Features) -> Sample | None:
     put("run_queue", now.run_queue)
     put("host_cpu", now.host_cpu_pct)
     put("launch_p99", now.launch_p99_us)
+    put("launch_max", now.launch_max_us)
+    for api, p99 in now.launch_p99_by_api_us.items():
+        put(f"launch_p99:{api}", p99)
     per_gpu: dict[str, dict[int, float]] = {"clock": {}, "sm": {}, "util": {}, "temp": {},
                                             "own_sm": {}, "other_sm": {}}
     pids: dict[int, frozenset[int]] = {}

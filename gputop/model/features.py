@@ -75,10 +75,12 @@ def _others_median(values: dict[int, float], g: int) -> float | None:
 
 
 def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
-            windows: dict[str, HistDelta], config, notable: float = 0.0) -> Features:
+            windows: dict[str, HistDelta], config, notable: float = 0.0,
+            fanout_from: float | None = None) -> Features:
     """The subject's signals at ``points[-1]``; ``windows`` are the engine's latency
     histograms merged over the latency window; ``notable`` the strength of notable requests
-    (the detector keeps those, since they arrive when a request ends)."""
+    (the detector keeps those, since they arrive when a request ends); ``fanout_from`` the
+    batch size before a fan-out the detector is following (see ``_fanout``)."""
     now = points[-1]
     gpus = subject.gpus
     s: dict[str, float] = {}
@@ -105,6 +107,7 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
         ratio = sm / util
         v["sm_ratio"] = ratio
         s["hollow"] = ramp(ratio, 0.4, 0.1)
+        s["sliver"] = ramp(ratio, 0.08, 0.03)  # ~1 SM of 132 busy: one-element kernels
         ratio_base = base.get("sm_ratio")
         if ratio_base is not None and ratio_base >= 0.25:
             s["hollow_new"] = ramp(ratio / ratio_base, 0.7, 0.25)
@@ -165,20 +168,32 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     # ---------------------------------------------------------------- the engine
     slow_reading: dict[str, bool] = {}
     if subject.has_engine:
-        slow_reading = _engine(subject, points, base, windows, config, s, v, say)
+        slow_reading = _engine(subject, points, base, windows, config, s, v, say, fanout_from)
     s["notable"] = notable
     s["serving"] = 1.0 if subject.kind == "engine" else 0.0
 
     # ---------------------------------------------------------------- the host
     s["host"] = _host(subject, points, base, s, say)
-    s["jitter"] = _jitter(now, base, say)
+    s["jitter"] = _jitter(points, base, say)
     if now.host_cpu_pct is not None and now.host_cpu_pct >= 90:
         say("host_cpu", now.host_cpu_pct, base.get("host_cpu"), "%")
 
     # composites the signatures name
     s["batch_stall"] = min(max(s.get("itl", 0.0), s.get("tokens_down", 0.0)),
                            s.get("running_flat", 0.0), s.get("queue_soft", 0.0))
+    # a stall that the sliver of busy SMs does not explain better
+    s["stall_not_sliver"] = s["batch_stall"] * (1.0 - s.get("sliver", 0.0))
+    s["fanout_harm"] = min(s.get("fanout", 0.0), max(s.get("itl", 0.0), s.get("ttft", 0.0),
+                                                    s.get("util_drop", 0.0)))
+    # prefill work that is not the notable request's own
+    s["prefill_not_notable"] = s.get("prefill", 0.0) * (1.0 - notable)
+    # a serving engine whose GPU waits on its own host-side work (nothing outside takes its
+    # CPU, no launch stalls): per-request work on the host, such as logprobs and their
+    # detokenisation, paid every step
+    s["engine_host_bound"] = s.get("util_drop", 0.0) * s["serving"] * (1.0 - s["host"]) \
+        * (1.0 - s["jitter"]) * max(s.get("itl", 0.0), s.get("ttft", 0.0))
     s["kv_sig"] = min(s.get("kv_full", 0.0), s.get("preempt", 0.0))
+    s["kv_wait"] = min(s.get("kv_full", 0.0), s.get("queue", 0.0))  # waiting for blocks
     s["clock_slow"] = max(s.get("clock_all", 0.0),
                           min(s["throttle_new"], 0.7) if s["throttle_new"] >= 1 else 0.0)
     s["harm"] = max(s.get("util_drop", 0.0), s.get("itl", 0.0), s.get("tokens_down", 0.0),
@@ -327,7 +342,29 @@ def _sawtooth(subject, points, base: Baseline, s, v, say) -> None:
         say("sawtooth", mean, util_base, "%", detail=f"{min(samples):.0f}-{max(samples):.0f}")
 
 
-def _engine(subject, points, base: Baseline, windows, config, s, v, say) -> dict[str, bool]:
+def _fanout(points, base: Baseline, v) -> None:
+    """The batch jumped at once with little new prompt work: n sequences of one request
+    (vLLM and SGLang run n > 1 as n requests sharing one prompt, the rest served from the
+    prefix cache).  Records ``jump_from``, the batch before, when it happened this tick."""
+    now = points[-1]
+    before = [p.requests_running for p in points if now.time_mono_s - 12.0 < p.time_mono_s
+              <= now.time_mono_s - 6.0 and p.requests_running is not None]
+    recent = [p.requests_running for p in points if p.time_mono_s > now.time_mono_s - 3.0
+              and p.requests_running is not None]
+    if not before or len(recent) < 2:
+        return
+    a, b = statistics.median(before), min(recent)
+    if b - a < max(t("fanout_min"), a):
+        return
+    prompt = _scalar(points, "compute_prompt_tokens_per_s", 3)
+    prompt_base = base.get("prompt")
+    if prompt is not None and prompt_base and prompt > t("prefill_ratio") * prompt_base:
+        return  # new prompts came with the new sequences: arrivals, not a fan-out
+    v["jump_from"] = a
+
+
+def _engine(subject, points, base: Baseline, windows, config, s, v, say,
+            fanout_from: float | None = None) -> dict[str, bool]:
     now = points[-1]
     running = now.requests_running
     waiting = _scalar(points, "requests_waiting")
@@ -389,11 +426,17 @@ def _engine(subject, points, base: Baseline, windows, config, s, v, say) -> dict
         if growth >= 0.5 * scale:
             say("waiting", waiting, waiting_base, detail=f"{running or 0:.0f}")
 
+    _fanout(points, base, v)
+    if fanout_from is not None:
+        s["fanout"] = 1.0
+        say("fanout", running, fanout_from)
     slow_reading = {}
     for name in ("itl", "ttft"):
         window = windows.get(name)
         p99 = now.latency.get(name, (None, None))[1]
-        expected = base.latency_at(name, running)
+        # after a fan-out the other requests are judged at the batch they had: the sequences
+        # the oversized request added are the change, not load that excuses a longer step
+        expected = base.latency_at(name, fanout_from if fanout_from is not None else running)
         if window is None or p99 is None or not expected:
             continue
         ratio = p99 / expected
@@ -417,6 +460,7 @@ def _engine(subject, points, base: Baseline, windows, config, s, v, say) -> dict
     prompt_base = base.get("prompt")
     if prompt is not None and prompt_base:
         ratio = prompt / prompt_base
+        v["prompt_ratio"] = ratio
         s["prefill"] = ramp(ratio, 1.5, 4.0)
         if ratio >= t("prefill_ratio"):
             cached = _scalar(points, "cached_prompt_tokens_per_s", 5)
@@ -425,7 +469,11 @@ def _engine(subject, points, base: Baseline, windows, config, s, v, say) -> dict
 
     kv = now.kv_usage_ratio
     if kv is not None:
-        s["kv_full"] = ramp(kv, 0.85, 0.97)
+        kv_base = base.get("kv")
+        risen = ramp(kv - kv_base, 0.25, 0.5) * ramp(kv, 0.55, 0.75) if kv_base is not None \
+            else 0.0
+        s["kv_full"] = max(ramp(kv, 0.85, 0.97), risen)
+        v["kv"], v["kv_base"] = kv, kv_base
     rates = [(p.preemptions_per_s or 0.0) + (p.retractions_per_s or 0.0) for p in points[-5:]
              if p.preemptions_per_s is not None or p.retractions_per_s is not None]
     if rates:
@@ -435,7 +483,7 @@ def _engine(subject, points, base: Baseline, windows, config, s, v, say) -> dict
             s["preempt"] = ramp(rate, t("preempt_per_s"), 2.0)
             retract = any(p.retractions_per_s for p in points[-5:])
             say("preempt", rate, rate_base, "/s", detail="retractions" if retract else "")
-            if kv is not None and kv >= t("kv_full"):
+            if s["kv_full"] >= 0.5:
                 say("kv", kv, base.get("kv"), "ratio")
     return slow_reading
 
@@ -497,17 +545,39 @@ def _host(subject, points, base: Baseline, s, say) -> float:
     return min(1.0, score)
 
 
-def _jitter(now: Point, base: Baseline, say) -> float:
-    """Launch calls whose p99 is far above their p50 (eBPF): the launching thread was
-    descheduled mid-call.  Only a launch API says so: synchronisation waits for the GPU."""
+def _jitter(points, base: Baseline, say) -> float:
+    """Launch calls whose tail grew (eBPF): the launching thread was descheduled mid-call.
+    Against this host's own healthy tail per API (a graph launch is slower than a kernel
+    launch), and, with no baseline, the seed's absolute shape (p50 16.7 us, p99 13.1 ms).
+    Only a launch API says so: synchronisation waits for the GPU."""
+    now = points[-1]
     p50, p99 = now.launch_p50_us, now.launch_p99_us
-    if not p50 or not p99:
-        return 0.0
-    ratio = p99 / p50
-    strength = ramp(math.log10(max(ratio, 1.0)), 1.0, 2.3) if p99 >= 1000 else 0.0
-    usual = base.get("launch_p99")
-    if usual and p99 < 3 * usual:
-        strength *= 0.3  # this host's launches always had such a tail
-    if ratio >= t("launch_jitter_ratio") and p99 >= 1000:
-        say("launch", p99, p50, "us")
+    strength = 0.0
+    if p50 and p99 and p99 >= 1000:
+        strength = ramp(math.log10(max(p99 / p50, 1.0)), 1.0, 2.3)
+        usual = base.get("launch_p99")
+        if usual and p99 < 3 * usual:
+            strength *= 0.3  # this host's launches always had such a tail
+    worst, worst_api = 0.0, ""
+    for api, value in now.launch_p99_by_api_us.items():
+        usual = base.get(f"launch_p99:{api}")
+        if usual:
+            ratio = value / usual
+            if ratio > worst:
+                worst, worst_api = ratio, api
+    strength = max(strength, ramp(worst, 1.4, 3.0))
+    # the longest call: preempted mid-call it lasts a scheduler slice (ms) where a launch
+    # takes microseconds; against this host's usual longest call
+    longest = max((p.launch_max_us or 0.0 for p in points[-SMOOTH:]), default=0.0)
+    usual_longest = max(base.get("launch_max") or 0.0, 20.0)
+    if longest >= 1000:
+        strength = max(strength, ramp(math.log10(longest / usual_longest), 1.0, 2.0))
+    if strength >= 0.3:
+        if longest >= 1000:
+            say("launch_max", longest, usual_longest, "us")
+        elif worst_api and worst >= 1.4:
+            say("launch_tail", now.launch_p99_by_api_us[worst_api],
+                base.get(f"launch_p99:{worst_api}"), "us", detail=worst_api)
+        elif p50 and p99:
+            say("launch", p99, p50, "us")
     return strength

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from gputop.buckets import bucket_bounds_ns
 from gputop.model import enginehist, latency
 from gputop.model.enginehist import HistDelta
 from gputop.schema import EngineSample, Frame, ProcSample
@@ -91,6 +92,13 @@ class Point:
     pinned_pids: frozenset[int] = frozenset()
     pinned_thread_pct: float | None = None
     launch_measured: bool = False  # eBPF launch histograms are in the frame
+    # p99 of each launch API with enough calls this tick (a preempted launch thread shows
+    # in its own API's tail first: graph launches are few, kernel launches many)
+    launch_p99_by_api_us: dict[str, float] = field(default_factory=dict)
+    # the longest launch call this tick (exact, from the probes' per-interval max) and how
+    # many launches took 1 ms or more: a few preempted calls in a thousand move no p99
+    launch_max_us: float | None = None
+    launch_slow_calls: int = 0
     sync_p50_us: float | None = None  # cudaStreamSynchronize / cudaDeviceSynchronize
 
     @property
@@ -292,6 +300,10 @@ def point(frames: list[Frame], previous_point: Point | None = None,
         launch_p50_us=_us(latency.percentile_ns(buckets, 0.5)),
         launch_p99_us=_us(latency.percentile_ns(buckets, 0.99)),
         launch_measured=bool(frame.launch),
+        launch_p99_by_api_us=_p99_by_api(frame),
+        launch_max_us=max((h.max_ns / 1000.0 for h in frame.launch if "Launch" in h.api
+                           and h.count), default=None),
+        launch_slow_calls=sum(c for i, c in buckets.items() if bucket_bounds_ns(i)[0] >= 1_000_000),
         sync_p50_us=_us(latency.percentile_ns(sync, 0.5)),
         host_cpu_pct=host.cpu_pct if host else None,
         engine_read_mono_s=read_time(frame) if engine else None,
@@ -339,6 +351,23 @@ def _busiest_thread_pct(before, now, seconds: float) -> float | None:
         if rate is not None and (best is None or rate > best):
             best = rate
     return None if best is None else 100.0 * best
+
+
+MIN_API_CALLS = 20  # fewer calls in a tick make no p99
+
+
+def _p99_by_api(frame: Frame) -> dict[str, float]:
+    per: dict[str, list] = {}
+    for h in frame.launch:
+        if "Launch" in h.api:
+            per.setdefault(h.api, []).append(h)
+    out = {}
+    for api, hists in per.items():
+        if sum(h.count for h in hists) >= MIN_API_CALLS:
+            value = latency.percentile_ns(latency.merge(h.buckets for h in hists), 0.99)
+            if value is not None:
+                out[api] = value / 1000.0
+    return out
 
 
 def _us(ns: float | None) -> float | None:

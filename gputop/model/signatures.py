@@ -51,22 +51,23 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "oversized_request",
         "one request's work (e.g. n x logprobs over the vocabulary) stalls the batch",
-        requires=(("notable", "batch_stall"),),
-        supports=("hollow", "queue", "busy"),
-        vetoes=(("prefill", 0.8), ("kv_sig", 0.8), ("host", 0.9), ("jitter", 0.9),
+        requires=(("notable", "batch_stall", "fanout_harm", "engine_host_bound"),),
+        supports=("hollow", "queue", "fanout"),
+        vetoes=(("prefill_not_notable", 0.8), ("kv_sig", 0.8), ("host", 0.9), ("jitter", 0.9),
                 ("clock_slow", 0.8), ("odd", 0.9), ("shared", 0.9), ("dram_new", 0.6),
-                ("util_drop", 0.6))),
+                ("sliver", 0.6))),
     Signature(
         "prefill_interference",
         "long prompts being prefilled starve the decodes",
         requires=(("prefill",), ("itl", "tokens_down", "ttft")),
         supports=("busy", "tensor_up"),
-        vetoes=(("preempt", 0.7), ("notable", 0.6), ("host", 0.8), ("jitter", 0.8),
-                ("shared", 0.7))),
+        # prefill is GPU compute: prompts that leave the GPU less busy cost on the host
+        vetoes=(("preempt", 0.7), ("notable", 0.8), ("fanout", 0.8), ("util_drop", 0.7),
+                ("host", 0.8), ("jitter", 0.8), ("shared", 0.7))),
     Signature(
         "kv_pressure",
         "the KV cache is full: requests are preempted or wait for blocks",
-        requires=(("preempt",), ("kv_full", "queue", "tokens_down")),
+        requires=(("preempt", "kv_wait"), ("kv_full", "queue", "tokens_down")),
         supports=("kv_full", "queue", "tokens_down"),
         vetoes=(("host", 0.7), ("jitter", 0.7), ("shared", 0.6), ("clock_slow", 0.5))),
     Signature(
@@ -99,8 +100,9 @@ SIGNATURES: tuple[Signature, ...] = (
         "tiny_kernels",
         "busy time on kernels that occupy few SMs",
         requires=(("hollow", "hollow_new"), ("busy",)),
-        supports=("hollow",),
-        vetoes=(("notable", 0.9), ("batch_stall", 0.7), ("prefill", 0.8), ("host", 0.9),
+        supports=("hollow", "sliver"),
+        vetoes=(("notable", 0.9), ("stall_not_sliver", 0.7), ("fanout", 0.8), ("prefill", 0.8),
+                ("host", 0.9),
                 ("jitter", 0.9), ("odd", 0.9), ("shared", 0.8), ("dram", 0.7),
                 ("preempt", 0.6), ("sawtooth", 0.8))),
     Signature(

@@ -36,6 +36,9 @@ SIGNAL_TEXT = {
     "shared": "another process on the GPU", "own_drop": "the job's own SM share falling",
     "sawtooth": "a saw-tooth of steps and waits", "input_cpu": "an input thread at 100% CPU",
     "host": "host CPU contention", "jitter": "launch-latency spikes", "serving": "serving",
+    "sliver": "SM activity a sliver (one-element kernels)", "fanout": "a batch that jumped "
+    "without new prompts (n sequences)", "fanout_harm": "latency up after a fan-out",
+    "stall_not_sliver": "the batch stalling", "kv_wait": "requests waiting for KV blocks",
 }
 # which of a signature's signals each kind of evidence stands for (to order the lines)
 EVIDENCE_SIGNAL = {
@@ -45,7 +48,8 @@ EVIDENCE_SIGNAL = {
     "throttle": "throttle_new", "odd_clock": "odd", "odd_sm": "odd", "hot": "hot",
     "shared": "shared", "own_sm": "own_drop", "tree_cpu": "host", "busiest_thread": "host",
     "psi": "host", "run_queue": "host", "involuntary": "host", "host_cpu": "host",
-    "launch": "jitter", "input_thread": "input_cpu", "work": "work_down",
+    "launch": "jitter", "launch_tail": "jitter", "launch_max": "jitter", "fanout": "fanout",
+    "input_thread": "input_cpu", "work": "work_down",
     "notable_n": "notable", "notable_max_tokens": "notable",
 }
 
@@ -169,6 +173,11 @@ def evidence_line(e: Evidence, subject: str = "engine") -> str:
         "involuntary": lambda: f"involuntary context switches {v:,.0f}/s (baseline {_n(b)}/s)",
         "host_cpu": lambda: f"host CPU {v:.0f}%",
         "launch": lambda: f"launch p99 {duration_us(v)} (p50 {duration_us(b)})",
+        "launch_max": lambda: f"a launch call took {duration_us(v)} (usually at most "
+                              f"{duration_us(b)}): the launching thread was descheduled",
+        "launch_tail": lambda: f"{e.detail} p99 {duration_us(v)} (baseline {duration_us(b)})",
+        "fanout": lambda: f"the batch jumped to {v:.0f} from {b:.0f} at once, without new "
+                          "prompts: one request's n sequences",
         "input_thread": lambda: f"a thread of the job at {v:.0f}% of a core",
         "work": lambda: f"{_n(v, None)} {e.unit}/s, {v / b:.0%} of baseline {_n(b, None)}",
     }
@@ -242,4 +251,5 @@ MEASURE_NAME = {
     "stall": "a saw-tooth of steps and waits", "straggler": "one GPU out of step",
     "shared": "another process taking SM time", "clock": "held-down clocks",
     "work": "the job's steps slowing with a GPU-side finding",
+    "kv": "requests waiting for KV blocks (the pool full)",
 }
