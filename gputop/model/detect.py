@@ -74,7 +74,8 @@ RECENT_S = 12.0  # points kept for windows (the saw-tooth reads 10 s)
 RECENT_MAX = 48
 NOTABLE_KEEP_S = 120.0
 NOTABLE_GRACE_S = 30.0  # a notable request this close before an episode is its cause, not routine
-FANOUT_KEEP_S = 180.0  # a fan-out's batch judged as the change for at most this long
+FANOUT_KEEP_S = 180.0
+REOPEN_S = 30.0  # a fan-out's batch judged as the change for at most this long
 ENGINE_GRACE_S = 120.0  # an engine gone this long is forgotten (its GPUs become jobs)
 
 
@@ -103,6 +104,17 @@ class Tally:
         return Tally(self.ticks + 1, sums,
                      {k: self.latched.get(k, 0.0) + x for k, x in latched.items()},
                      self.seen | frozenset(seen), at, best, {**self.losing, **losing})
+
+    def merged(self, other: Tally) -> Tally:
+        """This tally and ``other`` as one (an episode reopened after a short lull)."""
+        return Tally(self.ticks + other.ticks,
+                     {c: self.sums.get(c, 0.0) + other.sums.get(c, 0.0)
+                      for c in {*self.sums, *other.sums}},
+                     {k: self.latched.get(k, 0.0) + other.latched.get(k, 0.0)
+                      for k in {*self.latched, *other.latched}},
+                     self.seen | other.seen, {**self.where, **other.where},
+                     {c: max(self.best.get(c, 0.0), other.best.get(c, 0.0))
+                      for c in {*self.best, *other.best}}, {**self.losing, **other.losing})
 
     def ranked(self, notable: bool = False) -> tuple[tuple[str, float], ...]:
         if not self.ticks:
@@ -176,6 +188,11 @@ class SubjectState:
     notable_healthy_mono_s: float = -math.inf  # a notable request while all was well
     # a fan-out being followed: (when it jumped, the batch before it); see features._fanout
     fanout: tuple[float, float] | None = None
+    # the episode that closed last, kept REOPEN_S: one that starts again so soon is the same
+    # episode (one cause's phases: long prompts, then the KV pool full), not a new one
+    last_closed: Episode | None = None
+    last_tally: Tally = Tally()
+    last_closed_mono_s: float = -math.inf
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,9 +339,14 @@ def step(previous: DetectState | None, now: Point, config: DetectConfig) -> Dete
     for subject in subjects_of(now, held):
         st = old.pop(subject.key, None)
         st = _identify(st, subject, now, tick_s)
+        before = st.last_closed
         st, ended = _advance(st, subject, recent, windows, config, notable)
         if ended is not None:
             closed.append(ended)
+        if before is not None and st.last_closed is None and st.active is not None:
+            # reopened: the closed copy gives way to the open one (same subject and start)
+            closed = [e for e in closed if (e.subject, e.start_wall_s)
+                      != (before.subject, before.start_wall_s)]
         states.append(st)
     for key, st in old.items():  # gone this tick
         gone_for = now.time_mono_s - st.last_seen_mono_s
@@ -439,10 +461,15 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
                                                                      t("job_hold_s"))
         if now.time_mono_s - pending[0] < hold:
             return st, None
-        episode = _episode(st, subject, feats, tally, bool(mine), pending[1],
-                           st.pending_measure or measure, None, config)
+        old = None
+        if st.last_closed is not None and pending[0] - st.last_closed_mono_s <= REOPEN_S:
+            old = replace(st.last_closed, end_wall_s=None)  # the same episode, again
+            tally = st.last_tally.merged(tally)
+        episode = _episode(st, subject, feats, tally, bool(mine),
+                           old.start_wall_s if old else pending[1],
+                           old.measure if old else st.pending_measure or measure, old, config)
         return replace(st, active=episode, tally=tally, pending=None, pending_measure=None,
-                       pending_tally=Tally(), clearing=None), None
+                       pending_tally=Tally(), clearing=None, last_closed=None), None
 
     measure = _trigger(st, subject, feats, config, clearing=True)
     if measure is not None:
@@ -465,7 +492,8 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
     st = replace(st, clearing=clearing, active=episode)
     if now.time_mono_s - clearing[0] >= config.hold_s:
         ended = replace(episode, end_wall_s=clearing[1])
-        return replace(st, active=None, clearing=None, tally=Tally(),
+        return replace(st, active=None, clearing=None, tally=Tally(), last_closed=ended,
+                       last_tally=st.tally, last_closed_mono_s=clearing[0],
                        settle_until_mono_s=now.time_mono_s + t("settle_s")), ended
     return st, None
 
@@ -581,7 +609,7 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         if (v.get("running") or 0) <= 0 and v.get("running") is not None:
             return False
         if measure == "ttft":  # a longer wait for the first token alone is demand, not harm
-            return (v.get("tokens_ratio") or 1.0) <= 0.85 and bool(v.get("demand_kept"))
+            return (v.get("tokens_ratio") or 1.0) <= 0.7 and bool(v.get("demand_kept"))
         return True
     if measure == "tokens":
         # a quiet server's tokens/s follows its one or two requests: no collapse to judge
@@ -595,10 +623,12 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         growth, scale = v.get("queue_growth"), v.get("queue_scale")
         if growth is None or not scale:
             return False
+        # an engine at capacity queues too, producing as much as ever: only a queue that grows
+        # while tokens/s fell well below its baseline is the engine's own doing
         if clearing:
-            return growth >= 0.5 * scale and (v.get("tokens_ratio") or 1.0) <= 0.95
+            return growth >= 0.5 * scale and (v.get("tokens_ratio") or 1.0) <= 0.8
         return growth >= scale and bool(v.get("queue_rising")) \
-            and (v.get("tokens_ratio") or 1.0) <= 0.85 and s.get("running_flat", 0.0) >= 0.5
+            and (v.get("tokens_ratio") or 1.0) <= 0.7 and s.get("running_flat", 0.0) >= 0.5
     if measure == "util":
         # the GPU less busy while the work did not shrink: it waits on something (the host)
         base_util, waiting, running = v.get("util_base"), v.get("waiting"), v.get("running")

@@ -378,16 +378,18 @@ def _engine(subject, points, base: Baseline, windows, config, s, v, say,
         grew = waiting - waiting_base >= max(2.0, 0.1 * running_base)
         kept = grew or running >= t("demand_kept") * running_base
     v["demand_kept"] = float(kept)
-    # steady service: the batch of the last 5 s like that of the 5 s before (a jump, such as
-    # n=8 fanning out into eight sequences, is a change to judge, not a normal to learn)
-    last = [p.requests_running for p in points if p.time_mono_s > now.time_mono_s - 5.0
+    # steady service: the batch of the newer half of the last 10 s like that of the older
+    # half (a jump, such as n=8 fanning out into eight sequences, is a change to judge, not a
+    # normal to learn; a ramp as gputop starts, load still arriving, is no normal either)
+    span = [p for p in points if p.time_mono_s > now.time_mono_s - 10.0
             and p.requests_running is not None]
-    before = [p.requests_running for p in points if now.time_mono_s - 10.0 < p.time_mono_s
-              <= now.time_mono_s - 5.0 and p.requests_running is not None]
-    if last and before:
-        a, b = statistics.median(before), statistics.median(last)
-        v["batch_steady"] = float(abs(b - a) <= 3 or 1 / 1.5 <= (b + 1) / (a + 1) <= 1.5)
-
+    if len(span) >= 2:
+        middle = (span[0].time_mono_s + span[-1].time_mono_s) / 2
+        older = [p.requests_running for p in span if p.time_mono_s <= middle]
+        newer = [p.requests_running for p in span if p.time_mono_s > middle]
+        if older and newer:
+            a, b = statistics.median(older), statistics.median(newer)
+            v["batch_steady"] = float(abs(b - a) <= 3 or 1 / 1.5 <= (b + 1) / (a + 1) <= 1.5)
     if subject.kind == "trainer":
         tps = work_rate_now(now)
         tps_base = base.get("work")
