@@ -1,0 +1,111 @@
+"""Which processes are which replica of a page: data-parallel engines, models, workers.
+
+A page with several ``engine`` (vLLM), ``dp_rank`` (SGLang), ``worker_addr`` (SGLang's
+router) or ``model_name`` values is several engines, each on its own GPUs.  What ties a
+replica to its processes, and so (through NVML's process lists) to its GPUs:
+
+- vLLM titles each data-parallel engine core ``VLLM::EngineCore_DP<rank>`` (setproctitle,
+  ``vllm/v1/engine/core.py``); its workers are its children.
+- SGLang titles each scheduler ``sglang::scheduler_DP<rank>_TP<rank>...``, one process per
+  GPU (``srt/managers/scheduler.py``).
+- A router's worker is whatever listens on its ``worker_addr`` port on this machine.
+- A model is the process (and children) whose command line names it as an argument.
+
+A replica nothing ties has no pids: its GPUs are unknown, never guessed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import urllib.parse
+from collections.abc import Callable
+
+import psutil
+
+TITLES = {
+    ("vllm", "engine"): re.compile(r"::EngineCore_DP(\d+)$"),
+    ("sglang", "dp_rank"): re.compile(r"^sglang::scheduler\S*?_DP(\d+)(?:_|$)"),
+}
+
+
+def _argv(proc: psutil.Process) -> list[str]:
+    try:
+        return proc.cmdline()
+    except (psutil.Error, OSError):
+        return []
+
+
+def _by_title(kind: str, label: str, value: str, tree: list[psutil.Process],
+              argvs: dict[int, list[str]]) -> list[psutil.Process]:
+    pattern = TITLES.get((kind, label))
+    if pattern is None:
+        return []
+    out = []
+    for proc in tree:
+        argv = argvs.get(proc.pid) or [""]
+        match = pattern.search(argv[0].strip())
+        if match and match.group(1) == value:
+            out.append(proc)
+    return out
+
+
+def _names(model: str, argv: list[str]) -> bool:
+    return any(a == model or os.path.basename(a.rstrip("/")) == model for a in argv[1:])
+
+
+def _by_model(model: str, others: set[str], tree: list[psutil.Process],
+              argvs: dict[int, list[str]]) -> list[psutil.Process]:
+    """The topmost processes whose arguments name this model (a value, or a path's base
+    name) and none of the page's other models: a server that lists every model it serves
+    is all of them, not one (deeper matches are the roots' children anyway)."""
+    found = [p for p in tree if _names(model, argvs.get(p.pid, []))
+             and not any(_names(other, argvs.get(p.pid, [])) for other in others)]
+    pids = {p.pid for p in found}
+    return [p for p in found if _parent(p) not in pids]
+
+
+def _parent(proc: psutil.Process) -> int | None:
+    try:
+        return proc.ppid()
+    except psutil.Error:
+        return None
+
+
+def _by_worker(addr: str, local_port: Callable[[str], int | None],
+               listening_pids: Callable[[int], list[int]]) -> list[psutil.Process]:
+    url = addr if "://" in addr else f"http://{addr}"
+    try:
+        port = local_port(url)
+    except ValueError:
+        return []
+    out = []
+    for pid in (listening_pids(port) if port is not None else []):
+        try:
+            out.append(psutil.Process(pid))
+        except psutil.Error:
+            continue
+    return out[:1]
+
+
+def replica_roots(kind: str, replica: dict[str, str], differing: set[str],
+                  tree: list[psutil.Process], argvs: dict[int, list[str]], local_port,
+                  listening_pids, models: set[str] = frozenset()) -> list[psutil.Process]:
+    """The processes that are this replica (their trees are its pids); [] when nothing
+    on this machine ties it.  The most specific of the labels that tell the page's
+    replicas apart (``differing``) decides: a worker's address, a data-parallel rank,
+    then the model."""
+    if "worker_addr" in differing and replica.get("worker_addr"):
+        return _by_worker(urllib.parse.unquote(replica["worker_addr"]), local_port,
+                          listening_pids)
+    for label in ("engine", "dp_rank"):
+        if label in differing and replica.get(label):
+            return _by_title(kind, label, replica[label], tree, argvs)
+    if "model_name" in differing and replica.get("model_name"):
+        return _by_model(replica["model_name"], set(models) - {replica["model_name"]}, tree,
+                         argvs)
+    return []
+
+
+def command_lines(tree: list[psutil.Process]) -> dict[int, list[str]]:
+    return {p.pid: _argv(p) for p in tree}
