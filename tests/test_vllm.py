@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -32,6 +31,7 @@ from gputop.sampler import Sampler
 from gputop.sources.engine import EngineSource
 from gputop.sources.host import HostSource
 from gputop.sources.nvml import NvmlSource
+from tests.engine_pages.real import CLIENT_CPUS, ENGINE_CPUS, free_port, full_parse
 from tests.fake_nvml import FakeGpu, FakeNvml, FakeProc, GiB
 from tests.vllm.load import LoadProcess
 
@@ -45,22 +45,12 @@ pytestmark = pytest.mark.skipif(os.environ.get("GPUTOP_SKIP_VLLM") == "1",
                                 reason="GPUTOP_SKIP_VLLM=1: real-vLLM tests skipped on request")
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def healthy(port: int) -> bool:
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1) as r:
             return r.status == 200
     except OSError:
         return False
-
-
-ENGINE_CPUS = {os.cpu_count() - 1} if (os.cpu_count() or 1) >= 2 else None
-CLIENT_CPUS = set(range(os.cpu_count() - 1)) if ENGINE_CPUS else None
 
 
 @pytest.fixture(scope="module")
@@ -118,18 +108,6 @@ def vllm(tmp_path_factory):
 def raw_metrics(port: int) -> dict[str, float]:
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
         return full_parse(r.read().decode())
-
-
-def full_parse(text: str) -> dict[str, float]:
-    """The engine's own numbers, the whole page parsed by prometheus_client: the reference."""
-    from prometheus_client.parser import text_string_to_metric_families
-    out: dict[str, float] = {}
-    for family in text_string_to_metric_families(text):
-        for s in family.samples:
-            out[s.name] = out.get(s.name, 0.0) + s.value
-            if s.name == "vllm:cache_config_info":
-                out.update({f"cache:{k}": v for k, v in s.labels.items()})
-    return out
 
 
 class Watch:
