@@ -714,6 +714,8 @@ def cmd_capture_engine(args) -> int:
     try:
         write_new(path, text)
     except FileExistsError:
+        if os.path.islink(path):
+            raise UsageError(f"capture-engine: {path} is a symbolic link: not followed") from None
         raise UsageError(f"capture-engine: {path} exists: choose another name") from None
     except OSError as exc:
         if exc.errno == errno.ELOOP:

@@ -23,7 +23,7 @@ from gputop.model.derive import derive, kv_pool_bytes, snapshot_dict
 from gputop.record.export import CSV_COLUMNS, csv_rows
 from gputop.sources.engine import EngineSource
 from gputop.sources.nvml import NvmlSource
-from tests.conftest import tick_timeline
+from tests.conftest import need, tick_timeline
 from tests.engine_pages import sglang_page, vllm_pages
 from tests.fake_nvml import FakeGpu, FakeNvml, FakeProc, GiB
 
@@ -119,6 +119,9 @@ def test_vllm_data_parallel_engines_on_their_own_gpus(monkeypatch, tmp_path):
     assert found == {("model_name=tiny-llama,engine=0", "0"): pytest.approx(reference["0"]),
                      ("model_name=tiny-llama,engine=1", "1"): pytest.approx(reference["1"])}
     assert 'gputop_engine_kv_usage_ratio ' in text  # the whole endpoint's, unlabelled
+    checked = subprocess.run([need("promtool"), "check", "metrics"], input=text,
+                             capture_output=True, text=True, timeout=30)
+    assert "error" not in (checked.stdout + checked.stderr).lower(), checked.stderr
 
     # CSV: each GPU's row names its replica and carries that replica's numbers
     out = io.StringIO()
@@ -195,3 +198,21 @@ def test_models_on_one_server_tied_by_their_command_lines(monkeypatch, tmp_path)
     assert replicas["code-1b"].gpus == (0,) and replicas["chat-7b"].gpus == (1,)
     assert replicas["code-1b"].sample.requests_running == 5.0
     assert view.engine.sample.requests_running == 8.0
+
+
+def test_frames_with_replicas_record_and_replay_as_they_were():
+    from gputop.schema import EngineSample, Frame, SchemaError, frame_from_dict, frame_to_dict
+
+    replica = EngineSample("vllm", url="u", replica="model_name=m,engine=1", pids=(7,),
+                           lora_running=("a",), kv_used_tokens=12.0)
+    frame = Frame(1, 1.7e9, 1.0, engine=EngineSample("vllm", url="u", replicas=(replica,)))
+    assert frame_from_dict(json.loads(json.dumps(frame_to_dict(frame)))) == frame
+    nested = frame_to_dict(frame)
+    nested["engine"]["replicas"][0]["replicas"] = [frame_to_dict(frame)["engine"]]
+    with pytest.raises(SchemaError, match="replicas of its own"):
+        frame_from_dict(nested)
+    deep = frame_to_dict(frame)["engine"]
+    for _ in range(2000):  # a hostile file nesting replicas without end
+        deep = {"kind": "vllm", "replicas": [deep]}
+    with pytest.raises(SchemaError, match="too deeply"):
+        frame_from_dict({**frame_to_dict(frame), "engine": deep})

@@ -33,6 +33,8 @@ KEPT_LABELS = frozenset({
     "calculate_kv_scales", "is_attention_free", "sliding_window", "swap_space",
     "cpu_offload_gb", "num_gpu_blocks", "num_cpu_blocks", "gpu_memory_utilization",
     "kv_cache_memory_bytes", "kv_cache_size_tokens"})
+# labels holding comma-separated names (vLLM's LoRA adapters), redacted name by name
+LISTS = {"running_lora_adapters": "lora", "waiting_lora_adapters": "lora"}
 NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 # a cache config's own vocabulary ("native", "float32", "[]"): words, never names or paths
 CONFIG_WORD = re.compile(r"^(\[\]|[a-z0-9_]{1,32})$")
@@ -53,6 +55,9 @@ class Redactor:
         self.replaced: dict[tuple[str, str], str] = {}
 
     def value(self, label: str, value: str, family: str = "") -> str:
+        if label in LISTS:  # "a,b": each adapter on its own, the same one the same stand-in
+            return ",".join(self.value(LISTS[label], v) for v in value.split(",")) \
+                if value else value
         if label in KEPT_LABELS or _harmless(value) or \
                 (family in CONFIG_FAMILIES and label != "model_name" and CONFIG_WORD.match(value)):
             return value
