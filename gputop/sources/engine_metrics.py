@@ -91,7 +91,12 @@ WANTED = _sample_names(set(WANTED_FAMILIES))
 SPELLINGS = {alias: e.prefix for e in ENGINES for alias in e.aliases}
 
 
+ALIASES = tuple(SPELLINGS)
+
+
 def _respell(name: str) -> str:
+    if not name.startswith(ALIASES):  # the common case, one C call
+        return name
     for alias, prefix in SPELLINGS.items():
         if name.startswith(alias):
             return prefix + name[len(alias):]
@@ -252,8 +257,9 @@ def recognise(text: str, url: str = "endpoint") -> ParsedMetrics:
     names = next(e for e in ENGINES if prefixes[e.prefix] == max(prefixes.values()))
     spelling = next((alias for alias, prefix in SPELLINGS.items()
                      if prefix == names.prefix and alias in text), "")
-    hist_family = {family: gname for gname, families in names.histograms.items()
-                   for family in families}
+    # a histogram's sample name -> (its family, the suffix)
+    hist_samples = {family + suffix: (family, suffix) for families in names.histograms.values()
+                    for family in families for suffix in ("_bucket", "_count", "_sum")}
     groups: dict[tuple, _Group] = {}
     samples = list(prom.samples(prom.parse(filtered, url)))
     if any("priority" in labels or any(r in labels for r in RANK_LABELS)
@@ -265,7 +271,7 @@ def recognise(text: str, url: str = "endpoint") -> ParsedMetrics:
             if len(groups) >= MAX_REPLICAS:
                 key = ()  # beyond the cap a replica counts only in the page's sum
             groups.setdefault(key, _Group())
-        _add(groups[key], names, hist_family, name, labels, value)
+        _add(groups[key], names, hist_samples, name, labels, value)
     out = _parsed(names, _merged(groups.values()), groups.get(()), {})
     out.spelling = spelling
     out.replicas = _replicas(names, groups)
@@ -296,8 +302,8 @@ def _merged(groups) -> _Group:
     return page
 
 
-def _add(group: _Group, names: EngineNames, hist_family: dict[str, str], name: str,
-         labels: dict[str, str], value: float) -> None:
+def _add(group: _Group, names: EngineNames, hist_samples: dict[str, tuple[str, str]],
+         name: str, labels: dict[str, str], value: float) -> None:
     if name == names.cache_info:
         group.cache.update(labels)
         return
@@ -311,20 +317,23 @@ def _add(group: _Group, names: EngineNames, hist_family: dict[str, str], name: s
         group.engines.add(labels["engine"])
     if labels.get("dp_rank"):
         group.engines.add(f"dp{labels['dp_rank']}")
-    for suffix in ("_bucket", "_count", "_sum"):
-        base = name[: -len(suffix)] if name.endswith(suffix) else None
-        if base in hist_family:
-            key = base
-            label = names.split_by.get(base)
-            if label is not None:  # one histogram per label value (SGLang's stages)
-                if not labels.get(label):
-                    return
-                key = f"{base}:{labels[label][:MAX_LABEL_CHARS]}"
-                if key not in group.hists and sum(
-                        1 for h in group.hists if h.startswith(base + ":")) >= MAX_LABELLED:
-                    return
-            group.hists.setdefault(key, _Hist()).add(suffix, labels, value)
-            return
+    found = hist_samples.get(name)
+    if found is not None:
+        base, suffix = found
+        key = base
+        label = names.split_by.get(base)
+        if label is not None:  # one histogram per label value (SGLang's stages)
+            if not labels.get(label):
+                return
+            key = f"{base}:{labels[label][:MAX_LABEL_CHARS]}"
+            if key not in group.hists and sum(
+                    1 for h in group.hists if h.startswith(base + ":")) >= MAX_LABELLED:
+                return
+        hist = group.hists.get(key)
+        if hist is None:
+            hist = group.hists[key] = _Hist()
+        hist.add(suffix, labels, value)
+        return
     name = _labelled(names, name, labels)
     if not _finite(value):
         group.sums[name] = math.nan  # poisoned: this name reads as unknown
