@@ -231,6 +231,11 @@ def test_throughput_kv_and_gauges_match_the_real_engine(vllm, monkeypatch, tmp_p
         assert e.kv_usage_ratio == pytest.approx(page["vllm:kv_cache_usage_perc"])
         assert e.prompt_tokens_total == page["vllm:prompt_tokens_total"]
         assert e.preemptions_total == page["vllm:num_preemptions_total"]
+        assert e.prompt_tokens_cached_total == page["vllm:prompt_tokens_cached_total"]
+        assert e.prefill_seconds_total == pytest.approx(
+            page["vllm:request_prefill_time_seconds_sum"])
+        assert e.decode_seconds_total == pytest.approx(page["vllm:request_decode_time_seconds_sum"])
+        assert e.replicas == ()  # one engine: the page is the engine
         itl = next(h for h in e.histograms if h.name == "itl")
         assert itl.count == page["vllm:inter_token_latency_seconds_count"]
     assert checked >= len(readings) // 2, (checked, len(readings))
