@@ -247,3 +247,32 @@ def test_replica_labels_are_capped():
     assert len(parsed.replicas) == 64
     assert parsed.values["requests_running"] == 200.0  # the page's sum keeps every engine
     assert all(math.isfinite(r.values["requests_running"]) for r in parsed.replicas)
+
+
+def test_the_vram_split_says_why_llamacpp_has_no_pool():
+    from gputop.model.derive import vram_split
+    from gputop.schema import GpuSample, ProcSample
+
+    gpu = GpuSample(0, "H100", mem_total_bytes=80 << 30, mem_used_bytes=10 << 30)
+    engine = EngineSample("llamacpp", pids=(42,), note="llama-server's context size is the "
+                          "model's (no --ctx-size)")
+    split = vram_split(gpu, (ProcSample(42, 0, mem_bytes=9 << 30),), engine)
+    assert split.kv_pool_bytes is None
+    assert any("#13660" in line and "--ctx-size" in line for line in split.provenance)
+    assert any("reports no KV usage" in line for line in split.provenance)
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["/opt/bin/llama-server", "-m", "x.gguf", "-c", "8192"], (8192, "fp16", "")),
+    (["llama-server", "--ctx-size=4096", "-ctk", "bf16", "-ctv", "bf16"], (4096, "bf16", "")),
+    (["llama-server", "-m", "x.gguf"], (None, "", "no --ctx-size")),
+    (["llama-server", "-c", "0"], (None, "", "no --ctx-size")),
+    (["llama-server", "-c", "8192", "-ctk", "q8_0"], (None, "", "q8_0")),
+    (["python", "-m", "llama_cpp.server", "-c", "8192"], (None, "", "")),  # not llama-server
+])
+def test_llamacpp_pool_from_the_command_line(argv, expected):
+    from gputop.sources.engine_replicas import llamacpp_pool
+
+    tokens, dtype, why = llamacpp_pool({1: argv})
+    assert (tokens, dtype) == expected[:2]
+    assert expected[2] in why and (not expected[2]) == (not why)

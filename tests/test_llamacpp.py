@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -25,7 +26,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from gputop.model.derive import derive, snapshot_dict
+from gputop.model.derive import derive, kv_pool_bytes, snapshot_dict, vram_split
 from gputop.model.detect import make_fold
 from gputop.model.timeline import Timeline
 from gputop.sampler import Sampler
@@ -33,6 +34,7 @@ from gputop.sources import engine_discovery
 from gputop.sources.engine import EngineSource
 from gputop.sources.engine_capture import capture
 from gputop.sources.engine_metrics import recognise
+from gputop.schema import GpuSample, ProcSample
 from gputop.sources.nvml import NvmlSource
 from tests.fake_nvml import FakeGpu, FakeNvml, FakeProc, GiB
 from tests.vllm.proxy import RecordingProxy
@@ -95,6 +97,27 @@ def llama(tmp_path_factory):
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+
+
+def startup_log(tmp_path: Path) -> str:
+    """The start-up log of a second, short-lived server with the fixture's context and
+    slots at info verbosity (-lv 4 logs the KV cache's size; under load it would also log
+    every token: hundreds of MB, so the loaded server runs at the default)."""
+    port = free_port()
+    log = tmp_path / "startup.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [str(SERVER), "-m", str(MODEL), "--host", "127.0.0.1", "--port", str(port),
+             "-np", str(SLOTS), "-c", str(CONTEXT), "-t", "1", "--no-webui", "-lv", "4"],
+            stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not healthy(port) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    return log.read_text(errors="replace")[:1 << 20]
 
 
 class LoadProcess:
@@ -163,7 +186,7 @@ class Watch:
                     [self.timeline.state(i) for i in range(len(self.timeline))])
 
 
-def test_discovery_finds_the_server_by_its_executable_and_port(llama):
+def test_discovery_finds_the_server_by_its_executable_and_port(llama, tmp_path):
     proc, port = llama
     found = [c for c in engine_discovery.candidates() if c.pid == proc.pid]
     assert found, "llama-server not found among the machine's engines"
@@ -171,6 +194,31 @@ def test_discovery_finds_the_server_by_its_executable_and_port(llama):
     assert found[0].urls[0] == f"http://127.0.0.1:{port}/metrics"  # its --port first
     engine = EngineSource(found[0].urls[0]).poll(0.0).engine
     assert engine.kind == "llamacpp" and proc.pid in engine.pids
+
+    # the KV pool from its --ctx-size (one cell per token, allocated at start) and the
+    # model's KV bytes per token (--model: the tiny model's config), against the server's
+    # own log line "llama_kv_cache: size = 2.00 MiB (2048 cells, 2 layers, 4/4 seqs)"
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({
+        "model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "torch_dtype": "float32"}))
+    source = EngineSource(found[0].urls[0], model=str(config))
+    source.open()
+    engine = source.poll(0.0).engine
+    assert engine.kv_pool_tokens == CONTEXT and engine.cache_dtype == "fp16"
+    logged = re.search(r"llama_kv_cache: size =\s+([\d.]+) MiB \(\s*(\d+) cells,\s+(\d+) layers,"
+                       r"\s+(\d+)/(\d+) seqs", startup_log(tmp_path))
+    assert logged, "the server logged no KV cache size"
+    mib, cells, _, _, seqs = logged.groups()
+    assert int(cells) * int(seqs) == CONTEXT  # per slot x slots: the whole context
+    assert kv_pool_bytes(engine) == float(mib) * 2**20
+    gpu = GpuSample(0, "NVIDIA H100 80GB HBM3", mem_total_bytes=80 * GiB,
+                    mem_used_bytes=2 * GiB)
+    split = vram_split(gpu, (ProcSample(proc.pid, 0, mem_bytes=1 * GiB),), engine)
+    assert split.kv_pool_bytes == kv_pool_bytes(engine) and split.kv_used_bytes is None
+    assert ("kv_pool", split.kv_pool_bytes) in split.parts()  # drawn whole, never as free
+    assert split.kv_free_bytes is None
+    assert any("--ctx-size" in line for line in split.provenance)
 
 
 def test_tokens_per_second_and_gauges_match_the_real_server(llama, monkeypatch, tmp_path):
@@ -229,10 +277,12 @@ def test_tokens_per_second_and_gauges_match_the_real_server(llama, monkeypatch, 
     assert max(e.requests_running for e in loaded) >= 2
     assert all(e.requests_running <= SLOTS for e in loaded)
 
-    # no KV gauge on this page: the VRAM split says why rather than inventing one
+    # no KV gauge on this page, and without --model no KV bytes per token: the VRAM split
+    # says what it would need rather than inventing a pool (the discovery test gives it)
     vram = view.gpus[0].vram
     assert vram.kv_pool_bytes is None and vram.weights_bytes is None
-    assert any("llama.cpp" in line and "#13660" in line for line in vram.provenance)
+    assert any("KV pool: unknown" in line and "--model" in line for line in vram.provenance)
+    assert view.engine.sample.kv_pool_tokens == CONTEXT  # from its --ctx-size
     data = snapshot_dict(view, "nvml")
     assert data["engine"]["kind"] == "llamacpp" and data["engine"]["kv_usage_ratio"] is None
     assert data["engine"]["decode_steps_per_s"] > 0

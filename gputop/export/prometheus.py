@@ -36,8 +36,8 @@ EPISODE_KINDS = ("busy_unproductive", "starved")
 REPLICA_SIGNALS = tuple(dataclasses.replace(s, prom=s.prom.replace("gputop_engine_",
                                                                     "gputop_engine_replica_", 1))
                         for s in REPLICA if s.prom)
-VRAM_PARTS = ("weights", "kv_used", "kv_free", "engine_other", "other_processes", "free",
-              "unsplit", "overflow")
+VRAM_PARTS = ("weights", "kv_used", "kv_free", "kv_pool", "engine_other", "other_processes",
+              "free", "unsplit", "overflow")  # kv_pool: a KV pool whose use is unknown
 
 
 class _Cumulative:

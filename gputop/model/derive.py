@@ -176,8 +176,10 @@ def _pool_provenance(engine: EngineSample) -> str:
     if engine.kv_pool_bytes is not None:
         return f"KV pool: {engine.kv_pool_bytes:,} B reported by the engine ({engine.kind})"
     if kv_pool_bytes(engine) is not None and engine.kv_pool_tokens is not None:
+        source = "llama-server's --ctx-size (one KV cell per token, allocated at start)" \
+            if engine.kind == "llamacpp" else f"{engine.kind} metrics"
         return (f"KV pool: {engine.kv_pool_tokens:,} tokens x "
-                f"{size_text(per_token)}/token{how}, from {engine.kind} metrics")
+                f"{size_text(per_token)}/token{how}, from {source}")
     if kv_pool_bytes(engine) is not None:
         return (f"KV pool: {engine.num_gpu_blocks:,} blocks x {engine.block_size} tokens x "
                 f"{size_text(per_token)}/token{how}, from {engine.kind} cache config")

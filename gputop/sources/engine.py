@@ -26,7 +26,7 @@ from gputop.sources import engine_discovery, prom
 from gputop.sources.base import Reading, SourceError
 from gputop.sources.engine_metrics import (REPLICA_LABELS, ParsedMetrics, config_int,
                                            recognise, replica_label)
-from gputop.sources.engine_replicas import command_lines, replica_roots
+from gputop.sources.engine_replicas import command_lines, llamacpp_pool, replica_roots
 from gputop.sources.modelinfo import ModelInfo, load
 from gputop.sources.proctree import tree_cpu, tree_of
 
@@ -85,6 +85,8 @@ class _Endpoint:
     tensor_parallel: int | None = None
     # replica label -> the pids that are it (refreshed with the tree)
     replica_pids: dict[str, tuple[int, ...]] | None = None
+    # llama-server's KV pool from its command line: (tokens, dtype, why not)
+    context: tuple[int | None, str, str] = (None, "", "")
 
     def listener_alive(self) -> bool:
         if self.listener is None:
@@ -208,6 +210,7 @@ class EngineSource:
             endpoint.tree_at = tick
             endpoint.tensor_parallel = tensor_parallel(list(endpoint.tree))
             endpoint.replica_pids = None  # found again for the new tree
+            endpoint.context = llamacpp_pool(command_lines(list(endpoint.tree)))
         return endpoint.tree
 
     def _replica_pids(self, endpoint: _Endpoint, parsed: ParsedMetrics) -> dict[str, tuple[int, ...]]:
@@ -275,6 +278,12 @@ class EngineSource:
             notes.append("remote endpoint: its GPU processes cannot be identified from here")
         elif not pids:
             notes.append(f"no local process listens on port {port}")
+        if parsed.kind == "llamacpp" and not parsed.cache.get("kv_pool_tokens"):
+            tokens, dtype, why = endpoint.context
+            if tokens is not None:  # the page has no KV pool; the command line says it
+                parsed.cache.update(kv_pool_tokens=str(tokens), cache_dtype=dtype)
+            elif why:
+                notes.append(why)
         cpu = tree_cpu(list(tree)) if tree else None
         busiest = cpu.threads[0] if cpu is not None and cpu.threads else None
         layout = dict(kv_config=kv_fields, weights_bytes=weights,

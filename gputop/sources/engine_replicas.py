@@ -109,3 +109,36 @@ def replica_roots(kind: str, replica: dict[str, str], differing: set[str],
 
 def command_lines(tree: list[psutil.Process]) -> dict[int, list[str]]:
     return {p.pid: _argv(p) for p in tree}
+
+
+# llama-server --cache-type-k/-v values gputop can size (KV bytes per token by element size)
+LLAMACPP_CACHE_TYPES = {"f16": "fp16", "bf16": "bf16"}
+
+
+def _flag(argv: list[str], names: tuple[str, ...]) -> str | None:
+    for i, arg in enumerate(argv):
+        for name in names:
+            if arg == name and i + 1 < len(argv):
+                return argv[i + 1]
+            if arg.startswith(name + "="):
+                return arg[len(name) + 1:]
+    return None
+
+
+def llamacpp_pool(argvs: dict[int, list[str]]) -> tuple[int | None, str, str]:
+    """(KV pool in tokens, KV dtype, why not) from llama-server's command line: it allocates
+    one KV cell per token of ``--ctx-size`` at start (``llama_kv_cache: size = ... cells``),
+    unified or split between slots alike, so the pool is exactly the context when it is
+    given (0 or absent: taken from the model, which the command line does not say)."""
+    for argv in argvs.values():
+        if not argv or os.path.basename(argv[0]) != "llama-server":
+            continue
+        ctx = _flag(argv, ("-c", "--ctx-size"))
+        if ctx is None or not ctx.isdigit() or int(ctx) <= 0:
+            return None, "", "llama-server's context size is the model's (no --ctx-size)"
+        types = {_flag(argv, ("-ctk", "--cache-type-k")) or "f16",
+                 _flag(argv, ("-ctv", "--cache-type-v")) or "f16"}
+        if len(types) != 1 or next(iter(types)) not in LLAMACPP_CACHE_TYPES:
+            return None, "", f"llama-server's KV cache type {'/'.join(sorted(types))} is not sized"
+        return int(ctx), LLAMACPP_CACHE_TYPES[types.pop()], ""
+    return None, "", ""
