@@ -18,7 +18,6 @@ import re
 import signal
 import subprocess
 import sys
-import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -27,9 +26,6 @@ import psutil
 import pytest
 
 from gputop.model.derive import derive, kv_pool_bytes, snapshot_dict, vram_split
-from gputop.model.detect import make_fold
-from gputop.model.timeline import Timeline
-from gputop.sampler import Sampler
 from gputop.sources import engine_discovery
 from gputop.sources.engine import EngineSource
 from gputop.sources.engine_capture import capture
@@ -39,6 +35,7 @@ from gputop.sources.nvml import NvmlSource
 from tests.fake_nvml import FakeGpu, FakeNvml, FakeProc, GiB
 from tests.vllm.proxy import RecordingProxy
 from tests.engine_pages.real import CLIENT_CPUS, ENGINE_CPUS, free_port, full_parse
+from tests.engine_pages.real import Watch as WatchBase
 
 ROOT = Path(__file__).resolve().parent.parent
 HOME = Path(os.environ.get("GPUTOP_LLAMACPP_DIR", ROOT / ".llamacpp"))
@@ -144,41 +141,19 @@ class LoadProcess:
         return self.stop()
 
 
-class Watch:
-    """gputop's sampler and model over the real server at 1 Hz; the stand-in GPU reads busy
-    while the server has requests in its slots, as a real card would."""
+class Watch(WatchBase):
+    """gputop over the real server; the stand-in GPU is busy while requests hold slots."""
 
     def __init__(self, monkeypatch, server_pid: int, url: str):
-        self.fake = FakeNvml([FakeGpu("NVIDIA H100 80GB HBM3", 80 * GiB, 2 * GiB, util_pct=97,
-                                      gpm={2: 40.0, 3: 20.0, 5: 10.0, 10: 30.0},
-                                      procs=[FakeProc(server_pid, 1 * GiB)])])
-        self.fake.install(monkeypatch)
-        self.sampler = Sampler([NvmlSource(), EngineSource(url)], 1.0)
-        self.timeline = Timeline(3600, make_fold())
-        self.lock = threading.Lock()
+        fake = FakeNvml([FakeGpu("NVIDIA H100 80GB HBM3", 80 * GiB, 2 * GiB, util_pct=97,
+                                 gpm={2: 40.0, 3: 20.0, 5: 10.0, 10: 30.0},
+                                 procs=[FakeProc(server_pid, 1 * GiB)])])
+        fake.install(monkeypatch)
+        super().__init__(fake, [NvmlSource(), EngineSource(url)])
 
-    def on_frame(self, frame) -> None:
-        self.fake.advance(1.0)
-        with self.lock:
-            self.timeline.append(frame)
-        engine = frame.engine
-        if engine is not None and engine.requests_running is not None:
-            self.fake.gpus[0].util_pct = 97 if engine.requests_running > 0 else 3
-
-    def __enter__(self) -> "Watch":
-        self.sampler.open()
-        self.sampler.start(self.on_frame)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.sampler.close()
-
-    def wait_ticks(self, count: int, timeout_s: float = 120.0) -> None:
-        target = len(self.timeline) + count
-        deadline = time.monotonic() + timeout_s
-        while len(self.timeline) < target and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert len(self.timeline) >= target, "gputop stopped ticking"
+    def busy(self, frame) -> bool | None:
+        running = frame.engine.requests_running if frame.engine is not None else None
+        return None if running is None else running > 0
 
     def frames_and_states(self):
         with self.lock:

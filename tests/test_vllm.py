@@ -11,12 +11,10 @@ time); without it a missing environment fails them, so CI cannot pass without a 
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -25,13 +23,11 @@ import psutil
 import pytest
 
 from gputop.model.derive import derive, kv_bytes_per_token, snapshot_dict
-from gputop.model.detect import make_fold
-from gputop.model.timeline import Timeline
-from gputop.sampler import Sampler
 from gputop.sources.engine import EngineSource
 from gputop.sources.host import HostSource
 from gputop.sources.nvml import NvmlSource
 from tests.engine_pages.real import CLIENT_CPUS, ENGINE_CPUS, free_port, full_parse
+from tests.engine_pages.real import Watch as WatchBase
 from tests.fake_nvml import FakeGpu, FakeNvml, FakeProc, GiB
 from tests.vllm.load import LoadProcess
 
@@ -110,51 +106,19 @@ def raw_metrics(port: int) -> dict[str, float]:
         return full_parse(r.read().decode())
 
 
-class Watch:
-    """gputop's sampler and model over the real engine, ticking at 1 Hz in a thread.
-
-    The stand-in GPU reads 97% busy while the engine generates tokens and 3% when it
-    does not, as a real card would (util is the time any kernel ran)."""
+class Watch(WatchBase):
+    """gputop over the real engine; the stand-in GPU is busy while tokens flow."""
 
     def __init__(self, monkeypatch, core_pid: int, sm_pct: float = 40.0, **engine_kwargs):
-        self.fake = FakeNvml([FakeGpu("NVIDIA H100 80GB HBM3", 80 * GiB, 70 * GiB, util_pct=97,
-                                      gpm={2: sm_pct, 3: sm_pct / 2, 5: 10.0, 10: 30.0},
-                                      procs=[FakeProc(core_pid, 60 * GiB)])])
-        self.fake.install(monkeypatch)
-        self.sampler = Sampler([NvmlSource(), EngineSource(**engine_kwargs), HostSource()], 1.0)
-        self.timeline = Timeline(3600, make_fold())
-        self.lock = threading.Lock()
+        fake = FakeNvml([FakeGpu("NVIDIA H100 80GB HBM3", 80 * GiB, 70 * GiB, util_pct=97,
+                                 gpm={2: sm_pct, 3: sm_pct / 2, 5: 10.0, 10: 30.0},
+                                 procs=[FakeProc(core_pid, 60 * GiB)])])
+        fake.install(monkeypatch)
+        super().__init__(fake, [NvmlSource(), EngineSource(**engine_kwargs), HostSource()])
 
-    def on_frame(self, frame) -> None:
-        self.fake.advance(1.0)
-        with self.lock:
-            self.timeline.append(frame)
-            tokens = self.timeline.state(self.timeline.last_index).point.tokens_per_s
-        if tokens is not None:
-            self.fake.gpus[0].util_pct = 97 if tokens > 0 else 3
-
-    def __enter__(self) -> "Watch":
-        self.sampler.open()
-        self.sampler.start(self.on_frame)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.sampler.close()
-
-    def wait_ticks(self, count: int, timeout_s: float = 120.0) -> None:
-        target = len(self.timeline) + count
-        deadline = time.monotonic() + timeout_s
-        while len(self.timeline) < target and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert len(self.timeline) >= target, "gputop stopped ticking"
-
-    def states(self):
-        with self.lock:
-            return [self.timeline.state(i) for i in range(len(self.timeline))]
-
-    def frames(self):
-        with self.lock:
-            return [self.timeline.frame(i) for i in range(len(self.timeline))]
+    def busy(self, frame) -> bool | None:
+        tokens = self.timeline.state(self.timeline.last_index).point.tokens_per_s
+        return None if tokens is None else tokens > 0
 
 
 def test_discovery_finds_the_api_port_and_ties_the_process_tree(vllm):

@@ -1,4 +1,4 @@
-"""Which processes are which replica of a page: data-parallel engines, models, workers.
+"""What an engine's processes say: which replica of a page each is, llama-server's KV pool.
 
 A page with several ``engine`` (vLLM), ``dp_rank`` (SGLang), ``worker_addr`` (SGLang's
 router) or ``model_name`` values is several engines, each on its own GPUs.  What ties a
@@ -11,7 +11,8 @@ replica to its processes, and so (through NVML's process lists) to its GPUs:
 - A router's worker is whatever listens on its ``worker_addr`` port on this machine.
 - A model is the process (and children) whose command line names it as an argument.
 
-A replica nothing ties has no pids: its GPUs are unknown, never guessed.
+A replica nothing ties has no pids: its GPUs are unknown, never guessed.  The same command
+lines give llama-server's KV pool (``llamacpp_pool``): its page has no KV gauge.
 """
 
 from __future__ import annotations

@@ -29,3 +29,59 @@ def full_parse(text: str) -> dict[str, float]:
             if s.name == "vllm:cache_config_info":
                 out.update({f"cache:{k}": v for k, v in s.labels.items()})
     return out
+
+
+class Watch:
+    """gputop's sampler and model over a real engine, ticking at 1 Hz in a thread, with the
+    stand-in GPU (``fake``) reading 97% busy while ``busy(frame)`` says the engine works
+    and 3% when it does not, as a real card would (util is the time any kernel ran)."""
+
+    def __init__(self, fake, sources):
+        import threading
+
+        from gputop.model.detect import make_fold
+        from gputop.model.timeline import Timeline
+        from gputop.sampler import Sampler
+
+        self.fake = fake
+        self.sampler = Sampler(sources, 1.0)
+        self.timeline = Timeline(3600, make_fold())
+        self.lock = threading.Lock()
+
+    def busy(self, frame) -> bool | None:
+        """Whether the engine works at this frame (None: unknown, util unchanged); called
+        with the lock held, the frame already in the timeline."""
+        raise NotImplementedError
+
+    def on_frame(self, frame) -> None:
+        self.fake.advance(1.0)
+        with self.lock:
+            self.timeline.append(frame)
+            busy = self.busy(frame)
+        if busy is not None:
+            self.fake.gpus[0].util_pct = 97 if busy else 3
+
+    def __enter__(self):
+        self.sampler.open()
+        self.sampler.start(self.on_frame)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.sampler.close()
+
+    def wait_ticks(self, count: int, timeout_s: float = 120.0) -> None:
+        import time
+
+        target = len(self.timeline) + count
+        deadline = time.monotonic() + timeout_s
+        while len(self.timeline) < target and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(self.timeline) >= target, "gputop stopped ticking"
+
+    def states(self):
+        with self.lock:
+            return [self.timeline.state(i) for i in range(len(self.timeline))]
+
+    def frames(self):
+        with self.lock:
+            return [self.timeline.frame(i) for i in range(len(self.timeline))]
