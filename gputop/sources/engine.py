@@ -324,6 +324,7 @@ class EngineSource:
             kv_pool_tokens=config_int(parsed.cache.get("kv_pool_tokens")),
             cache_dtype=str(parsed.cache.get("cache_dtype") or ""),
             histograms=parsed.histograms, waiting_by_reason=parsed.waiting_by_reason,
+            work_unit=parsed.work_unit,
             lora_running=running, lora_waiting=waiting, lora_max=parsed.lora[2])
 
     def _replica(self, url: str, parsed: ParsedMetrics, pids: tuple[int, ...],

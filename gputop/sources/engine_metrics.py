@@ -1,4 +1,5 @@
-"""What a serving engine's /metrics text says: vLLM (V1 and V0 names), SGLang, TGI, llama.cpp.
+"""What a serving engine's /metrics text says: vLLM (V1 and V0 names), SGLang, TGI, llama.cpp,
+and a training job's ``trainer_tokens_total`` / ``trainer_samples_total`` counter.
 
 A real vLLM 0.32 page is 56 KB and 60+ families; gputop reads a few dozen of them.
 The prometheus_client parser costs tens of milliseconds on the whole page (much more
@@ -147,6 +148,7 @@ class ParsedMetrics:
     replica: dict[str, str] = field(default_factory=dict)  # this replica's labels
     replicas: tuple["ParsedMetrics", ...] = ()
     spelling: str = ""  # the prefix as the page wrote it, when not the tables' own
+    work_unit: str = ""  # what the generation counter counts (a trainer's tokens or samples)
 
 
 def _finite(value) -> bool:
@@ -253,7 +255,7 @@ def recognise(text: str, url: str = "endpoint") -> ParsedMetrics:
     per replica when the page holds several engines or models."""
     filtered, prefixes = prefilter(text)
     if not any(prefixes.values()):
-        raise SourceError(f"{url} has no vLLM, SGLang, TGI or llama.cpp metrics")
+        raise SourceError(f"{url} has no vLLM, SGLang, TGI, llama.cpp or trainer_ metrics")
     names = next(e for e in ENGINES if prefixes[e.prefix] == max(prefixes.values()))
     spelling = next((alias for alias, prefix in SPELLINGS.items()
                      if prefix == names.prefix and alias in text), "")
@@ -412,12 +414,14 @@ def _parsed(names: EngineNames, group: _Group, shared: _Group | None,
         if queued is not None and queued >= 0:
             by_reason[reason] = queued
     models = group.models or (shared.models if shared is not None else set())
+    unit = next((names.work_units[n] for n in names.generation
+                 if n in group.sums and n in names.work_units), "")
     return ParsedMetrics(
         kind=names.kind, model=replica.get("model_name") or (sorted(models)[0] if models else ""),
         values=values, cache=cache, engines=max(1, len(group.engines)),
         histograms=tuple(histograms),
         waiting_by_reason={k[:MAX_LABEL_CHARS]: v for k, v in by_reason.items() if v >= 0},
-        lora=_lora(group.lora), replica=replica)
+        lora=_lora(group.lora), replica=replica, work_unit=unit)
 
 
 def _replicas(names: EngineNames, groups: dict[tuple, _Group]) -> tuple[ParsedMetrics, ...]:

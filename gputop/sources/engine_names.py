@@ -55,6 +55,8 @@ class EngineNames:
     lora_info: str = ""
     pool_tokens: str = ""
     split_by: dict[str, str] = field(default_factory=dict)  # family -> the label splitting it
+    # what the generation counter counts, by the name found ("tokens" for an engine)
+    work_units: dict[str, str] = field(default_factory=dict)
     # gputop's histogram name -> the engine's family names (first found wins)
     histograms: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
@@ -180,5 +182,13 @@ LLAMACPP = EngineNames(
     decode_seconds=("llamacpp:tokens_predicted_seconds_total",),
     decode_steps=("llamacpp:n_decode_total",))
 
-ENGINES = (VLLM, SGLANG, TGI, LLAMACPP)
+# a training job (lab/train_loop.py writes these): progress counted when a step has
+# finished on the device; no queue, no KV cache
+TRAINER = EngineNames(
+    "trainer", "trainer_",
+    generation=("trainer_tokens_total", "trainer_samples_total"), prompt=(),
+    finished=("trainer_steps_total",), running=(), waiting=(), kv=(),
+    work_units={"trainer_tokens_total": "tokens", "trainer_samples_total": "samples"})
+
+ENGINES = (VLLM, SGLANG, TGI, LLAMACPP, TRAINER)
 BY_KIND = {e.kind: e for e in ENGINES}
