@@ -144,6 +144,8 @@ class LoadProcess:
 class Watch(WatchBase):
     """gputop over the real server; the stand-in GPU is busy while requests hold slots."""
 
+    label = "nvml (stand-in) + real llama.cpp"
+
     def __init__(self, monkeypatch, server_pid: int, url: str):
         fake = FakeNvml([FakeGpu("NVIDIA H100 80GB HBM3", 80 * GiB, 2 * GiB, util_pct=97,
                                  gpm={2: 40.0, 3: 20.0, 5: 10.0, 10: 30.0},

@@ -109,6 +109,8 @@ def raw_metrics(port: int) -> dict[str, float]:
 class Watch(WatchBase):
     """gputop over the real engine; the stand-in GPU is busy while tokens flow."""
 
+    label = "nvml (stand-in) + real vLLM"
+
     def __init__(self, monkeypatch, core_pid: int, sm_pct: float = 40.0, **engine_kwargs):
         fake = FakeNvml([FakeGpu("NVIDIA H100 80GB HBM3", 80 * GiB, 70 * GiB, util_pct=97,
                                  gpm={2: sm_pct, 3: sm_pct / 2, 5: 10.0, 10: 30.0},

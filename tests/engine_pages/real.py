@@ -66,8 +66,21 @@ class Watch:
         self.sampler.start(self.on_frame)
         return self
 
+    label = "nvml (stand-in) + a real engine"  # the recording's source, when one is kept
+
     def __exit__(self, *exc) -> None:
+        import time
+        from pathlib import Path
+
         self.sampler.close()
+        keep = os.environ.get("GPUTOP_TEST_RECORD_DIR")  # keep what the engine showed
+        if keep:
+            from gputop.record.store import Recorder
+            name = os.environ.get("PYTEST_CURRENT_TEST", "engine").split("::")[-1].split(" ")[0]
+            recorder = Recorder(Path(keep) / f"{name}-{int(time.time())}.gputop", self.label)
+            for frame in self.frames():
+                recorder.append(frame)
+            recorder.close()
 
     def wait_ticks(self, count: int, timeout_s: float = 120.0) -> None:
         import time
