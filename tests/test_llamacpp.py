@@ -295,8 +295,13 @@ def test_a_prompt_storm_defers_requests_and_opens_an_episode(llama, monkeypatch,
     assert episodes, [(s.point.tokens_per_s, s.baseline_tokens_per_s,
                        s.point.prompt_tokens_per_s) for s in states[-20:]]
     episode = episodes[0]
-    assert episode.measure == "tokens"
-    assert episode.suspects, episode
+    seen = (episode.headline, episode.evidence, episode.suspects)
+    # what trips is the engine's own evidence: generated tokens/s fallen to half or less, or
+    # the queue of deferred requests growing (the detector of main since cd71098 says queue)
+    assert episode.measure in ("tokens", "queue"), seen
+    if episode.measure == "tokens":
+        assert episode.tokens_per_s <= 0.5 * episode.baseline_tokens_per_s, seen
+    assert episode.suspects, seen
 
 
 def test_capture_of_the_real_server_reads_as_the_server(llama):
