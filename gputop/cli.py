@@ -6,6 +6,7 @@ Bad input ends in one line on stderr and exit status 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import sys
@@ -281,6 +282,14 @@ def build_parser() -> argparse.ArgumentParser:
     kv.add_argument("--kv-dtype", default="auto", choices=["auto", "bf16", "fp16", "fp8", "fp32"])
     kv.add_argument("--tp", type=_positive_int, default=1, help="tensor-parallel size")
     kv.add_argument("--json", action="store_true", help="JSON for scripts")
+    capture = sub.add_parser(
+        "capture-engine", help="save an engine's /metrics page with model names, addresses and "
+        "adapter names anonymised, to attach to a bug report")
+    capture.add_argument("url", metavar="URL", help="the engine's metrics URL "
+                         "(http://127.0.0.1:8000/metrics)")
+    capture.add_argument("-o", "--output", metavar="FILE", default=None,
+                         help="where to write it (default engine-metrics-DATE.txt; - for "
+                         "standard output); never over an existing file")
     doctor = sub.add_parser("doctor", help="what works on this machine and how to fix the rest")
     doctor.add_argument("-i", "--gpu", type=_gpu_list, default=argparse.SUPPRESS, metavar="0,2")
     doctor.add_argument("--ebpf-source", choices=["full", "light"], nargs="?", const="full",
@@ -686,6 +695,36 @@ def cmd_config(args, effective: dict) -> int:
     return 0
 
 
+def cmd_capture_engine(args) -> int:
+    """Fetch, redact and save one metrics page; one line and exit 2 when it cannot."""
+    import datetime as dt
+
+    from gputop.sources.base import SourceError
+    from gputop.sources.engine_capture import capture, write_new
+
+    try:
+        text, summary = capture(args.url)
+    except (SourceError, ValueError) as exc:
+        raise UsageError(f"capture-engine: {exc}") from None
+    if args.output == "-":
+        sys.stdout.write(text)
+        print(f"gputop: {summary}", file=sys.stderr)
+        return 0
+    path = args.output or dt.datetime.now().strftime("engine-metrics-%Y%m%d-%H%M%S.txt")
+    try:
+        write_new(path, text)
+    except FileExistsError:
+        if os.path.islink(path):
+            raise UsageError(f"capture-engine: {path} is a symbolic link: not followed") from None
+        raise UsageError(f"capture-engine: {path} exists: choose another name") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UsageError(f"capture-engine: {path} is a symbolic link: not followed") from None
+        raise UsageError(f"capture-engine: cannot write {path}: {exc.strerror or exc}") from None
+    print(f"gputop: wrote {path}: {summary}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = _join_negative_times(sys.argv[1:] if argv is None else argv)
     try:
@@ -699,6 +738,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_doctor(args)
         if args.command == "kv":
             return cmd_kv(args)
+        if args.command == "capture-engine":
+            return cmd_capture_engine(args)
         if args.command in ("record", "replay", "export", "report", "serve", "fleet"):
             return {"record": cmd_record, "replay": cmd_replay, "export": cmd_export,
                     "report": cmd_report, "serve": cmd_serve,

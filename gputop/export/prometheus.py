@@ -13,6 +13,7 @@ command lines (other users' commands are private).
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import socket
 import threading
 from collections.abc import Iterator
@@ -24,14 +25,19 @@ from gputop import __version__
 from gputop.buckets import bucket_mid_ns
 from gputop.model.derive import OFF_CPU, View
 from gputop.model.detect import CAUSES
-from gputop.model.signals import ENGINE, GPU, HOST, Signal
+from gputop.model.signals import ENGINE, GPU, HOST, REPLICA, Signal
 from gputop.schema import THROTTLE_REASONS
 
 # launch durations: le from 1 us, doubling, to 8.4 s (then +Inf)
 LAUNCH_BOUNDS_S = tuple(1e-6 * 2**k for k in range(24))
 EPISODE_KINDS = ("busy_unproductive", "starved")
-VRAM_PARTS = ("weights", "kv_used", "kv_free", "engine_other", "other_processes", "free",
-              "unsplit", "overflow")
+# each replica's engine families: gputop_engine_X -> gputop_engine_replica_X{replica, model,
+# gpus}, so the page's own (unlabelled) series keep meaning the whole endpoint
+REPLICA_SIGNALS = tuple(dataclasses.replace(s, prom=s.prom.replace("gputop_engine_",
+                                                                    "gputop_engine_replica_", 1))
+                        for s in REPLICA if s.prom)
+VRAM_PARTS = ("weights", "kv_used", "kv_free", "kv_pool", "engine_other", "other_processes",
+              "free", "unsplit", "overflow")  # kv_pool: a KV pool whose use is unknown
 
 
 class _Cumulative:
@@ -201,6 +207,18 @@ class Exporter:
         info.add_metric([engine.sample.kind, engine.sample.model], 1)
         yield info
         yield from self._signals(ENGINE, [((), engine)])
+        if engine.replicas:
+            replica = GaugeMetricFamily(
+                "gputop_engine_replica_info",
+                "a data-parallel engine or model behind the endpoint, and the GPUs its "
+                "processes are on", labels=["replica", "model", "gpus"])
+            scoped = []
+            for r in engine.replicas:
+                labels = (r.sample.replica, r.sample.model, ",".join(map(str, r.gpus)))
+                replica.add_metric(list(labels), 1)
+                scoped.append((labels, r))
+            yield replica
+            yield from self._signals(REPLICA_SIGNALS, scoped, ("replica", "model", "gpus"))
 
     @staticmethod
     def _launch_families(launch, offcpu, traced_s):

@@ -24,7 +24,9 @@ from gputop.model.kv import ConfigError, kv_config, kv_layout
 from gputop.schema import EngineSample
 from gputop.sources import engine_discovery, prom
 from gputop.sources.base import Reading, SourceError
-from gputop.sources.engine_metrics import ParsedMetrics, config_int, recognise
+from gputop.sources.engine_metrics import (REPLICA_LABELS, ParsedMetrics, config_int,
+                                           recognise, replica_label)
+from gputop.sources.engine_replicas import command_lines, llamacpp_pool, replica_roots
 from gputop.sources.modelinfo import ModelInfo, load
 from gputop.sources.proctree import tree_cpu, tree_of
 
@@ -102,6 +104,10 @@ class _Endpoint:
     tree: tuple[psutil.Process, ...] = ()
     tree_at: float = -1e9
     tensor_parallel: int | None = None
+    # replica label -> the pids that are it (refreshed with the tree)
+    replica_pids: dict[str, tuple[int, ...]] | None = None
+    # llama-server's KV pool from its command line: (tokens, dtype, why not)
+    context: tuple[int | None, str, str] = (None, "", "")
 
     def listener_alive(self) -> bool:
         if self.listener is None:
@@ -224,7 +230,29 @@ class EngineSource:
             endpoint.tree = tuple(tree_of([endpoint.listener]))
             endpoint.tree_at = tick
             endpoint.tensor_parallel = tensor_parallel(list(endpoint.tree))
+            endpoint.replica_pids = None  # found again for the new tree
+            endpoint.context = llamacpp_pool(command_lines(list(endpoint.tree)))
         return endpoint.tree
+
+    def _replica_pids(self, endpoint: _Endpoint, parsed: ParsedMetrics) -> dict[str, tuple[int, ...]]:
+        """Each replica's processes, worked out once per tree refresh (it reads the tree's
+        command lines and, for a router's workers, the machine's listening sockets)."""
+        wanted = {replica_label(r.replica) for r in parsed.replicas}
+        if endpoint.replica_pids is not None and set(endpoint.replica_pids) == wanted:
+            return endpoint.replica_pids
+        tree = list(endpoint.tree)
+        argvs = command_lines(tree)
+        differing = {label for label in REPLICA_LABELS
+                     if len({r.replica.get(label) for r in parsed.replicas}) > 1}
+        models = {r.replica.get("model_name", "") for r in parsed.replicas} - {""}
+        found = {}
+        for replica in parsed.replicas:
+            roots = replica_roots(parsed.kind, replica.replica, differing, tree, argvs,
+                                  local_port, listening_pids, models)
+            found[replica_label(replica.replica)] = tuple(
+                sorted({p.pid for p in tree_of(roots)})) if roots else ()
+        endpoint.replica_pids = found
+        return found
 
     def _model_info(self, parsed: ParsedMetrics) -> ModelInfo | None:
         if self._model is not None or not parsed.model or parsed.model in self._model_tried:
@@ -271,34 +299,57 @@ class EngineSource:
             notes.append("remote endpoint: its GPU processes cannot be identified from here")
         elif not pids:
             notes.append(f"no local process listens on port {port}")
+        if parsed.kind == "llamacpp" and not parsed.cache.get("kv_pool_tokens"):
+            tokens, dtype, why = endpoint.context
+            if tokens is not None:  # the page has no KV pool; the command line says it
+                parsed.cache.update(kv_pool_tokens=str(tokens), cache_dtype=dtype)
+            elif why:
+                notes.append(why)
         cpu = tree_cpu(list(tree)) if tree else None
         busiest = cpu.threads[0] if cpu is not None and cpu.threads else None
-        v = parsed.values
+        layout = dict(kv_config=kv_fields, weights_bytes=weights,
+                      weights_source=info.weights_source if info and weights is not None else "",
+                      tensor_parallel=tp)
+        replicas = ()
+        if parsed.replicas:
+            pids_of = self._replica_pids(endpoint, parsed) if tree else {}
+            model = parsed.model or (info.name if info else "")
+            replicas = tuple(self._replica(url, r, pids_of.get(replica_label(r.replica), ()),
+                                           layout if r.model in ("", model) else {})
+                             for r in parsed.replicas)
+            untied = [replica_label(r.replica) for r in parsed.replicas
+                      if not pids_of.get(replica_label(r.replica))]
+            if untied and pids:
+                notes.append("no process on this machine ties replica(s) "
+                             + ", ".join(untied[:4]) + " to GPUs")
+        # a router's workers are not in its tree: the engine is every replica's processes too
+        pids = sorted({*pids, *(p for r in replicas for p in r.pids)})
         return EngineSample(
-            kind=parsed.kind, url=url, model=parsed.model or (info.name if info else ""),
-            generation_tokens_total=v["generation_tokens_total"],
-            prompt_tokens_total=v["prompt_tokens_total"],
-            requests_finished_total=v["requests_finished_total"],
-            requests_running=v["requests_running"], requests_waiting=v["requests_waiting"],
-            kv_usage_ratio=v["kv_usage_ratio"],
-            num_gpu_blocks=config_int(parsed.cache.get("num_gpu_blocks")),
-            block_size=config_int(parsed.cache.get("block_size")),
-            kv_pool_bytes=config_int(parsed.cache.get("kv_cache_memory_bytes")),
-            kv_pool_tokens=config_int(parsed.cache.get("kv_pool_tokens")),
-            kv_config=kv_fields,
-            cache_dtype=str(parsed.cache.get("cache_dtype") or ""), weights_bytes=weights,
-            weights_source=info.weights_source if info and weights is not None else "",
-            tensor_parallel=tp, data_parallel=parsed.engines, pids=tuple(pids),
-            note="; ".join(notes),
-            histograms=parsed.histograms,
-            preemptions_total=v["preemptions_total"],
-            prompt_tokens_cached_total=v["prompt_tokens_cached_total"],
-            retracted_requests_total=v["retracted_requests_total"],
-            work_unit=parsed.work_unit,
-            waiting_by_reason=parsed.waiting_by_reason,
-            flops_total=v["flops_total"], read_bytes_total=v["read_bytes_total"],
-            write_bytes_total=v["write_bytes_total"],
+            **self._readings(url, parsed, info), **layout, data_parallel=parsed.engines,
+            pids=tuple(pids), note="; ".join(notes), replicas=replicas,
             cpu_s=cpu.cpu_s if cpu else None,
             ctx_involuntary=cpu.involuntary if cpu else None,
             busiest_thread_cpu_s=busiest.cpu_s if busiest else None,
             busiest_thread=f"{busiest.tid} {busiest.name}" if busiest else "")
+
+    @staticmethod
+    def _readings(url: str, parsed: ParsedMetrics, info: ModelInfo | None) -> dict:
+        """The page's (or a replica's) numbers as EngineSample fields."""
+        running, waiting, _ = parsed.lora
+        return dict(
+            kind=parsed.kind, url=url, model=parsed.model or (info.name if info else ""),
+            **parsed.values,
+            num_gpu_blocks=config_int(parsed.cache.get("num_gpu_blocks")),
+            block_size=config_int(parsed.cache.get("block_size")),
+            kv_pool_bytes=config_int(parsed.cache.get("kv_cache_memory_bytes")),
+            kv_pool_tokens=config_int(parsed.cache.get("kv_pool_tokens")),
+            cache_dtype=str(parsed.cache.get("cache_dtype") or ""),
+            histograms=parsed.histograms, waiting_by_reason=parsed.waiting_by_reason,
+            work_unit=parsed.work_unit,
+            lora_running=running, lora_waiting=waiting, lora_max=parsed.lora[2])
+
+    def _replica(self, url: str, parsed: ParsedMetrics, pids: tuple[int, ...],
+                 layout: dict) -> EngineSample:
+        return EngineSample(**self._readings(url, parsed, None), **layout,
+                            replica=replica_label(parsed.replica), data_parallel=1, pids=pids,
+                            note="" if pids else "no process on this machine ties it to GPUs")

@@ -100,9 +100,52 @@ class ThroughputPane(Pane):
                        (f"waiting {count(s.requests_waiting)}", waiting_style),
                        (f" ({reasons})" if reasons else "", DIM)))
         kv = s.kv_usage_ratio
-        label = f"KV used {kv:>4.0%} " if kv is not None else "KV used " + na("not reported")
+        label = f"KV used {kv:>4.0%} " if kv is not None else "KV used " + na(
+            "llama.cpp removed its KV gauges" if s.kind == "llamacpp" else "not reported")
         out.append(row(label, *hbar(kv, max(0, width - len(label)), KV_BAR) if kv is not None else ""))
+        extra = ThroughputPane.extra_text(engine)
+        if extra:
+            out.append(row((extra[:width], DIM)))
+        out += ThroughputPane.replica_rows(engine, width)
         return out
+
+    @staticmethod
+    def extra_text(engine) -> str:
+        """The newer families in one line, only those the engine reports."""
+        r, s = engine.rates, engine.sample
+        parts = []
+        if r.get("prefix_cache_hit_ratio") is not None:
+            parts.append(f"cache hit {r['prefix_cache_hit_ratio']:.0%}")
+        if r.get("spec_acceptance_ratio") is not None:
+            parts.append(f"spec accept {r['spec_acceptance_ratio']:.0%}")
+        if r.get("prefill_time_ratio") is not None:
+            parts.append(f"prefill {r['prefill_time_ratio']:.0%} of time")
+        if r.get("forward_busy_ratio") is not None:
+            parts.append(f"engine busy {r['forward_busy_ratio']:.0%}")
+        if r.get("retractions_per_s"):
+            parts.append(f"retracted {rate(r['retractions_per_s'])}/s")
+        if s.kv_evictable_tokens is not None and s.kv_used_tokens is not None:
+            parts.append(f"KV tok {count(s.kv_used_tokens)} used "
+                         f"{count(s.kv_evictable_tokens)} cached")
+        if s.lora_running or s.lora_waiting:
+            parts.append(f"LoRA {len(s.lora_running)} run {len(s.lora_waiting)} wait")
+        return "   ".join(parts)
+
+    @staticmethod
+    def replica_rows(engine, width: int, max_rows: int = 4) -> list[Row]:
+        """One line per data-parallel engine / model behind the endpoint, on its GPUs."""
+        rows = []
+        for r in engine.replicas[:max_rows]:
+            gpus = ",".join(map(str, r.gpus)) or "?"
+            kv = r.sample.kv_usage_ratio
+            text = (f" {r.sample.replica} GPU {gpus}: {rate(r.tokens_per_s)} tok/s  "
+                    f"run {count(r.sample.requests_running)} wait "
+                    f"{count(r.sample.requests_waiting)}"
+                    + (f"  KV {kv:.0%}" if kv is not None else ""))
+            rows.append(row(text[:width]))
+        if len(engine.replicas) > max_rows:
+            rows.append(row((f" +{len(engine.replicas) - max_rows} more (snapshot --json)", DIM)))
+        return rows
 
     @staticmethod
     def episode_rows(ctx: Ctx, width: int, max_rows: int) -> list[Row]:
@@ -134,6 +177,10 @@ class ThroughputPane(Pane):
                              f"{seconds_text(engine.p99_s(name))}"
                              for name in ("itl", "ttft", "tpot", "e2e", "queue")
                              if engine.p99_s(name) is not None)]
+        for r in engine.replicas:
+            lines.append(f"replica {r.sample.replica}: GPUs {', '.join(map(str, r.gpus)) or 'unknown'}"
+                         f", pids {', '.join(map(str, r.sample.pids)) or 'none tied'}"
+                         + (f" ({r.sample.note})" if r.sample.note else ""))
         if s.note:
             lines.append(f"note: {s.note}")
         for ep in ctx.view.detector.episodes[-5:]:

@@ -18,6 +18,7 @@ PARTS = {
     "weights": ("weights", "█", Style(color="blue")),
     "kv_used": ("KV used", "▓", Style(color="magenta")),
     "kv_free": ("KV free", "░", Style(color="magenta")),
+    "kv_pool": ("KV (use n/a)", "▤", Style(color="magenta")),
     "other": ("other (engine)", "▒", Style(color="yellow")),
     "other_processes": ("other procs", "▚", Style(color="white")),
     "unsplit": ("used (unsplit)", "▒", Style(color="bright_black")),
