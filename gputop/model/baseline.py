@@ -31,6 +31,7 @@ class Sample:
     running: float | None = None
     itl_p99_s: float | None = None
     ttft_p99_s: float | None = None
+    itl_p50_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,8 +47,8 @@ class Baseline:
     def get(self, name: str) -> float | None:
         key = ("v", name)
         if key not in self._memo:
-            self._memo[key] = _median([s.values[name] for s in self.samples
-                                       if name in s.values])
+            values = [s.values[name] for s in self.samples if name in s.values]
+            self._memo[key] = _upper(values) if name in SPIKY else _median(values)
         return self._memo[key]
 
     def gpu(self, name: str, gpu: int) -> float | None:
@@ -90,7 +91,8 @@ class Baseline:
             self._memo["pairs"] = {
                 name: tuple((s.running, getattr(s, attr)) for s in self.samples
                             if getattr(s, attr) is not None and getattr(s, attr) > 0)
-                for name, attr in (("itl", "itl_p99_s"), ("ttft", "ttft_p99_s"))}
+                for name, attr in (("itl", "itl_p99_s"), ("ttft", "ttft_p99_s"),
+                                   ("itl50", "itl_p50_s"))}
         return self._memo["pairs"]
 
     def add(self, sample: Sample, window_s: float) -> Baseline:
@@ -109,23 +111,47 @@ class Baseline:
         pairs = self.pairs.get(name, ())
         if len(pairs) < MIN_SAMPLES:
             return None
+        # a tail's usual range is its upper quartile: bursts that are part of the traffic
+        # (a p99 over 5 s moves with each one) are not above the baseline
+        level = _upper_or_median if name in ("itl", "ttft") else statistics.median
         with_load = [(r, v) for r, v in pairs if r is not None and r > 0]
         if running is None or running <= 0 or len(with_load) < MIN_SAMPLES:
-            return statistics.median(v for _, v in pairs)
+            return level([v for _, v in pairs])
         match = t("load_match")
         near = [v for r, v in with_load if r / match <= running <= r * match]
         if len(near) >= MIN_SAMPLES:
-            return statistics.median(near)
+            return level(near)
         loads = sorted(r for r, _ in with_load)
         if running > loads[-1]:
             top = [(r, v) for r, v in with_load if r >= loads[-1] / match]
             r_ref = statistics.median(r for r, _ in top)
-            base = statistics.median(v for _, v in top)
+            base = level([v for _, v in top])
             if name == "ttft":  # a prefill's time grows with the batch it joins, at most linearly
                 return base * running / r_ref
-            return base * (running / r_ref) ** t("itl_load_exponent")
+            exponent = t("itl_load_exponent") if name == "itl" else t("itl50_load_exponent")
+            return base * (running / r_ref) ** exponent
         low = [v for r, v in with_load if r <= loads[0] * match]
-        return statistics.median(low)
+        return level(low)
+
+
+# signals whose healthy range is wide by nature: their baseline is the upper quartile
+SPIKY = ("prompt",)
+
+
+UPPER_MIN = 8  # an upper quartile of fewer samples is their maximum: the median instead
+
+
+def _upper(values: list[float]) -> float | None:
+    """The upper quartile (of at least UPPER_MIN values; of fewer, the median)."""
+    if len(values) < UPPER_MIN:
+        return _median(values)
+    values = sorted(values)
+    return values[(3 * len(values)) // 4]
+
+
+def _upper_or_median(values: list[float]) -> float:
+    """The upper quartile, or the median of a subset too small to have one."""
+    return _upper(values) if len(values) >= UPPER_MIN else statistics.median(values)
 
 
 def _median(values: list[float]) -> float | None:

@@ -68,7 +68,7 @@ class DetectConfig:
 
 
 LATENCY_MEASURES = ("itl", "ttft")
-ENGINE_MEASURES = ("itl", "ttft", "tokens", "queue", "util", "kv")
+ENGINE_MEASURES = ("itl", "ttft", "tokens", "queue", "util", "kv", "step")
 MAX_EPISODES = 50
 RECENT_S = 12.0  # points kept for windows (the saw-tooth reads 10 s)
 RECENT_MAX = 48
@@ -193,6 +193,8 @@ class SubjectState:
     last_closed: Episode | None = None
     last_tally: Tally = Tally()
     last_closed_mono_s: float = -math.inf
+    pause_since_mono_s: float | None = None  # a rank off the GPU, the others in a barrier
+    surge_since_mono_s: float | None = None  # more prompts of the usual length arriving
 
 
 @dataclass(frozen=True, slots=True)
@@ -424,6 +426,12 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
         fanout = (now.time_mono_s, feats.v["jump_from"])
     if fanout != st.fanout:
         st = replace(st, fanout=fanout)
+    paused = feats.v.get("paused_rank") is not None
+    if paused != (st.pause_since_mono_s is not None):
+        st = replace(st, pause_since_mono_s=now.time_mono_s if paused else None)
+    surging = feats.s.get("surge", 0.0) >= 0.5
+    if surging != (st.surge_since_mono_s is not None):
+        st = replace(st, surge_since_mono_s=now.time_mono_s if surging else None)
     slow = tuple((n, m) for n, m in st.slow_times if now.time_mono_s - m <= 2 * config.hold_s)
     slow += tuple((n, now.time_mono_s) for n, hit in feats.slow_reading.items() if hit)
     if slow != st.slow_times:
@@ -459,6 +467,11 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
                      pending_tally=tally)
         hold = config.hold_s if measure in ENGINE_MEASURES else max(config.hold_s,
                                                                      t("job_hold_s"))
+        if measure in LATENCY_MEASURES and (feats.v.get(f"{measure}_ratio") or 0.0) < \
+                t("latency_severe") and not any(
+                    _trigger_holds(m, st, subject, feats, config, clearing=False)
+                    for m in ENGINE_MEASURES if m not in LATENCY_MEASURES):
+            hold *= 2  # a moderate latency rise alone must last: bursts give a few seconds
         if now.time_mono_s - pending[0] < hold:
             return st, None
         old = None
@@ -520,7 +533,7 @@ def _losing(s: dict[str, float], scores: dict[str, float]) -> dict[str, str]:
 def _where(subject: Subject, feats: Features) -> dict[str, tuple[int, ...]]:
     named = {"odd": (feats.odd_gpu,) if feats.odd_gpu is not None else (),
              "shared": feats.shared_gpus, "throttled": feats.throttled_gpus,
-             "dram": feats.dram_gpus}
+             "dram": feats.dram_gpus, "stalled": feats.stalled_gpus}
     return {sig.cause: named.get(sig.where) or subject.gpus for sig in signatures.SIGNATURES}
 
 
@@ -587,8 +600,8 @@ def _trigger(st: SubjectState, subject: Subject, feats: Features, config: Detect
     return None
 
 
-_ENGINE_ORDER = ("itl", "tokens", "queue", "util", "ttft", "kv", "straggler", "shared",
-                 "clock")
+_ENGINE_ORDER = ("itl", "tokens", "queue", "util", "ttft", "kv", "step", "straggler",
+                 "shared", "clock", "hollow")
 _JOB_ORDER = ("work", "hollow", "stall", "straggler", "shared", "clock")
 
 
@@ -600,6 +613,10 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
     if st.warmup_since_mono_s is not None:
         return False
     util = v.get("util")
+    if measure in ("itl", "ttft", "tokens", "queue") and not clearing and \
+            s.get("surge", 0.0) >= 0.5 and st.surge_since_mono_s is not None and \
+            st.last_seen_mono_s - st.surge_since_mono_s < t("surge_s"):
+        return False  # arrivals beyond capacity for a while: queueing, not a stall
     if measure in LATENCY_MEASURES:
         ratio = v.get(f"{measure}_ratio")
         gate = v.get(f"{measure}_clear_gate" if clearing else f"{measure}_gate")
@@ -645,9 +662,16 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         less_prompt = (v.get("prompt_ratio") or 1.0) <= 0.5  # less prefill work explains it
         return queued or (same_batch and not less_prompt)
     if measure == "kv":
-        # requests wait for KV blocks: the pool, not the GPU, limits the work
-        return s.get("kv_full", 0.0) >= (0.3 if clearing else 0.5) and max(
-            s.get("preempt", 0.0), s.get("queue", 0.0)) >= (0.3 if clearing else 0.5)
+        # the pool full and work thrown away (preempted, retracted: computed again later);
+        # requests that only wait for blocks are an engine at its capacity
+        return s.get("kv_full", 0.0) >= (0.3 if clearing else 0.5) and \
+            s.get("preempt", 0.0) >= (0.3 if clearing else 0.5)
+    if measure == "step":
+        # every token slower while the memory traffic rose: decode at the bandwidth roofline
+        ratio, rise = v.get("step_ratio"), v.get("dram_rise")
+        return ratio is not None and rise is not None and \
+            ratio >= (1.6 if clearing else t("step_slow")) and rise >= t("dram_rise_pts") * (
+                0.6 if clearing else 1.0)
     if measure == "work":
         # fewer steps while the GPU looks as it always did is the job's own doing (an eval
         # pass, a checkpoint: the counter stops, the GPU idles or runs forward passes); fewer
@@ -661,6 +685,11 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
     if now_age < t("job_min_age_s") and not clearing:
         return False
     if measure == "hollow":
+        # the others wait in a barrier for a rank that is off the GPU (rank 0 writing a
+        # checkpoint): a pause, unless it lasts long enough to be a hang
+        if st.pause_since_mono_s is not None and not clearing and \
+                st.last_seen_mono_s - st.pause_since_mono_s < t("pause_s"):
+            return False
         ratio = v.get("sm_ratio")
         if ratio is None or util is None or util < (70.0 if clearing else t("hollow_util_pct")):
             return False
@@ -726,6 +755,8 @@ def _clean(feats: Features) -> bool:
         return False  # fewer tokens while demand is there; with demand gone, the new normal
     if any((v.get(f"{m}_ratio") or 0.0) >= 1.5 and v.get(f"{m}_gate") for m in LATENCY_MEASURES):
         return False
+    if (v.get("prompt_ratio") or 1.0) >= 2.0 or (v.get("step_ratio") or 1.0) >= 1.5:
+        return False  # a prefill burst, or every token slower: an onset, not the normal
     return max(s.get("queue", 0.0), s.get("util_drop", 0.0), s.get("sawtooth", 0.0),
                s.get("work_down", 0.0), s.get("odd", 0.0) * s.get("peers_wait", 0.0),
                s.get("shared", 0.0), s.get("clock_all", 0.0)) < 0.5
@@ -769,6 +800,7 @@ def _sample(subject: Subject, now: Point, feats: Features) -> Sample | None:
         elif (now.tokens_per_s or 0) > 0 or (now.requests_running or 0) > 0:
             put("tokens", now.tokens_per_s)
             put("prompt", now.compute_prompt_tokens_per_s)
+            put("prompt_len", v.get("prompt_len"))
         put("running", now.requests_running)
         put("waiting", now.requests_waiting)
         put("kv", now.kv_usage_ratio)
@@ -812,4 +844,5 @@ def _sample(subject: Subject, now: Point, feats: Features) -> Sample | None:
                   {g: frozenset(now.throttle.get(g, ())) for g in subject.gpus}, pids,
                   running=now.requests_running,
                   itl_p99_s=now.latency.get("itl", (None, None))[1],
+                  itl_p50_s=now.latency.get("itl", (None, None))[0],
                   ttft_p99_s=now.latency.get("ttft", (None, None))[1])

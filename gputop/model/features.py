@@ -36,6 +36,7 @@ class Features:
     throttled_gpus: tuple[int, ...] = ()
     dram_gpus: tuple[int, ...] = ()
     slow_reading: dict[str, bool] = field(default_factory=dict)  # this reading had slow ones
+    stalled_gpus: tuple[int, ...] = ()  # where a saw-tooth or an idle rank shows
 
 
 def _mean(values) -> float | None:
@@ -115,10 +116,14 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
             say("sm_active", sm, base.get("sm"), "%", detail=f"{util:.0f}")
     if dram is not None:
         dram_base = base.get("dram")
-        s["dram"] = ramp(dram, 80.0, 92.0)
+        # saturated (near the HBM roofline) or risen well above the job's own level: decode
+        # reads every sequence's KV each step, so longer contexts show as DRAM traffic
+        s["dram"] = max(ramp(dram, 80.0, 92.0), ramp(dram - dram_base, 8.0, 25.0)
+                        * ramp(dram, 50.0, 75.0) if dram_base is not None else 0.0)
         s["dram_new"] = ramp(dram - dram_base, 5.0, 20.0) if dram_base is not None \
             else 0.5 * s["dram"]
-        if dram >= t("dram_high_pct"):
+        v["dram_rise"] = dram - dram_base if dram_base is not None else None
+        if dram >= t("dram_high_pct") or s["dram"] >= 0.5:
             say("dram", dram, dram_base, "%")
     if tensor is not None and base.get("tensor") is not None:
         s["tensor_up"] = ramp(tensor - base.get("tensor"), 5.0, 25.0)
@@ -158,12 +163,14 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
             say("clock", clocks[g], base.gpu("clock", g), "MHz", gpu=g)
 
     odd = None
+    idle_rank: tuple[int, ...] = ()
     if len(gpus) >= 2:
         odd = _odd_one_out(subject, s, clocks, sms, temps, utils, new_reasons, base, say)
+        idle_rank = _idle_rank(subject, points, utils, sms, s, v, say)
     shared = _shared(subject, now, base, s, say)
     dram_gpus = tuple(g for g, d in _per_gpu(points, "dram_bw_pct", gpus).items()
                       if d >= t("dram_high_pct"))
-    _sawtooth(subject, points, base, s, v, say)
+    stalled = _sawtooth(subject, points, base, s, v, say)
 
     # ---------------------------------------------------------------- the engine
     slow_reading: dict[str, bool] = {}
@@ -190,7 +197,9 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     # a serving engine whose GPU waits on its own host-side work (nothing outside takes its
     # CPU, no launch stalls): per-request work on the host, such as logprobs and their
     # detokenisation, paid every step
-    s["engine_host_bound"] = s.get("util_drop", 0.0) * s["serving"] * (1.0 - s["host"]) \
+    drop = (v["util_base"] - v["util"]) if v.get("util") is not None and \
+        v.get("util_base") is not None else None
+    s["engine_host_bound"] = ramp(drop, 15.0, 30.0) * s["serving"] * (1.0 - s["host"]) \
         * (1.0 - s["jitter"]) * max(s.get("itl", 0.0), s.get("ttft", 0.0))
     s["kv_sig"] = min(s.get("kv_full", 0.0), s.get("preempt", 0.0))
     s["kv_wait"] = min(s.get("kv_full", 0.0), s.get("queue", 0.0))  # waiting for blocks
@@ -201,7 +210,7 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
                     s.get("ttft", 0.0))
     return Features(s=s, v=v, evidence=tuple(ev), odd_gpu=odd, shared_gpus=shared,
                     throttled_gpus=throttled, dram_gpus=dram_gpus or gpus,
-                    slow_reading=slow_reading)
+                    slow_reading=slow_reading, stalled_gpus=stalled or idle_rank)
 
 
 def _odd_one_out(subject, s, clocks, sms, temps, utils, new_reasons, base, say) -> int | None:
@@ -263,6 +272,48 @@ def _odd_one_out(subject, s, clocks, sms, temps, utils, new_reasons, base, say) 
     return odd if s["odd"] > 0 else None
 
 
+def _idle_rank(subject, points, utils, sms, s, v, say) -> tuple[int, ...]:
+    """One GPU of a multi-GPU job mostly off the GPU while the others spin in the collective
+    at full util on few SMs: that rank's host side (its data loader) holds the job back.
+    A rank that does no step at all in the window is a pause (rank 0 checkpointing, an eval
+    on one rank): ``v["paused_rank"]`` says so, and only a long one is judged (a hang)."""
+    horizon = points[-1].time_mono_s - WINDOW_S
+    window = [p for p in points if p.time_mono_s > horizon]
+    best, where, paused = 0.0, None, None
+    for g in subject.gpus:
+        peers = [x for k, x in utils.items() if k != g]
+        if g not in utils or not peers or min(peers) < 85:
+            continue
+        series = [x for p in window for x in (p.util_samples_pct.get(g)
+                  or ((p.util_pct[g],) if g in p.util_pct else ()))]
+        if len(series) < 6:
+            continue
+        recent = [x for p in window if p.time_mono_s > points[-1].time_mono_s - 4.0
+                  for x in (p.util_samples_pct.get(g) or
+                            ((p.util_pct[g],) if g in p.util_pct else ()))]
+        if recent and max(recent) < t("sawtooth_idle_pct"):
+            paused = g  # no step at all for seconds: a pause (a checkpoint), not a stall
+            continue
+        mean = sum(series) / len(series)
+        busy = sum(1 for x in series if x >= t("sawtooth_busy_pct")) / len(series)
+        strength = ramp(mean, 70.0, 40.0)
+        if strength <= 0 or busy < 0.05:
+            continue
+        if strength > best:
+            best, where = strength, g
+    peers_sm = [x for k, x in sms.items() if k != where] if where is not None else []
+    waiting = ramp(1.0 - (sum(peers_sm) / len(peers_sm)) / max(sms.get(where, 0.0), 1.0) if
+                   peers_sm and sms.get(where) else 0.5, 0.0, 0.5) if where is not None else 0.0
+    s["rank_idle"] = best * max(waiting, 0.5)
+    if paused is not None:
+        v["paused_rank"] = float(paused)
+    if where is not None and s["rank_idle"] >= 0.3:
+        say("rank_idle", utils[where], None, "%", gpu=where,
+            others=tuple(k for k in sorted(utils) if k != where))
+        return (where,)
+    return ()
+
+
 def _peers(values: dict[int, float], g: int) -> tuple[int, ...]:
     return tuple(k for k in sorted(values) if k != g)
 
@@ -303,64 +354,88 @@ def _shared(subject, now: Point, base: Baseline, s, say) -> tuple[int, ...]:
     return tuple(found)
 
 
-def _sawtooth(subject, points, base: Baseline, s, v, say) -> None:
-    """Steps and waits alternating: the driver's util samples (or per-tick values) over the
-    window switch between busy and idle again and again, the mean well under the job's own.
-    One switch (a checkpoint starting, a job ending) is no saw-tooth."""
+def _sawtooth(subject, points, base: Baseline, s, v, say) -> tuple[int, ...]:
+    """Steps and waits alternating, on any GPU of the subject: its util samples (the driver's,
+    or per tick) switch between busy and idle again and again, or, where waiting ranks spin
+    in a collective at 100% util (DDP: every rank waits for the slowest one's input), its
+    SM activity does; the mean well under its own.  One switch (a checkpoint starting, a job
+    ending) is no saw-tooth.  Returns the GPUs that show it, the strongest first."""
     horizon = points[-1].time_mono_s - WINDOW_S
     window = [p for p in points if p.time_mono_s > horizon]
-    idle_at = t("sawtooth_idle_pct")
-    if not any(min(p.util_samples_pct.get(g) or (p.util_pct.get(g, 100.0),)) <= idle_at
-               for p in window for g in subject.gpus):
-        return  # never idle in the window: no saw-tooth (the common, cheap case)
-    samples: list[float] = []
-    for p in window:
-        per_tick = [p.util_samples_pct.get(g) or ((p.util_pct[g],) if g in p.util_pct else ())
-                    for g in subject.gpus]
-        # the job's GPUs move together in a stall: their mean, sample by sample
-        for values in zip(*[x for x in per_tick if x]):
-            samples.append(sum(values) / len(values))
-    if len(samples) < 6:
-        return
-    mean = sum(samples) / len(samples)
-    busy_at = t("sawtooth_busy_pct")
-    busy = sum(1 for x in samples if x >= busy_at) / len(samples)
-    idle = sum(1 for x in samples if x <= idle_at) / len(samples)
+    found: dict[int, float] = {}
+    detail: dict[int, tuple[float, float, str]] = {}
+    for g in subject.gpus:
+        util_series: list[float] = []
+        sm_series: list[float] = []
+        for p in window:
+            util_series.extend(p.util_samples_pct.get(g) or
+                               ((p.util_pct[g],) if g in p.util_pct else ()))
+            if g in p.sm_active_pct:
+                sm_series.append(p.sm_active_pct[g])
+        best = 0.0
+        for series, own_base, scale, label in (
+                (util_series, base.gpu("util", g) or base.get("util"), 100.0, "GPU-Util"),
+                (sm_series, base.gpu("sm", g) or base.get("sm"), None, "SM active")):
+            x, mean = _alternation(series, own_base, scale)
+            if x > best:
+                best = x
+                detail[g] = (mean, own_base or 0.0,
+                             f"{label} {min(series):.0f}-{max(series):.0f}")
+        if best > 0:
+            found[g] = best
+    if not found:
+        return ()
+    ranked = sorted(found, key=lambda g: -found[g])
+    s["sawtooth"] = found[ranked[0]]
+    mean, own_base, text = detail[ranked[0]]
+    v["util_window"] = mean
+    if s["sawtooth"] >= 0.3:
+        say("sawtooth", mean, own_base, "%", gpu=ranked[0] if len(subject.gpus) > 1 else None,
+            detail=text)
+    return tuple(g for g in ranked if found[g] >= 0.5 * found[ranked[0]])
+
+
+def _alternation(series: list[float], own_base: float | None,
+                 scale: float | None) -> tuple[float, float]:
+    """(strength, mean) of a series that switches between busy and idle: thresholds are
+    util's fixed ones (70 / 25) or, for SM activity, relative to the job's own level."""
+    if len(series) < 6 or not own_base:
+        return 0.0, 0.0
+    busy_at = t("sawtooth_busy_pct") if scale else 0.7 * own_base
+    idle_at = t("sawtooth_idle_pct") if scale else 0.25 * own_base
+    if min(series) > idle_at:
+        return 0.0, 0.0  # never idle in the window (the common, cheap case)
+    mean = sum(series) / len(series)
+    busy = sum(1 for x in series if x >= busy_at) / len(series)
+    idle = sum(1 for x in series if x <= idle_at) / len(series)
     changes, state = 0, None
-    for x in samples:
+    for x in series:
         now = "busy" if x >= busy_at else "idle" if x <= idle_at else state
         if state is not None and now != state:
             changes += 1
         state = now
-    util_base = base.get("util")
-    low = ramp(mean, 0.85 * util_base, 0.6 * util_base) if util_base else 0.0
+    low = ramp(mean, 0.85 * own_base, 0.6 * own_base)
     alternating = ramp(min(busy, idle), 0.5 * t("sawtooth_share"), t("sawtooth_share")) \
         * ramp(changes, t("sawtooth_changes") - 2, t("sawtooth_changes"))
-    s["sawtooth"] = alternating * low
-    v["util_window"] = mean
-    if s["sawtooth"] >= 0.3:
-        say("sawtooth", mean, util_base, "%", detail=f"{min(samples):.0f}-{max(samples):.0f}")
+    return alternating * low, mean
 
 
 def _fanout(points, base: Baseline, v) -> None:
-    """The batch jumped at once with little new prompt work: n sequences of one request
-    (vLLM and SGLang run n > 1 as n requests sharing one prompt, the rest served from the
-    prefix cache).  Records ``jump_from``, the batch before, when it happened this tick."""
+    """The batch at least doubled from one reading to the next with no new prompt work: n
+    sequences of one request (vLLM and SGLang run n > 1 as n requests added in the same
+    step, sharing one prompt).  Arrivals, even in a burst, spread over several readings and
+    bring prompts.  Records ``jump_from``, the batch before, when it happened this tick."""
     now = points[-1]
-    before = [p.requests_running for p in points if now.time_mono_s - 12.0 < p.time_mono_s
-              <= now.time_mono_s - 6.0 and p.requests_running is not None]
-    recent = [p.requests_running for p in points if p.time_mono_s > now.time_mono_s - 3.0
-              and p.requests_running is not None]
-    if not before or len(recent) < 2:
+    if len(points) < 2 or now.requests_running is None:
         return
-    a, b = statistics.median(before), min(recent)
-    if b - a < max(t("fanout_min"), a):
+    before = points[-2].requests_running
+    if before is None or now.requests_running - before < max(t("fanout_min"), before):
         return
-    prompt = _scalar(points, "compute_prompt_tokens_per_s", 3)
+    prompt = now.compute_prompt_tokens_per_s
     prompt_base = base.get("prompt")
-    if prompt is not None and prompt_base and prompt > t("prefill_ratio") * prompt_base:
+    if prompt is not None and prompt_base and prompt > 1.5 * prompt_base:
         return  # new prompts came with the new sequences: arrivals, not a fan-out
-    v["jump_from"] = a
+    v["jump_from"] = before
 
 
 def _engine(subject, points, base: Baseline, windows, config, s, v, say,
@@ -458,12 +533,37 @@ def _engine(subject, points, base: Baseline, windows, config, s, v, say,
         if ratio >= config.latency_clear_factor and gate:
             say(name, p99, expected, "s", detail=f"{ratio:.1f}")
 
+    # the typical step: every token slower, not only the tail
+    p50 = now.latency.get("itl", (None, None))[0]
+    typical = base.latency_at("itl50", fanout_from if fanout_from is not None else running)
+    if p50 is not None and typical:
+        ratio = p50 / typical
+        v["step_ratio"] = ratio
+        s["step"] = ramp(ratio, 1.4, 2.5)
+        if ratio >= t("step_slow"):
+            say("step", p50, typical, "s", detail=f"{ratio:.1f}")
+
     prompt = _scalar(points, "compute_prompt_tokens_per_s", 5)
     prompt_base = base.get("prompt")
+    # the prompt length of the requests admitted lately: computed prompt tokens per first
+    # token (each request gets one TTFT observation): a burst of ordinary prompts is more
+    # arrivals, long prompts are what prefill interference is made of
+    ttft_window = windows.get("ttft")
+    length_ratio = None
+    if prompt is not None and ttft_window is not None and ttft_window.total >= 3:
+        length = prompt * config.latency_window_s / ttft_window.total
+        v["prompt_len"] = length
+        length_base = base.get("prompt_len")
+        if length_base:
+            length_ratio = length / length_base
+            v["prompt_len_ratio"] = length_ratio
     if prompt is not None and prompt_base:
         ratio = prompt / prompt_base
         v["prompt_ratio"] = ratio
-        s["prefill"] = ramp(ratio, 1.5, 4.0)
+        longer = ramp(length_ratio, 1.2, 2.0) if length_ratio is not None else 1.0
+        s["prefill"] = ramp(ratio, 1.5, 4.0) * longer
+        # more prompts of the usual length: a surge of arrivals, the engine at its capacity
+        s["surge"] = ramp(ratio, 1.5, 2.5) * (1.0 - longer)
         if ratio >= t("prefill_ratio"):
             cached = _scalar(points, "cached_prompt_tokens_per_s", 5)
             say("prefill", ratio, None, "x",

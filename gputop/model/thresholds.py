@@ -35,6 +35,9 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
     ("dram_high_pct", 85.0,
      "DRAM bandwidth over ~85% of peak is the memory roofline: HBM rarely sustains more than "
      "90-93% of its datasheet figure (the H200 copy phase read 4.2 of 4.8 TB/s)"),
+    ("pause_s", 90.0,
+     "a rank off the GPU (checkpoint, eval on rank 0) while the others wait in a barrier is a "
+     "pause, not a stall, unless it lasts this long (then the job is hung on it)"),
     ("dram_rise_pts", 10.0,
      "decode is memory-bound by nature; a rise of 10+ points over its own baseline is what "
      "changed (longer contexts, a bigger batch), not the workload's character"),
@@ -69,6 +72,17 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "decode step time grows sublinearly with the batch (weights are read once per step, each "
      "sequence adds its KV): from 10 to 100 sequences an 8B model's ITL grows ~2.2x (exponent "
      "0.35), with 8k contexts ~4x (0.64); 0.7 allows for both"),
+    ("surge_s", 30.0,
+     "a burst of arrivals with prompts of the usual length queues and slows the batch for "
+     "seconds to tens of seconds while the engine works at its capacity; longer is a problem"),
+    ("latency_severe", 4.0,
+     "a latency 4x its healthy value opens an episode after the hold; a milder one (2-4x) "
+     "must hold twice as long: a burst of arrivals gives a few seconds of it, a stall more"),
+    ("itl50_load_exponent", 0.35,
+     "the typical step (ITL p50) is decode alone: weights read once, KV per sequence; an 8B "
+     "model from 10 to 100 sequences ~2.2x (exponent 0.35)"),
+    ("step_slow", 2.0,
+     "every token (ITL p50, not only the tail) taking 2x its healthy time at this batch size"),
     ("load_match", 1.5,
      "healthy readings within 1.5x of the current batch size are the baseline at that load"),
     ("queue_growth_min", 8.0,
@@ -88,8 +102,8 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
     ("notable_max_tokens", 8192,
      "max_tokens this large keeps a sequence in the batch for minutes"),
     ("fanout_min", 6.0,
-     "a batch that grows at once by 6+ sequences (and at least doubles) with no new prompt "
-     "work is one request's n sequences, not arrivals"),
+     "a batch that at least doubles (and by 6+ sequences) from one reading to the next with "
+     "no new prompt work is one request's n sequences, not arrivals"),
     ("work_drop", 0.6,
      "a trainer's steps/samples per second at 60%- of its own baseline"),
     # ---- the host

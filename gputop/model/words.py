@@ -38,7 +38,9 @@ SIGNAL_TEXT = {
     "host": "host CPU contention", "jitter": "launch-latency spikes", "serving": "serving",
     "sliver": "SM activity a sliver (one-element kernels)", "fanout": "a batch that jumped "
     "without new prompts (n sequences)", "fanout_harm": "latency up after a fan-out",
-    "stall_not_sliver": "the batch stalling", "kv_wait": "requests waiting for KV blocks",
+    "stall_not_sliver": "the batch stalling", "prefill_not_notable": "a prefill burst",
+    "engine_host_bound": "the GPU waiting on the engine's own host work",
+    "step": "every token slower (ITL p50)", "rank_idle": "one rank idle while the others wait", "kv_wait": "requests waiting for KV blocks",
 }
 # which of a signature's signals each kind of evidence stands for (to order the lines)
 EVIDENCE_SIGNAL = {
@@ -49,7 +51,7 @@ EVIDENCE_SIGNAL = {
     "shared": "shared", "own_sm": "own_drop", "tree_cpu": "host", "busiest_thread": "host",
     "psi": "host", "run_queue": "host", "involuntary": "host", "host_cpu": "host",
     "launch": "jitter", "launch_tail": "jitter", "launch_max": "jitter", "fanout": "fanout",
-    "input_thread": "input_cpu", "work": "work_down",
+    "input_thread": "input_cpu", "work": "work_down", "step": "step", "rank_idle": "rank_idle",
     "notable_n": "notable", "notable_max_tokens": "notable",
 }
 
@@ -176,6 +178,10 @@ def evidence_line(e: Evidence, subject: str = "engine") -> str:
         "launch_max": lambda: f"a launch call took {duration_us(v)} (usually at most "
                               f"{duration_us(b)}): the launching thread was descheduled",
         "launch_tail": lambda: f"{e.detail} p99 {duration_us(v)} (baseline {duration_us(b)})",
+        "step": lambda: f"inter-token latency p50 {_s(v)}, {e.detail}x its healthy {_s(b)}: "
+                        "every token slower",
+        "rank_idle": lambda: f"GPU {e.gpu} at {v:.0f}% util, mostly idle, while "
+                             f"{gpus_text(e.others)} wait for it in the collective",
         "fanout": lambda: f"the batch jumped to {v:.0f} from {b:.0f} at once, without new "
                           "prompts: one request's n sequences",
         "input_thread": lambda: f"a thread of the job at {v:.0f}% of a core",
@@ -251,5 +257,6 @@ MEASURE_NAME = {
     "stall": "a saw-tooth of steps and waits", "straggler": "one GPU out of step",
     "shared": "another process taking SM time", "clock": "held-down clocks",
     "work": "the job's steps slowing with a GPU-side finding",
-    "kv": "requests waiting for KV blocks (the pool full)",
+    "kv": "requests preempted with the KV pool full",
+    "step": "every token slower while the memory traffic rose",
 }

@@ -233,9 +233,9 @@ def _scenario_tick(name: str, t: float, rng: random.Random, n: int) -> Tick:
         tick.tensor = [_noise(rng, 19, 3) for _ in range(n)]
         tick.tokens_per_s = _noise(rng, 820, 60)
         tick.prompt_tokens_per_s = _noise(rng, 900, 200)
-        tick.running = round(_noise(rng, 64, 3))
+        # the same batch with long contexts: every step reads each sequence's KV
         tick.kv_usage = _noise(rng, 0.93, 0.02, 0, 1)
-        tick.preemptions_per_s = _noise(rng, 1.5, 0.5)
+        tick.preemptions_per_s = _noise(rng, 0.1, 0.05)
         tick.itl_s = (_noise(rng, 0.045, 0.004), _noise(rng, 0.07, 0.006))
     return tick
 
