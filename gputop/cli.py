@@ -56,19 +56,33 @@ def _check_url(text: str) -> str:
     return check_url(text)
 
 
+def _serve_url(text: str) -> str:
+    from gputop.remote import base_serve_url
+
+    return base_serve_url(text)
+
+
+def _prometheus_url(text: str) -> str:
+    from gputop.fleet import base_prometheus_url
+
+    return base_prometheus_url(text)
+
+
 _delay = _checked(parse_delay)
 _duration = _checked(parse_duration)
 _size = _checked(parse_size)
 _url = _checked(_check_url)
+_serve = _checked(_serve_url)
+_prometheus = _checked(_prometheus_url)
 
 
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        raise _expected("a whole number", text) from None
     if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {text!r}")
+        raise _expected("a number >= 1", text)
     return value
 
 
@@ -175,9 +189,9 @@ def _add_source_options(parser: argparse.ArgumentParser, suppress: bool = False)
     parser.add_argument("--pod", default=default(None), metavar="NAME",
                         help="pin to the processes of this Kubernetes pod (name, "
                         "namespace/name or UID)")
-    parser.add_argument("--remote", type=_url, default=default(None), metavar="URL",
-                        help="show another host: the URL of its 'gputop serve' "
-                        "(http://HOST:9464; user:password@ for basic auth)")
+    parser.add_argument("--remote", type=_serve, default=default(None), metavar="URL",
+                        help="show another host: the address of its 'gputop serve' "
+                        "(http://HOST:9464 or HOST:9464; user:password@ for basic auth)")
     parser.add_argument("--gpus", type=_positive_int, default=default(None), help="number of simulated GPUs (demo)")
     parser.add_argument("--seed", type=int, default=default(0), help="simulator seed (demo)")
     parser.add_argument("-d", "--delay", type=_delay, default=default(1.0), metavar="SECONDS",
@@ -250,9 +264,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_source_options(serve, suppress=True)
     fleet = sub.add_parser("fleet", help="every GPU of many hosts, worst first, from their "
                            "'gputop serve' endpoints or from Prometheus")
-    fleet.add_argument("urls", nargs="*", metavar="URL", type=_url,
-                       help="gputop serve endpoints (http://HOST:9464)")
-    fleet.add_argument("--prometheus", type=_url, metavar="URL",
+    fleet.add_argument("urls", nargs="*", metavar="URL", type=_serve,
+                       help="gputop serve endpoints (http://HOST:9464 or HOST:9464)")
+    fleet.add_argument("--prometheus", type=_prometheus, metavar="URL",
                        help="a Prometheus that scrapes gputop serve (http://HOST:9090)")
     fleet.add_argument("--every", type=_delay, default=5.0, metavar="SECONDS",
                        help="how often to ask (default 5)")

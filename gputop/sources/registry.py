@@ -144,11 +144,14 @@ def build(options: SourceOptions, pin_state=None) -> tuple[Sampler, str]:
     if options.remote is not None:
         from gputop.remote import RemoteFeed
 
+        from gputop.sources.base import SourceError
+
         try:
             feed = RemoteFeed(options.remote, options.delay_s)
-        except ValueError as exc:
+            feed.probe()  # refused, 404, not a gputop serve: one line now
+        except (ValueError, SourceError) as exc:
             raise SetupError(f"--remote: {exc}") from None
-        return feed, f"remote:{feed.url.removesuffix('/frames')}"
+        return feed, f"remote:{feed.base}"
     if options.demo is not None:
         from gputop.sources.sim import SimSource
 
