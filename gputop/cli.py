@@ -32,11 +32,17 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see '{self.prog} --help')")
 
 
+def _expected(what: str, text: str, choices=()) -> argparse.ArgumentTypeError:
+    from gputop.config import expected
+
+    return argparse.ArgumentTypeError(expected(what, text, choices))
+
+
 def _scenario(text: str) -> str:
     if text == "cycle" or text in SCENARIOS:
         return text
-    raise argparse.ArgumentTypeError(
-        f"unknown scenario {text!r}; choose one of: cycle, " + ", ".join(SCENARIOS))
+    choices = ("cycle", *SCENARIOS)
+    raise _expected("a scenario (" + ", ".join(choices) + ")", text, choices)
 
 
 def _checked(parse):
@@ -94,7 +100,7 @@ def _number_in(what: str, low: float, high: float, include_high: bool = True):
         except ValueError:
             value = float("nan")
         if not (low < value and (value <= high if include_high else value < high)):
-            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+            raise _expected(what, text)
         return value
     return convert
 
@@ -106,14 +112,25 @@ _duty = _number_in("a fraction of the time above 0 and at most 1 (e.g. 0.1)", 0.
 
 
 _window = _number_in("a window of 5 to 86400 seconds", 4.999, 86400.0)
+HOLD_MAX_S = 600.0
+
+
+def _hold(text: str) -> float:
+    """--hold-s: seconds from 0 (open at once) to 10 minutes; NaN is refused."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 <= value <= HOLD_MAX_S:
+        raise _expected(f"seconds from 0 to {HOLD_MAX_S:.0f}", text)
+    return value
 
 
 def _theme(text: str) -> str:
     from gputop.config import THEMES
 
     if text not in THEMES:
-        raise argparse.ArgumentTypeError(f"unknown theme {text!r}; choose one of: "
-                                         + ", ".join(THEMES))
+        raise _expected("a theme (" + ", ".join(THEMES) + ")", text, THEMES)
     return text
 
 
@@ -121,7 +138,7 @@ def _pane(text: str) -> str:
     from gputop.config import PANES
 
     if text not in PANES:
-        raise argparse.ArgumentTypeError(f"expected a pane 1-8, got {text!r}")
+        raise _expected("a pane 1-8", text)
     return text
 
 
@@ -134,7 +151,7 @@ def _pane_list(text: str) -> list[str]:
 
 def _ebpf_mode(text: str) -> str:
     if text not in ("full", "light", "off"):
-        raise argparse.ArgumentTypeError(f"expected full, light or off, got {text!r}")
+        raise _expected("full, light or off", text, ("full", "light", "off"))
     return text
 
 
@@ -142,9 +159,9 @@ def _gpu_list(text: str) -> list[int]:
     try:
         indexes = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected GPU indexes like 0,2, got {text!r}") from None
+        raise _expected("GPU indexes like 0,2", text) from None
     if not indexes or any(i < 0 for i in indexes):
-        raise argparse.ArgumentTypeError(f"expected GPU indexes like 0,2, got {text!r}")
+        raise _expected("GPU indexes like 0,2", text)
     return sorted(set(indexes))
 
 
@@ -170,8 +187,7 @@ def _add_source_options(parser: argparse.ArgumentParser, suppress: bool = False)
     parser.add_argument("--model", default=default(None), metavar="PATH_OR_ID",
                         help="the engine's model directory, config.json or a model id in the local "
                         "Hugging Face cache (for the weights / KV split of VRAM)")
-    parser.add_argument("--ebpf", type=_ebpf_mode, choices=["full", "light", "off"],
-                        default=default("off"),
+    parser.add_argument("--ebpf", type=_ebpf_mode, default=default("off"),
                         help="host launch latency from eBPF uprobes on libcudart/libcuda (root): "
                         "full = call durations, light = calls/s and gaps (cheaper); default off")
     parser.add_argument("--ebpf-duty", type=_duty, default=default(1.0), metavar="FRACTION",
@@ -206,7 +222,7 @@ def _add_source_options(parser: argparse.ArgumentParser, suppress: bool = False)
     parser.add_argument("--max-size", type=_size, default=default(500 * 2**20), metavar="500MB",
                         help="keep a recording (record, --record, the r key) under this size by "
                         "dropping its oldest frames (default 500MB)")
-    parser.add_argument("--hold-s", type=float, default=default(3.0),
+    parser.add_argument("--hold-s", type=_hold, default=default(3.0),
                         help="seconds a condition must hold before the banner changes (3)")
 
 
@@ -303,8 +319,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _detect_config(args) -> DetectConfig:
-    if not 0 <= args.hold_s <= 600:
-        raise UsageError(f"--hold-s must be between 0 and 600 seconds, got {args.hold_s}")
     return DetectConfig(busy_util_pct=args.busy_util_pct, collapse_ratio=args.collapse_ratio,
                         hold_s=args.hold_s, clear_ratio=min(0.95, args.collapse_ratio + 0.1),
                         latency_factor=args.latency_factor)
@@ -656,10 +670,25 @@ def _join_negative_times(argv: list[str]) -> list[str]:
     return out
 
 
+SUBCOMMANDS = ("config", "snapshot", "record", "serve", "fleet", "replay", "export", "report",
+               "kv", "doctor")
+
+
+def _demo_before_subcommand(argv: list[str]) -> list[str]:
+    """``--demo config`` as ``--demo=cycle config``: the scenario is optional, and argparse
+    would take a subcommand's name for it ("unknown scenario 'config'")."""
+    out: list[str] = []
+    for i, arg in enumerate(argv):
+        if arg == "--demo" and i + 1 < len(argv) and argv[i + 1] in SUBCOMMANDS:
+            arg = "--demo=cycle"
+        out.append(arg)
+    return out
+
+
 def _config_parsers() -> dict:
     return {"delay": _delay, "window": _window, "theme": _theme, "pane": _pane,
             "ebpf": _ebpf_mode, "url": _url, "percent": _percent,
-            "ratio": _ratio, "factor": _factor, "duty": _duty}
+            "ratio": _ratio, "factor": _factor, "duty": _duty, "hold": _hold}
 
 
 def _apply_config(args, argv: list[str]) -> dict:
@@ -701,7 +730,7 @@ def cmd_config(args, effective: dict) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = _join_negative_times(sys.argv[1:] if argv is None else argv)
+    argv = _demo_before_subcommand(_join_negative_times(sys.argv[1:] if argv is None else argv))
     try:
         args = build_parser().parse_args(argv)
         effective = _apply_config(args, argv)

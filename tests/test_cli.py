@@ -27,10 +27,15 @@ def assert_one_line_error(result, *fragments):
 
 
 @pytest.mark.parametrize("args, fragment", [
-    (["--demo", "nope"], "unknown scenario 'nope'"),
-    (["--demo", "serving", "-d", "0"], "--delay must be > 0"),
+    (["--demo", "nope"], "got 'nope'"),
+    (["--demo", "storm"], "got 'storm'; did you mean 'logprobs-storm'?"),
+    (["--demo", "serving", "-d", "0"], "--delay: expected a number of seconds above 0"),
     (["--demo", "serving", "-d", "-1"], "--delay"),
-    (["--demo", "serving", "-d", "fast"], "must be a number of seconds"),
+    (["--demo", "serving", "-d", "fast"], "expected a number of seconds"),
+    (["--demo", "serving", "--hold-s", "x"], "--hold-s: expected seconds from 0 to 600, got 'x'"),
+    (["--demo", "serving", "--hold-s", "9999"], "expected seconds from 0 to 600"),
+    (["--theme", "drak", "--demo"], "got 'drak'; did you mean 'dark'?"),
+    (["--ebpf", "ful", "--demo"], "expected full, light or off, got 'ful'; did you mean 'full'?"),
     (["snapshot", "--demo", "serving", "--samples", "0"], "expected a number >= 1"),
     (["--demo", "serving", "--gpus", "99"], "--gpus must be between 1 and 16"),
     (["--demo", "serving", "--collapse-ratio", "2"], "ratio between 0 and 1"),
@@ -126,3 +131,17 @@ def test_help_lists_scenarios():
     result = gputop("--help")
     assert result.returncode == 0
     assert "logprobs-storm" in result.stdout
+
+
+def test_demo_without_a_scenario_never_swallows_a_subcommand():
+    """`--demo` takes an optional scenario: `gputop --demo config --print` read 'config'
+    as the scenario ("unknown scenario 'config'")."""
+    from gputop import cli
+
+    done = gputop("--demo", "config", "--print")
+    assert done.returncode == 0 and "# precedence:" in done.stdout, done.stderr
+    done = gputop("--demo", "snapshot", "--samples", "1")
+    assert done.returncode == 0 and json.loads(done.stdout)["source"] == "demo:cycle"
+    parser = cli.build_parser()
+    commands = next(a for a in parser._actions if a.dest == "command").choices
+    assert set(cli.SUBCOMMANDS) == set(commands)  # the list the rewrite uses is complete
