@@ -617,6 +617,10 @@ def view_settings(args):
 
 
 def cmd_live(args) -> int:
+    if args.demo is not None:
+        from gputop.demo import lead_frames
+
+        args.demo_lead_frames = lead_frames(args.delay)
     session, pin = _setup(args)
     _prepare_terminal(args)
     from gputop.record.store import RecordingError
@@ -628,6 +632,8 @@ def cmd_live(args) -> int:
         except RecordingError as exc:
             raise UsageError(str(exc)) from None
     session.open()
+    if args.demo is not None:  # the lead-in is history already: the first screen shows it
+        session.ticks(args.demo_lead_frames)
     app = GputopApp(session, interval_s=args.delay, pin=pin, record_max_bytes=args.max_size,
                     view=view_settings(args))
     if getattr(args, "start_gpu", None) is not None:  # from the fleet: the row's GPU first
