@@ -512,6 +512,9 @@ class GputopApp(App):
         return theme.current().name
 
     def action_theme(self) -> None:
+        if theme.current().mono:
+            self.flash("no colour (NO_COLOR or --no-color): themes are off")
+            return
         names = theme.THEME_NAMES
         theme.apply(self, names[(names.index(self.theme_name) + 1) % len(names)])
         for widget in self.query(DiffLines):
@@ -522,7 +525,9 @@ class GputopApp(App):
     def layout_settings(self) -> dict:
         """What S saves: the config file keys of the layout as it is now."""
         return {"pane": self.zoomed or self.current_pane, "zoom": self.zoomed is not None,
-                "window_s": self.window_s, "theme": self.theme_name, "all_gpus": self.all_gpus}
+                "window_s": self.window_s, "all_gpus": self.all_gpus,
+                # without colour the theme in use is "mono": the one chosen is kept
+                "theme": self.view_settings.theme if theme.current().mono else self.theme_name}
 
     def action_save_layout(self) -> None:
         from gputop.config import ConfigError, save_layout
