@@ -20,6 +20,9 @@ class ProcRow:
     sample: ProcSample
     cpu_pct: float | None  # over the last tick, 100% = one core
     elapsed_s: float | None  # since the process started, at the frame's wall time
+    # a parent that holds no GPU memory, shown in tree view above its GPU children (vLLM's
+    # engine core above its tensor-parallel workers, torchrun above its ranks)
+    context: bool = False
 
     @property
     def owner(self) -> str:

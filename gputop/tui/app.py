@@ -69,7 +69,7 @@ KEYS = [
     ("mouse", "click a pane to focus it, double-click to zoom; click a header (8) to sort; "
               "wheel scrolls lists (--no-mouse leaves the mouse to the terminal)"),
     ("? / h / F1", "this help"),
-    ("q / F10", "quit"),
+    ("q / F10 / Ctrl-C", "quit"),
 ]
 
 
@@ -321,8 +321,10 @@ class GputopApp(App):
                 pane.update_ctx(ctx)
             else:
                 pane.ctx = ctx
-        self.query_one(Banner).render_alert(ctx.view.alert, ctx.view.frame.time_wall_s,
-                                            exit_notice(ctx))
+        notice = exit_notice(ctx)
+        self.query_one(Banner).render_alert(ctx.view.alert, ctx.view.frame.time_wall_s, notice)
+        # narrow: the banner takes the summary's row (three rows of chrome at most)
+        self.set_class(ctx.view.alert is not None or notice is not None, "-banner")
         if self.has_class("-narrow"):
             self.query_one(Summary).render_summary(ctx)
         self._status(ctx)
