@@ -40,7 +40,7 @@ async def test_all_six_panes_render_with_the_banner():
         assert "tok/s" in text_of(pane(app, "3"))
         assert "KV free" in text_of(pane(app, "4"))
         assert "cudaLaunchKernel" in text_of(pane(app, "5"))
-        assert "press p to pin a process" in text_of(pane(app, "6"))
+        assert "p pins a process tree" in text_of(pane(app, "6"))
         banner = app.query_one(Banner)
         assert banner.display and "busy" in text_of(banner) and "oversized request" in text_of(banner)
         assert pane(app, "1").has_class("alert") and pane(app, "3").has_class("alert")

@@ -542,6 +542,12 @@ class GputopApp(App):
         self.flash(f"layout saved to {path}")
 
     @property
+    def simulated(self) -> bool:
+        """The demo: its processes exist only in the simulator, so actions on them are
+        walked through and then not sent (a replay or a remote host's are refused)."""
+        return self.source_label.startswith("demo:")
+
+    @property
     def live_processes(self) -> bool:
         """Whether the listed PIDs are this machine's (not the demo's, a replay's or a
         remote host's), so that acting on them means anything."""
@@ -557,7 +563,12 @@ class GputopApp(App):
             self.flash("no process selected", error=True)
             return
         proc = proc_row.sample
-        why = refusal(proc, readonly=self.readonly, live=self.live_processes)
+        if proc_row.context:
+            self.flash(f"pid {proc.pid} holds no GPU memory and is not listed: select one of "
+                       "its GPU processes", error=True)
+            return
+        why = refusal(proc, readonly=self.readonly, live=self.live_processes,
+                      simulated=self.simulated)
         if why:
             self.flash(why, error=True)
             return
@@ -573,6 +584,8 @@ class GputopApp(App):
         command = (proc.cmdline or proc.name)[:60]
         question = (f"Send SIG{name} to pid {proc.pid}, user {proc.user or '?'}, on GPU "
                     f"{proc.gpu_index}:\n  {command}\n?")
+        if self.simulated:
+            question += "\n(demo: this process is simulated, nothing will be sent)"
         self.push_screen(ConfirmScreen(question), lambda yes: self._send(proc, name, yes))
 
     def _send(self, proc, name: str, yes: bool) -> None:
@@ -581,8 +594,9 @@ class GputopApp(App):
         if not yes:
             self.flash("not sent")
             return
-        sent, text = send_signal(proc, name, readonly=self.readonly, live=self.live_processes)
-        self.flash(text, error=not sent)
+        sent, text = send_signal(proc, name, readonly=self.readonly, live=self.live_processes,
+                                 simulated=self.simulated)
+        self.flash(text, error=not sent and not self.simulated)
 
     def on_descendant_focus(self, event) -> None:
         widget = event.widget
@@ -615,6 +629,13 @@ class GputopApp(App):
         pane = self._pane(self.current_pane)
         ctx = self.ctx()
         lines = [pane.definition, "", "Where the numbers come from now:"]
+        if ctx is not None and ctx.view.alert is not None:  # all of it: the banner fits a part
+            alert = ctx.view.alert
+            lines[:0] = ["The open episode: " + alert.headline, "  evidence:",
+                         *[f"    {item}" for item in alert.evidence],
+                         "  likely causes, best first: " + ", ".join(
+                             f"{cause.replace('_', ' ')} ({score:.2f})"
+                             for cause, score in alert.suspects), ""]
         if ctx is not None:
             lines += ["  " + line for line in pane.provenance(ctx)]
             lines += ["", "Sources (reading age at this frame, cost of a poll: last / median):"]

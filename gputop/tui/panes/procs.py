@@ -268,6 +268,15 @@ class ProcessesPane(Pane):
     def action_tree(self) -> None:
         self.tree_view = not self.tree_view
         self.redraw()
+        parents = sum(1 for r, _ in self._listed if r.context)
+        nested = any(depth for _, depth in self._listed)
+        if not self.tree_view:
+            self.app.flash("tree off: a flat list")
+        elif not nested:
+            self.app.flash("tree: no listed process is another's child (nothing to nest)")
+        else:
+            self.app.flash("tree: children under their parents" + (
+                f" ({plural(parents, 'parent')} without GPU memory, dim)" if parents else ""))
 
     def action_signal(self) -> None:
         self.app.signal_process(self.selected_row())
