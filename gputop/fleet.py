@@ -18,7 +18,7 @@ import math
 import urllib.parse
 from dataclasses import dataclass, field
 
-from gputop.remote import SERVE_EXAMPLE, explain, serve_url
+from gputop.remote import SERVE_EXAMPLE, explain, pasted_base_url, serve_url
 from gputop.sources import prom
 from gputop.sources.base import SourceError
 
@@ -92,17 +92,7 @@ def base_url(url: str) -> tuple[str, dict[str, str]]:
 def base_prometheus_url(text: str) -> str:
     """A Prometheus' base URL from what a user typed: ``host:port`` gets http://, a page
     of its UI or API pasted from the browser is cut off."""
-    text = text.strip()
-    if "://" not in text and text and not text.startswith("/"):
-        text = "http://" + text
-    prom.check_url(text, PROMETHEUS_EXAMPLE)
-    parts = urllib.parse.urlsplit(text)
-    path = parts.path.rstrip("/")
-    for page in PROMETHEUS_PAGES:
-        if path.endswith(page):
-            path = path[: -len(page)]
-            break
-    return urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+    return pasted_base_url(text, PROMETHEUS_EXAMPLE, PROMETHEUS_PAGES)
 
 
 def rows_from_snapshot(host: str, url: str, data: dict) -> list[GpuRow]:

@@ -34,13 +34,20 @@ def base_serve_url(text: str, example: str = SERVE_EXAMPLE) -> str:
     """The base URL of a ``gputop serve`` from what a user typed: ``host:port`` gets
     http://, one of serve's own pages (the ``.../metrics`` it prints) is cut off; anything
     else that is not an http(s) URL is a ValueError naming the right example."""
+    return pasted_base_url(text, example, SERVE_PATHS)
+
+
+def pasted_base_url(text: str, example: str, pages: tuple[str, ...]) -> str:
+    """``text`` as a base URL: http:// added to a bare ``host:port``, a trailing one of
+    ``pages`` (what a browser's address bar holds) cut off, the rest of the path kept (a
+    reverse proxy's prefix)."""
     text = text.strip()
     if "://" not in text and text and not text.startswith("/"):
         text = "http://" + text
     prom.check_url(text, example)
     parts = urllib.parse.urlsplit(text)
     path = parts.path.rstrip("/")
-    for page in SERVE_PATHS:
+    for page in pages:
         if path.endswith(page):
             path = path[: -len(page)]
             break
