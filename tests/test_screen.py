@@ -102,6 +102,17 @@ def test_the_axis_says_which_side_is_now_and_which_is_older():
     assert label == "0-100% · 60s window, time → wraps at ▲".ljust(64)
 
 
+async def test_help_and_explain_say_how_to_read_the_sweep():
+    app = GputopApp(Session("demo:serving", frames=sim_frames("serving", 10)))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert "right of it the oldest part of the window" in app.screen._text
+        await pilot.press("escape", "2", "e")
+        await pilot.pause()
+        assert "now▲60s ago" in app.screen._text  # the SM pane's explain page
+
+
 # ---------------------------------------------------------------- 4. text that fits
 
 def test_fit_cuts_with_an_ellipsis_and_never_leaves_half_a_word_looking_whole():

@@ -203,6 +203,9 @@ class GputopApp(App):
                 ("1-6", "pane"), ("7", "GPUs"), ("8", "procs")]
 
     def on_mount(self) -> None:
+        # the palette is the process's: an app made after this one (a script making several)
+        # must not draw this one in its colours
+        theme.apply(self, self.view_settings.theme)
         self._apply_layout()
         self._pane(self.current_pane).focus()
         self.refresh_view()

@@ -200,6 +200,13 @@ class Pane(DiffLines, can_focus=True):
 
 
 NOW_TEXT = "now"
+# what the help and the explain page of every pane with a plot say about reading it
+PLOT_NOTE = (
+    " The plot sweeps: each new reading is drawn one column right of the last and the plot "
+    "wraps at the right edge (only one column changes a tick), so the newest column is above "
+    "the ▲ of the time axis (now▲60s ago): left of it the readings up to now, right of it "
+    "the oldest part of the window; time runs left to right on both sides. The row "
+    "under the axis gives the scale and the window (+ and - change it).")
 AXIS_ROWS = 2  # rows a sweep plot needs below it (axis_rows)
 
 

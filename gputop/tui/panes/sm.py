@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.style import Style
 
 from gputop.model.detect import sm_far_below_util
-from gputop.tui.panes.base import Ctx, Pane, gpu_field
+from gputop.tui.panes.base import PLOT_NOTE, Ctx, Pane, gpu_field
 from gputop.tui.panes.util import mfu_text
 from gputop.tui.render import ALERT, BOLD, DIM, Row, fit_parts, hbar, na, row
 
@@ -45,6 +45,7 @@ class SmPane(Pane):
         "dense bf16 datasheet peak; MBU est.: its estimated bytes read and written per second "
         "over the HBM bandwidth. Estimates twice over, but the only ones that say how much "
         "of the GPU the busy time achieved: 'util 97%, SM 11%, MFU 0.4%'."
+        + PLOT_NOTE
     )
 
     def rows(self, ctx: Ctx, width: int, height: int) -> list[Row]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.style import Style
 
-from gputop.tui.panes.base import Ctx, Pane
+from gputop.tui.panes.base import PLOT_NOTE, Ctx, Pane
 from gputop.tui.widgets import clock_text
 from gputop.tui.render import (ALERT, BOLD, DIM, WARN, Row, count, first_fitting, fit,
                                fit_parts, hbar, na, plural, rate, row, seconds_text)
@@ -31,6 +31,7 @@ class ThroughputPane(Pane):
         "rises. Preemptions/s: requests evicted from a full KV cache. Running / waiting: the "
         "engine's request gauges (waiting by reason when it reports one). KV usage: the "
         "fraction of the pre-reserved KV-cache pool in use."
+        + PLOT_NOTE
     )
 
     def rows(self, ctx: Ctx, width: int, height: int) -> list[Row]:

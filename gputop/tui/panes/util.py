@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.style import Style
 
 from gputop.model.detect import sm_far_below_util
-from gputop.tui.panes.base import Ctx, Pane
+from gputop.tui.panes.base import PLOT_NOTE, Ctx, Pane
 from gputop.tui.render import ALERT, BOLD, DIM, Row, first_fitting, fit_parts, na, pct, row
 
 PLOT = Style(color="bright_blue")
@@ -69,6 +69,7 @@ class UtilPane(Pane):
         "kernels used: compare SM activity (pane 2) and throughput (pane 3). "
         "Memory-controller util is the same kind of time fraction for device-memory traffic, "
         "not memory occupancy."
+        + PLOT_NOTE
     )
 
     def rows(self, ctx: Ctx, width: int, height: int) -> list[Row]:
