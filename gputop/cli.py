@@ -174,7 +174,7 @@ def _add_source_options(parser: argparse.ArgumentParser, suppress: bool = False)
     parser.add_argument("--demo", nargs="?", const="cycle", type=_scenario, metavar="SCENARIO",
                         default=default(None),
                         help="simulated GPUs, no GPU needed: " + ", ".join(SCENARIOS)
-                        + " (default: cycle through all)")
+                        + " (default: cycle through all, the storm first)")
     parser.add_argument("-i", "--gpu", type=_gpu_list, default=default(None), metavar="0,2",
                         help="only these GPUs (NVML indexes)")
     parser.add_argument("--dcgm", type=_url, default=default(None), metavar="URL",
@@ -230,10 +230,55 @@ MODEL_OVERRIDE_HELP = ("read the engine as serving this model (config.json, a mo
                        "or a local HF cache id): KV bytes per token and weights derived again")
 
 
+QUICK_START = """\
+quick start:
+  gputop --demo                    no GPU needed: simulated GPUs, the storm first
+  gputop                           every NVIDIA GPU of this machine (NVML)
+  gputop --engine http://127.0.0.1:8000/metrics
+                                   a vLLM / SGLang / TGI / llama.cpp server's tokens/s,
+                                   latency and KV cache beside its GPU (found by itself
+                                   when the engine runs on this machine)
+  gputop --match 'vllm serve'      pin every pane to a process tree (or p in the dashboard)
+  sudo gputop --ebpf full          host-side CUDA launch latency from eBPF (root)
+  gputop serve                     headless /metrics for Prometheus on 127.0.0.1:9464
+  gputop --remote HOST:9464        another host's dashboard, from its gputop serve
+  gputop fleet --prometheus http://HOST:9090
+                                   every GPU of many hosts, worst first
+  gputop record run.gtrec          record frames; gputop replay run.gtrec plays them back
+  gputop doctor                    what works on this machine and how to fix the rest
+"""
+
+
+def _epilog() -> str:
+    """Everything a user needs without the README: quick start, keys, settings, exits."""
+    from gputop.tui.keys import KEYS  # no Textual: the keys are plain data
+
+    import textwrap
+
+    keys = "\n".join(textwrap.fill(what, 79, initial_indent=f"  {key:<18} ",
+                                   subsequent_indent=" " * 21) for key, what in KEYS)
+    return (QUICK_START + "\nkeys in the dashboard (? lists them with every metric's "
+            "definition,\ne explains the focused pane):\n" + keys + "\n\n"
+            "The banner lights when GPU-Util stays >= 90% while tokens/s falls to <= 50% of\n"
+            "its baseline or the engine's latency p99 rises to >= 2x its baseline; it names the\n"
+            "evidence and the likely cause. Unknown values read n/a (reason), never 0.\n\n"
+            "settings: command line > GPUTOP_* environment > $XDG_CONFIG_HOME/gputop/config.toml\n"
+            "  (~/.config/gputop/config.toml, or GPUTOP_CONFIG) > defaults; 'gputop config\n"
+            "  --print' shows each one, where it came from and its variable.\n"
+            "NO_COLOR=1 or --no-color: no colour at all; alarms in reverse video.\n"
+            "exit status: 0 done, 1 doctor found no readable GPU, 2 bad input or nothing to\n"
+            "  read (one line on stderr), 130 interrupted.\n"
+            "each command has its own help: gputop serve --help, gputop fleet --help, ...")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="gputop", description="What an NVIDIA GPU is really doing.")
+    parser = _Parser(prog="gputop", description="What an NVIDIA GPU is really doing: GPU-Util "
+                     "next to the signals that explain it\n(SM activity, tokens/s, the VRAM "
+                     "split, launch latency, host CPU).", epilog=_epilog(),
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"gputop {__version__}")
-    parser.add_argument("--no-color", action="store_true", help="monochrome output")
+    parser.add_argument("--no-color", action="store_true",
+                        help="no colour (as NO_COLOR=1): alarms in reverse video")
     parser.add_argument("--record", metavar="FILE", help="record while showing the dashboard "
                         "(r toggles recording too)")
     view = parser.add_argument_group("view (also in the config file: gputop config --print)")

@@ -145,3 +145,23 @@ def test_demo_without_a_scenario_never_swallows_a_subcommand():
     parser = cli.build_parser()
     commands = next(a for a in parser._actions if a.dest == "command").choices
     assert set(cli.SUBCOMMANDS) == set(commands)  # the list the rewrite uses is complete
+
+
+def test_help_is_enough_to_start_without_the_readme():
+    """`gputop --help`: a quick start per use, every key of the dashboard (the same list
+    its ? screen shows), the settings' order, NO_COLOR and the exit codes."""
+    from gputop.tui.keys import KEYS
+
+    done = gputop("--help")
+    assert done.returncode == 0
+    text = done.stdout
+    for command in ("gputop --demo", "--engine http://127.0.0.1:8000/metrics", "gputop serve",
+                    "--remote HOST:9464", "gputop fleet --prometheus", "gputop record",
+                    "sudo gputop --ebpf full"):
+        assert command in text, command
+    for key, _what in KEYS:
+        assert f"  {key} " in text, key
+    assert "q / F10 / Ctrl-C" in text  # the help and the README agree
+    assert "GPUTOP_*" in text and "config --print" in text and "NO_COLOR=1" in text
+    assert "exit status: 0" in text
+    assert max(len(line) for line in text.splitlines()) <= 100
