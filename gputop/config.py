@@ -42,7 +42,7 @@ def did_you_mean(word: str, choices) -> str:
 
     choices = [str(c) for c in choices]
     names = {c.rpartition(".")[2]: c for c in choices}  # a key's last part: its table's key
-    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6) or \
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.7) or \
         [names[n] for n in difflib.get_close_matches(word, list(names), n=1, cutoff=0.75)]
     if not close and len(word) >= 3:
         containing = [c for c in choices if word.lower() in c.lower()]
@@ -71,7 +71,7 @@ class Setting:
 
 def settings(parsers: dict[str, Callable]) -> tuple[Setting, ...]:
     """The settings, with ``parsers`` (name -> the CLI's argument parser function); what
-    each means is the option's own --help and the README's Configuration section."""
+    each means is the option's own --help and docs/configuration.md."""
     p = parsers
     return (
         Setting("delay_s", "delay", "-d/--delay", float, p["delay"]),
