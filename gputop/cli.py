@@ -18,7 +18,7 @@ from gputop.model.detect import DetectConfig
 from gputop.record.timespec import parse_duration, parse_size
 from gputop.sampler import parse_delay
 from gputop.sources.sim import SCENARIOS
-from gputop.units import printable
+from gputop.units import plural, printable
 
 EXIT_USAGE = 2
 
@@ -483,7 +483,8 @@ def cmd_record(args) -> int:
         session.run()
     finally:
         session.close()
-    print(f"gputop: {recorder.frames_written} frames, {recorder.size_bytes() / 1024:.0f} KiB "
+    print(f"gputop: {plural(recorder.frames_written, 'frame')}, "
+          f"{recorder.size_bytes() / 1024:.0f} KiB "
           f"in {printable(args.file)}"
           + (f" ({recorder.frames_capped} oldest dropped for the cap)"
              if recorder.frames_capped else ""), file=sys.stderr)
@@ -548,7 +549,8 @@ def cmd_export(args) -> int:
     except OSError as exc:
         raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from None
     if args.output != "-":
-        print(f"gputop: exported {count} frames to {printable(args.output)}", file=sys.stderr)
+        print(f"gputop: exported {plural(count, 'frame')} to {printable(args.output)}",
+              file=sys.stderr)
     return 0
 
 
@@ -633,7 +635,7 @@ def cmd_fleet(args) -> int:
     elif args.urls:
         def ask():
             return fleet.ask_serves(args.urls)
-        source = f"{len(args.urls)} gputop serve endpoint(s)"
+        source = plural(len(args.urls), "gputop serve endpoint")
     else:
         raise UsageError("name the hosts' gputop serve URLs, or --prometheus URL")
     _prepare_terminal(args)

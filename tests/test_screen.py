@@ -387,3 +387,25 @@ async def test_every_n_a_in_panes_1_to_6_says_why(scenario):
         for r in shown[key]:
             for match in re.finditer(r"n/a", r):
                 assert r[match.end():match.end() + 2] == " (", (scenario, key, r)
+
+
+def test_counted_words_agree_with_their_numbers():
+    from gputop.units import plural
+
+    assert [plural(n, "GPU") for n in (0, 1, 2)] == ["0 GPUs", "1 GPU", "2 GPUs"]
+    assert plural(1, "process") == "1 process" and plural(3, "process") == "3 processes"
+    assert plural(1, "damaged frame") == "1 damaged frame"
+    assert plural(1_000, "frame") == "1,000 frames"
+
+
+async def test_one_gpu_and_one_process_are_singular():
+    shown = await screens("serving", (160, 45), ("7",))
+    assert "1 GPU ·" in shown["7"][-1]
+    app = GputopApp(Session("demo:serving", frames=sim_frames("serving", 10)))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.press("8", "slash", *"alice", "enter")
+        await pilot.pause()
+        assert text_rows(app._pane("8"))[-1].startswith("1 process matching /alice/")
+        await pilot.press("escape", "space", "left")
+        await pilot.pause()
+        assert "PAUSED -1 frame " in text_rows(app.query_one("#status"))[0]

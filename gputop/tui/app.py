@@ -337,7 +337,7 @@ class GputopApp(App):
         if self.paused_seq is None:
             return "LIVE", LIVE_STYLE
         back = self._cursor_index() - self.timeline.last_index
-        return f"PAUSED {back:+d} frames", PAUSED_STYLE
+        return f"PAUSED {back:+d} frame{'' if abs(back) == 1 else 's'}", PAUSED_STYLE
 
     def action_pick(self) -> None:
         from gputop.tui.picker import PickerScreen, candidates

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 from rich.style import Style
 
+from gputop.units import plural  # noqa: F401 (re-exported: one place for counted words)
+
 Cell = tuple[str, Style | None]
 Row = list[Cell]
 
@@ -132,12 +134,3 @@ def flow(items: Sequence[str], free: Sequence[int], sep: str = "; ") -> \
         else:
             left_out += 1
     return lines, left_out
-
-
-def plural(count: int | float, word: str, many: str | None = None) -> str:
-    """ "1 GPU", "2 GPUs", "1 process", "3 processes" (``many`` for irregular plurals)."""
-    if count == 1:
-        return f"{count:g} {word}" if isinstance(count, float) else f"{count} {word}"
-    if many is None:
-        many = word + ("es" if word.endswith(("s", "sh", "ch", "x")) else "s")
-    return f"{count:g} {many}" if isinstance(count, float) else f"{count:,} {many}"

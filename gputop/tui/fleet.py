@@ -24,7 +24,7 @@ from gputop.tui.lines import DiffLines
 from gputop.tui.picker import PromptScreen
 from gputop.tui.render import (ALERT, BOLD, DIM, WARN, Row, hbar, highlighted, pct, rate, row,
                                scroll_start)
-from gputop.units import seconds_text, size_text
+from gputop.units import plural, seconds_text, size_text
 
 VRAM = Style(color="magenta")
 BAR_CELLS = 12
@@ -180,7 +180,8 @@ class FleetApp(App):
         gpus = sum(1 for r in self.all_rows if r.gpu is not None)
         episodes = sum(1 for r in self.all_rows if r.episode)
         silent = len({r.host for r in self.all_rows if r.error})
-        parts = [f"gputop fleet │ {self.source} │ {len(hosts)} hosts, {gpus} GPUs",
+        parts = [f"gputop fleet │ {self.source} │ {plural(len(hosts), 'host')}, "
+                 f"{plural(gpus, 'GPU')}",
                  f"{episodes} in an episode"]
         if silent:
             parts.append(f"{silent} not answering")
