@@ -36,7 +36,7 @@ from gputop.tui.panes.sm import SmPane
 from gputop.tui.panes.throughput import ThroughputPane
 from gputop.tui.panes.util import UtilPane
 from gputop.tui.panes.vram import VramPane
-from gputop.tui.render import ALERT, BOLD, OK, WARN, row
+from gputop.tui.render import ALERT, BOLD, OK, WARN, clip, row
 from gputop.tui.view_settings import ViewSettings
 from gputop.units import printable
 from gputop.tui.widgets import (LIVE_STYLE, PAUSED_STYLE, Banner, KeyBar, StatusBar, Summary,
@@ -565,7 +565,7 @@ class GputopApp(App):
 
         if name is None:
             return
-        command = (proc.cmdline or proc.name)[:60]
+        command = clip(proc.cmdline or proc.name, 60)
         question = (f"Send SIG{name} to pid {proc.pid}, user {proc.user or '?'}, on GPU "
                     f"{proc.gpu_index}:\n  {command}\n?")
         if self.simulated:

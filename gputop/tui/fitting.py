@@ -62,6 +62,19 @@ def fit_parts(parts: Sequence[tuple[Row, int]], width: int) -> Row:
     return fit([cell for cells, _ in kept for cell in cells], width)
 
 
+def wrapped(text: str, width: int, style: Style | None = None, rows: int = 3) -> list[Row]:
+    """A message too long for one row, on up to ``rows`` rows broken between words (the
+    last one cut with "…" if even that is not enough): a reason is read whole."""
+    import textwrap
+
+    from gputop.units import printable  # text from outside: control characters made visible
+
+    lines = textwrap.wrap(printable(text), max(1, width)) or [""]
+    if len(lines) > rows:
+        lines = lines[: rows - 1] + [" ".join(lines[rows - 1:])]
+    return [fit([(ch, style) for ch in line], width) for line in lines]
+
+
 def first_fitting(variants: Sequence[Row], width: int) -> Row:
     """The first of ``variants`` (fullest first) that fits ``width``; else the last, cut."""
     for cells in variants:

@@ -7,7 +7,7 @@ from rich.style import Style
 from gputop.model.derive import OFF_CPU
 from gputop.buckets import bucket_bounds_ns
 from gputop.tui.panes.base import Ctx, Pane
-from gputop.tui.fitting import Col, column_widths
+from gputop.tui.fitting import Col, column_widths, wrapped
 from gputop.tui.render import (ALERT, DIM, Row, clip, duration_us, first_fitting, fit, fit_parts,
                                hbar, na, rate, row)
 
@@ -47,7 +47,7 @@ class LaunchPane(Pane):
         offcpu = next((a for a in ctx.view.launch if a.api == OFF_CPU), None)
         apis = tuple(a for a in ctx.view.launch if a.api != OFF_CPU)
         if not apis:
-            return [fit(row(("launch latency " + na(self.missing_reason(ctx)), DIM)), width)]
+            return wrapped("launch latency " + na(self.missing_reason(ctx)), width, DIM)
         out = self.api_rows(apis, width)
         worst = None
         for a in apis:

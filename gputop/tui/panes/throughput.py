@@ -6,6 +6,7 @@ from rich.style import Style
 
 from gputop.tui.panes.base import PLOT_NOTE, Ctx, Pane
 from gputop.tui.widgets import clock_text
+from gputop.tui.fitting import wrapped
 from gputop.tui.render import (ALERT, BOLD, DIM, WARN, Row, count, first_fitting, fit,
                                fit_parts, hbar, na, plural, rate, row, seconds_text)
 
@@ -40,7 +41,7 @@ class ThroughputPane(Pane):
         baseline = (engine or last).baseline_tokens_per_s if (engine or last) else None
         if engine is None:
             reason = ctx.source_reason("engine") or "no engine: pass --engine URL"
-            out = [row(("tokens/s " + na(reason), DIM))]
+            out = wrapped("tokens/s " + na(reason), width, DIM, rows=2)
             if last is not None:  # late: keep the history, say how old the last reading is
                 out.append(row((f"last reading {rate(last.tokens_per_s)} tok/s, "
                                 f"{last.age_s:.0f}s ago", DIM)))
