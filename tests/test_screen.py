@@ -409,3 +409,17 @@ async def test_one_gpu_and_one_process_are_singular():
         await pilot.press("escape", "space", "left")
         await pilot.pause()
         assert "PAUSED -1 frame " in text_rows(app.query_one("#status"))[0]
+
+
+async def test_e_shows_all_the_evidence_the_banner_had_to_leave_out():
+    app = GputopApp(Session("demo:logprobs-storm", frames=sim_frames("logprobs-storm", 30)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        banner = "\n".join(text_rows(app.query_one("#banner")))
+        assert "more: e explains" in banner
+        await pilot.press("e")
+        await pilot.pause()
+        page = app.screen._text
+        alert = app.ctx().view.alert
+        assert page.startswith("The open episode: " + alert.headline)
+        assert all(item in page for item in alert.evidence)
