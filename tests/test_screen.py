@@ -240,6 +240,9 @@ def test_the_banner_fits_its_parts_into_two_rows_by_rule():
         assert len(whole) + (int(counted.group(1)) if counted else 0) == len(evidence), rows
         if width >= 200:
             assert not counted and why in joined  # room for everything
+    narrow = [text(r).rstrip() for r in banner_rows(headline, evidence, "x", why, 40)]
+    assert narrow[0].startswith("⚠ GPU 0 busy") and len(narrow) == 2  # by words, not cut
+    assert " ".join(narrow).replace("⚠ ", "").split() == headline.split()
 
 
 # ---------------------------------------------------------------- 2. without colour

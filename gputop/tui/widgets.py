@@ -16,7 +16,7 @@ from gputop.model.detect import Episode
 from gputop.tui.lines import DiffLines
 from gputop.tui.theme import ALARM
 from gputop.tui.panes.base import Ctx
-from gputop.tui.fitting import flow
+from gputop.tui.fitting import flow, wrapped
 from gputop.tui.render import (ALERT, BOLD, DIM, WARN, Row, duration_us, fit, fit_parts, pct,
                                printable, rate, row)
 
@@ -122,8 +122,9 @@ def banner_rows(headline: str, evidence: list[str], suspect: str | None, why: st
     its explanation when there is room) and the rest of the evidence; items that fit
     nowhere are counted ("+2 more: e explains")."""
     head = row(("⚠ ", ALERT), (headline, HEADLINE_STYLE))
-    if len(head) > width:  # too narrow even for the headline: it takes both rows
-        return [fit(head[:width], width), fit(head[width:], width)]
+    if len(head) > width:  # too narrow even for the headline: it takes both rows, by words
+        first, *rest = wrapped(headline, width - 2, HEADLINE_STYLE, rows=2)
+        return [row(("⚠ ", ALERT)) + first, row("  ") + (rest[0] if rest else [])]
     for explained in ((True, False) if why else (False,)):
         likely = row(("  likely: ", None), (suspect, SUSPECT_STYLE)) if suspect else row(" ")
         if explained:
