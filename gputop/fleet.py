@@ -18,7 +18,7 @@ import math
 import urllib.parse
 from dataclasses import dataclass, field
 
-from gputop.remote import serve_url
+from gputop.remote import SERVE_EXAMPLE, explain, pasted_base_url, serve_url
 from gputop.sources import prom
 from gputop.sources.base import SourceError
 
@@ -79,10 +79,20 @@ def _finite(value) -> float | None:
 
 # ---------------------------------------------------------------- gputop serve endpoints
 
+PROMETHEUS_EXAMPLE = "http://HOST:9090"
+PROMETHEUS_PAGES = ("/api/v1/query", "/api/v1", "/graph", "/query", "/targets", "/alerts")
+
+
 def base_url(url: str) -> tuple[str, dict[str, str]]:
     """(scheme://host:port, basic-auth headers from user:password@ in the URL)."""
     parts, headers = serve_url(url)
     return urllib.parse.urlunsplit((parts.scheme, parts.netloc, "", "", "")), headers
+
+
+def base_prometheus_url(text: str) -> str:
+    """A Prometheus' base URL from what a user typed: ``host:port`` gets http://, a page
+    of its UI or API pasted from the browser is cut off."""
+    return pasted_base_url(text, PROMETHEUS_EXAMPLE, PROMETHEUS_PAGES)
 
 
 def rows_from_snapshot(host: str, url: str, data: dict) -> list[GpuRow]:
@@ -124,8 +134,13 @@ def ask_serve(url: str, timeout_s: float = TIMEOUT_S) -> list[GpuRow]:
         data = json.loads(answer.text)
         if not isinstance(data, dict):
             raise ValueError("not an object")
-    except (SourceError, ValueError, RecursionError) as exc:
-        return [GpuRow(host=host, url=dashboard, gpu=None, error=str(exc)[:160])]
+    except SourceError as exc:
+        return [GpuRow(host=host, url=dashboard, gpu=None,
+                       error=explain(exc, base, "/snapshot.json")[:200])]
+    except (ValueError, RecursionError):
+        return [GpuRow(host=host, url=dashboard, gpu=None,
+                       error=f"not a gputop serve: its /snapshot.json is not JSON; give the "
+                       f"address 'gputop serve' prints (e.g. {SERVE_EXAMPLE})")]
     rows = rows_from_snapshot(host, dashboard, data)
     return rows or [GpuRow(host=host, url=dashboard, gpu=None, error="reports no GPU")]
 
@@ -238,7 +253,10 @@ def ask_prometheus(url: str, timeout_s: float = TIMEOUT_S) -> list[GpuRow]:
     with cf.ThreadPoolExecutor(max_workers=len(QUERIES)) as pool:  # one deadline, not eleven
         answers = dict(zip(QUERIES, pool.map(ask, QUERIES.values())))
     if isinstance(answers["info"], Exception):
+        exc = answers["info"]
+        why = explain(exc, base, "/api/v1/query", "prometheus") \
+            if isinstance(exc, SourceError) else str(exc)
         return [GpuRow(host=urllib.parse.urlsplit(base).netloc, url=None, gpu=None,
-                       error=f"Prometheus: {str(answers['info'])[:150]}")]
+                       error=f"Prometheus: {why[:200]}")]
     return rows_from_prometheus({name: [] if isinstance(a, Exception) else a
                                  for name, a in answers.items()})

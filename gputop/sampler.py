@@ -37,9 +37,10 @@ def parse_delay(text: str) -> float:
     try:
         value = float(text)
     except (TypeError, ValueError):
-        raise ValueError(f"--delay must be a number of seconds, got {text!r}") from None
+        raise ValueError(f"expected a number of seconds above 0 and at most 3600, got "
+                         f"{text!r}") from None
     if not (value > 0) or value > 3600 or value != value:
-        raise ValueError(f"--delay must be > 0 and <= 3600 seconds, got {text!r}")
+        raise ValueError(f"expected a number of seconds above 0 and at most 3600, got {text!r}")
     return value
 
 

@@ -246,6 +246,7 @@ class HostSample:
     cpu_pressure_some_pct: float | None = None  # /proc/pressure/cpu "some" avg10
     run_queue: int | None = None  # procs_running in /proc/stat
     cpus: int | None = None  # logical CPUs
+    ctx_switches_total: int | None = None  # the whole host's, since boot ("ctxt" in /proc/stat)
 
 
 @dataclass(frozen=True, slots=True)

@@ -274,15 +274,21 @@ def pin_from_processes(frame: Frame, pids: tuple[int, ...], pattern: str | None)
             seen.add(current)
             current = parents.get(current)
     label = next((p.cmdline or p.name for p in frame.processes if p.pid in roots), "")
+    # the tree's CPU time from the recorded processes (each pid once: one per GPU it uses)
+    cpu = {p.pid: p.cpu_s for p in frame.processes if p.pid in tree and p.cpu_s is not None}
     return PinnedSample(label=shorten(label, 60), pattern=pattern, root_pids=tuple(sorted(roots)),
                         tree_pids=tuple(sorted(tree)),
-                        waiting=None if roots else "no such process in this frame")
+                        waiting=None if roots else "no such process in this frame",
+                        cpu_s=round(sum(cpu.values()), 6) if cpu else None)
 
 
-def _pinned_view(timeline: Timeline, index: int, sample: PinnedSample) -> PinnedView:
+def _pinned_view(timeline: Timeline, index: int, sample: PinnedSample,
+                 pin: tuple[tuple[int, ...], str | None] | None = None) -> PinnedView:
     frame = timeline.frame(index)
     before = timeline.frame(index - 1) if index > 0 else None
     previous = before.pinned if before is not None else None
+    if pin is not None and before is not None:  # pinned from the frames: the one before too
+        previous = pin_from_processes(before, *pin)
     seconds = frame.time_mono_s - before.time_mono_s if before is not None else 0.0
     same = previous is not None and previous.root_pids == sample.root_pids
 
@@ -334,7 +340,8 @@ def derive(timeline: Timeline, index: int, launch_window_s: float = LAUNCH_WINDO
     return View(index=index, frame=frame, gpus=gpus, engine=engine,
                 launch=launch, launch_window_s=launch_window_s, launch_traced_s=launch_traced_s,
                 detector=state, sources=frame.sources,
-                pinned=_pinned_view(timeline, index, pinned_sample) if pinned_sample else None,
+                pinned=_pinned_view(timeline, index, pinned_sample, pin) if pinned_sample
+                else None,
                 last_engine=last_engine)
 
 
