@@ -732,8 +732,8 @@ def _join_negative_times(argv: list[str]) -> list[str]:
     return out
 
 
-SUBCOMMANDS = ("config", "snapshot", "record", "serve", "fleet", "replay", "export", "report",
-               "kv", "doctor")
+SUBCOMMANDS = ("config", "capture-engine", "snapshot", "record", "serve", "fleet", "replay",
+               "export", "report", "kv", "doctor")
 
 
 def _demo_before_subcommand(argv: list[str]) -> list[str]:

@@ -121,7 +121,7 @@ def test_the_readme_demo_opens_on_the_storm(terminal):
     term = terminal("--demo", width=80, height=24,
                     env={"TERM": "xterm-256color", "TZ": "UTC", "PYTHONPATH": os.getcwd()})
     screen = term.wait_for("1 GPU-Util")
-    assert "⚠ GPU 0,1,2,3 busy" in screen, screen
+    assert "⚠ GPUs 0-3 busy" in screen, screen
     assert "demo logprobs-storm · the storm" in screen.splitlines()[0], screen
     term.keys("q")
     assert term.exit_status() == 0

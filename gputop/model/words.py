@@ -147,7 +147,7 @@ def evidence_line(e: Evidence, subject: str = "engine") -> str:
         "sawtooth": lambda: f"GPU-Util swings {e.detail}% between steps (mean {v:.0f}%, "
                             f"baseline {_n(b)}%)",
         "waiting": lambda: f"waiting requests {_n(b)} -> {v:.0f} while running stays {e.detail}",
-        "tokens": lambda: f"generation {v:,.0f} tok/s, {v / b:.0%} of baseline {b:,.0f}",
+        "tokens": lambda: f"generation {v:,.0f} tok/s, {v / b:.0%} of its baseline {b:,.0f}",
         "itl": lambda: f"inter-token latency p99 {_s(v)}, {e.detail}x its healthy {_s(b)} at "
                        "this batch size",
         "ttft": lambda: f"time to first token p99 {_s(v)}, {e.detail}x its healthy {_s(b)}",
@@ -185,7 +185,7 @@ def evidence_line(e: Evidence, subject: str = "engine") -> str:
         "fanout": lambda: f"the batch jumped to {v:.0f} from {b:.0f} at once, without new "
                           "prompts: one request's n sequences",
         "input_thread": lambda: f"a thread of the job at {v:.0f}% of a core",
-        "work": lambda: f"{_n(v, None)} {e.unit}/s, {v / b:.0%} of baseline {_n(b, None)}",
+        "work": lambda: f"{_n(v, None)} {e.unit}/s, {v / b:.0%} of its baseline {_n(b, None)}",
     }
     make = texts.get(sig)
     return make() if make is not None else sig.replace("_", " ")

@@ -116,7 +116,7 @@ def banner_rows(headline: str, evidence: list[str], suspect: str | None, why: st
     for explained in ((True, False) if why else (False,)):
         likely = row(("  likely: ", None), (suspect, SUSPECT_STYLE)) if suspect else row(" ")
         if explained:
-            likely += row(f" ({why})")
+            likely += row(f": {why}")
         lines, left = flow(evidence, [width - len(head) - 2, width - len(likely) - 3])
         more = row((f" (+{left} more: e explains)", DIM)) if left else []
         if left:  # the count needs its room on row 2
