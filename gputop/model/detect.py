@@ -85,9 +85,8 @@ class Tally:
 
     ticks: int = 0
     sums: dict[str, float] = field(default_factory=dict)
-    # oversized_request as it would score with each piece of evidence that shows late or
-    # briefly but stands for the whole episode: a request with n=8 (vLLM observes n when
-    # the request ends), the batch jumping by its n sequences (they finish in bursts)
+    # oversized_request as it would score with evidence that shows late but stands for the
+    # whole episode: a request with n=8 (vLLM observes n when the request ends)
     latched: dict[str, float] = field(default_factory=dict)
     seen: frozenset[str] = frozenset()  # which of those were seen during the episode
     where: dict[str, tuple[int, ...]] = field(default_factory=dict)  # at the cause's best
@@ -121,7 +120,7 @@ class Tally:
             return ()
         means = {c: s / self.ticks for c, s in self.sums.items()}
         seen = self.seen | ({"notable"} if notable else set())
-        for name in ("notable", "fanout"):
+        for name in ("notable",):
             if name in seen:
                 means["oversized_request"] = max(means.get("oversized_request", 0.0),
                                                  self.latched.get(name, 0.0) / self.ticks)
@@ -186,8 +185,6 @@ class SubjectState:
     engine_url: str | None = None
     engine_pids: frozenset[int] = frozenset()
     notable_healthy_mono_s: float = -math.inf  # a notable request while all was well
-    # a fan-out being followed: (when it jumped, the batch before it); see features._fanout
-    fanout: tuple[float, float] | None = None
     # the episode that closed last, kept REOPEN_S: one that starts again so soon is the same
     # episode (one cause's phases: long prompts, then the KV pool full), not a new one
     last_closed: Episode | None = None
@@ -415,17 +412,7 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
     routine = subject.kind == "engine" and \
         since - NOTABLE_KEEP_S <= st.notable_healthy_mono_s < since - NOTABLE_GRACE_S
     strength = (0.3 if routine else 1.0) if mine else 0.0
-    fanout = st.fanout
-    if fanout is not None and (now.time_mono_s - fanout[0] > FANOUT_KEEP_S or (
-            now.requests_running is not None
-            and now.requests_running <= 1.3 * fanout[1] + 2)):
-        fanout = None  # the n sequences are done (or it was load that stayed)
-    feats = signals(subject, recent, st.base, windows, config, strength,
-                    fanout[1] if fanout is not None else None)
-    if fanout is None and feats.v.get("jump_from") is not None and st.base.ready:
-        fanout = (now.time_mono_s, feats.v["jump_from"])
-    if fanout != st.fanout:
-        st = replace(st, fanout=fanout)
+    feats = signals(subject, recent, st.base, windows, config, strength)
     paused = feats.v.get("paused_rank") is not None
     if paused != (st.pause_since_mono_s is not None):
         st = replace(st, pause_since_mono_s=now.time_mono_s if paused else None)
@@ -440,9 +427,7 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
     def judged():  # the causes' scores: only while a trigger holds
         scores = signatures.scores(feats.s)
         oversized = BY_CAUSE["oversized_request"]
-        harm = feats.s.get("harm", 0.0)
-        latched = {"notable": oversized.score({**feats.s, "notable": 1.0}),
-                   "fanout": oversized.score({**feats.s, "fanout": 1.0, "fanout_harm": harm})}
+        latched = {"notable": oversized.score({**feats.s, "notable": 1.0})}
         seen = {name for name in latched if feats.s.get(name, 0.0) >= 0.5}
         return scores, latched, seen, _where(subject, feats), _losing(feats.s, scores)
 
@@ -664,8 +649,13 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
     if measure == "kv":
         # the pool full and work thrown away (preempted, retracted: computed again later);
         # requests that only wait for blocks are an engine at its capacity
-        return s.get("kv_full", 0.0) >= (0.3 if clearing else 0.5) and \
-            s.get("preempt", 0.0) >= (0.3 if clearing else 0.5)
+        # (SGLang reserves room at admission and mostly holds requests back instead: a queue
+        # growing with the pool all but full is the same shortage)
+        full = s.get("kv_full", 0.0) >= (0.3 if clearing else 0.5)
+        thrown = s.get("preempt", 0.0) >= (0.3 if clearing else 0.5)
+        held_back = (v.get("kv") or 0.0) >= t("kv_full") and s.get("queue", 0.0) >= (
+            0.3 if clearing else 0.5) and (clearing or bool(v.get("queue_rising")))
+        return full and (thrown or held_back)
     if measure == "step":
         # every token slower while the memory traffic rose: decode at the bandwidth roofline
         ratio, rise = v.get("step_ratio"), v.get("dram_rise")

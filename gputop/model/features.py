@@ -76,12 +76,10 @@ def _others_median(values: dict[int, float], g: int) -> float | None:
 
 
 def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
-            windows: dict[str, HistDelta], config, notable: float = 0.0,
-            fanout_from: float | None = None) -> Features:
+            windows: dict[str, HistDelta], config, notable: float = 0.0) -> Features:
     """The subject's signals at ``points[-1]``; ``windows`` are the engine's latency
     histograms merged over the latency window; ``notable`` the strength of notable requests
-    (the detector keeps those, since they arrive when a request ends); ``fanout_from`` the
-    batch size before a fan-out the detector is following (see ``_fanout``)."""
+    (the detector keeps those, since they arrive when a request ends)."""
     now = points[-1]
     gpus = subject.gpus
     s: dict[str, float] = {}
@@ -175,7 +173,7 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     # ---------------------------------------------------------------- the engine
     slow_reading: dict[str, bool] = {}
     if subject.has_engine:
-        slow_reading = _engine(subject, points, base, windows, config, s, v, say, fanout_from)
+        slow_reading = _engine(subject, points, base, windows, config, s, v, say)
     s["notable"] = notable
     s["serving"] = 1.0 if subject.kind == "engine" else 0.0
 
@@ -190,8 +188,6 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
                            s.get("running_flat", 0.0), s.get("queue_soft", 0.0))
     # a stall that the sliver of busy SMs does not explain better
     s["stall_not_sliver"] = s["batch_stall"] * (1.0 - s.get("sliver", 0.0))
-    s["fanout_harm"] = min(s.get("fanout", 0.0), max(s.get("itl", 0.0), s.get("ttft", 0.0),
-                                                    s.get("util_drop", 0.0)))
     # prefill work that is not the notable request's own
     s["prefill_not_notable"] = s.get("prefill", 0.0) * (1.0 - notable)
     # a serving engine whose GPU waits on its own host-side work (nothing outside takes its
@@ -420,26 +416,7 @@ def _alternation(series: list[float], own_base: float | None,
     return alternating * low, mean
 
 
-def _fanout(points, base: Baseline, v) -> None:
-    """The batch at least doubled from one reading to the next with no new prompt work: n
-    sequences of one request (vLLM and SGLang run n > 1 as n requests added in the same
-    step, sharing one prompt).  Arrivals, even in a burst, spread over several readings and
-    bring prompts.  Records ``jump_from``, the batch before, when it happened this tick."""
-    now = points[-1]
-    if len(points) < 2 or now.requests_running is None:
-        return
-    before = points[-2].requests_running
-    if before is None or now.requests_running - before < max(t("fanout_min"), before):
-        return
-    prompt = now.compute_prompt_tokens_per_s
-    prompt_base = base.get("prompt")
-    if prompt is not None and prompt_base and prompt > 1.5 * prompt_base:
-        return  # new prompts came with the new sequences: arrivals, not a fan-out
-    v["jump_from"] = before
-
-
-def _engine(subject, points, base: Baseline, windows, config, s, v, say,
-            fanout_from: float | None = None) -> dict[str, bool]:
+def _engine(subject, points, base: Baseline, windows, config, s, v, say) -> dict[str, bool]:
     now = points[-1]
     running = now.requests_running
     waiting = _scalar(points, "requests_waiting")
@@ -503,17 +480,11 @@ def _engine(subject, points, base: Baseline, windows, config, s, v, say,
         if growth >= 0.5 * scale:
             say("waiting", waiting, waiting_base, detail=f"{running or 0:.0f}")
 
-    _fanout(points, base, v)
-    if fanout_from is not None:
-        s["fanout"] = 1.0
-        say("fanout", running, fanout_from)
     slow_reading = {}
     for name in ("itl", "ttft"):
         window = windows.get(name)
         p99 = now.latency.get(name, (None, None))[1]
-        # after a fan-out the other requests are judged at the batch they had: the sequences
-        # the oversized request added are the change, not load that excuses a longer step
-        expected = base.latency_at(name, fanout_from if fanout_from is not None else running)
+        expected = base.latency_at(name, running)
         if window is None or p99 is None or not expected:
             continue
         ratio = p99 / expected
@@ -535,7 +506,7 @@ def _engine(subject, points, base: Baseline, windows, config, s, v, say,
 
     # the typical step: every token slower, not only the tail
     p50 = now.latency.get("itl", (None, None))[0]
-    typical = base.latency_at("itl50", fanout_from if fanout_from is not None else running)
+    typical = base.latency_at("itl50", running)
     if p50 is not None and typical:
         ratio = p50 / typical
         v["step_ratio"] = ratio

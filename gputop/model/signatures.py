@@ -51,8 +51,8 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "oversized_request",
         "one request's work (e.g. n x logprobs over the vocabulary) stalls the batch",
-        requires=(("notable", "batch_stall", "fanout_harm", "engine_host_bound"),),
-        supports=("hollow", "queue", "fanout"),
+        requires=(("notable", "batch_stall", "engine_host_bound"),),
+        supports=("hollow", "queue"),
         vetoes=(("prefill_not_notable", 0.8), ("kv_sig", 0.8), ("host", 0.9), ("jitter", 0.9),
                 ("clock_slow", 0.8), ("odd", 0.9), ("shared", 0.9), ("dram_new", 0.6),
                 ("sliver", 0.6))),
@@ -62,7 +62,7 @@ SIGNATURES: tuple[Signature, ...] = (
         requires=(("prefill",), ("itl", "tokens_down", "ttft")),
         supports=("busy", "tensor_up"),
         # prefill is GPU compute: prompts that leave the GPU less busy cost on the host
-        vetoes=(("preempt", 0.7), ("notable", 0.8), ("fanout", 0.8), ("util_drop", 0.7),
+        vetoes=(("preempt", 0.7), ("notable", 0.8), ("util_drop", 0.7),
                 ("host", 0.8), ("jitter", 0.8), ("shared", 0.7))),
     Signature(
         "kv_pressure",
@@ -102,7 +102,7 @@ SIGNATURES: tuple[Signature, ...] = (
         "busy time on kernels that occupy few SMs",
         requires=(("hollow", "hollow_new"), ("busy",)),
         supports=("hollow", "sliver"),
-        vetoes=(("notable", 0.9), ("stall_not_sliver", 0.7), ("fanout", 0.8), ("prefill", 0.8),
+        vetoes=(("notable", 0.9), ("stall_not_sliver", 0.7), ("prefill", 0.8),
                 ("host", 0.9),
                 ("jitter", 0.9), ("odd", 0.9), ("shared", 0.8), ("dram", 0.7),
                 ("preempt", 0.6), ("sawtooth", 0.8))),
@@ -113,7 +113,7 @@ SIGNATURES: tuple[Signature, ...] = (
         supports=("busy", "dram_new", "step"),
         vetoes=(("hollow", 0.8), ("clock_slow", 0.6), ("odd", 0.8), ("shared", 0.7),
                 ("prefill", 0.5), ("notable", 0.5), ("host", 0.8), ("preempt", 0.6),
-                ("fanout", 0.8), ("util_drop", 0.6)),
+                ("util_drop", 0.6)),
         where="dram"),
     Signature(
         "throttling",

@@ -101,9 +101,6 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "vLLM request_params_n: n >= 8 sequences per request, the seed's storm"),
     ("notable_max_tokens", 8192,
      "max_tokens this large keeps a sequence in the batch for minutes"),
-    ("fanout_min", 6.0,
-     "a batch that at least doubles (and by 6+ sequences) from one reading to the next with "
-     "no new prompt work is one request's n sequences, not arrivals"),
     ("work_drop", 0.6,
      "a trainer's steps/samples per second at 60%- of its own baseline"),
     # ---- the host

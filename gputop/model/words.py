@@ -36,8 +36,7 @@ SIGNAL_TEXT = {
     "shared": "another process on the GPU", "own_drop": "the job's own SM share falling",
     "sawtooth": "a saw-tooth of steps and waits", "input_cpu": "an input thread at 100% CPU",
     "host": "host CPU contention", "jitter": "launch-latency spikes", "serving": "serving",
-    "sliver": "SM activity a sliver (one-element kernels)", "fanout": "a batch that jumped "
-    "without new prompts (n sequences)", "fanout_harm": "latency up after a fan-out",
+    "sliver": "SM activity a sliver (one-element kernels)",
     "stall_not_sliver": "the batch stalling", "prefill_not_notable": "a prefill burst",
     "engine_host_bound": "the GPU waiting on the engine's own host work",
     "step": "every token slower (ITL p50)", "rank_idle": "one rank idle while the others wait", "kv_wait": "requests waiting for KV blocks",
@@ -50,7 +49,7 @@ EVIDENCE_SIGNAL = {
     "throttle": "throttle_new", "odd_clock": "odd", "odd_sm": "odd", "hot": "hot",
     "shared": "shared", "own_sm": "own_drop", "tree_cpu": "host", "busiest_thread": "host",
     "psi": "host", "run_queue": "host", "involuntary": "host", "host_cpu": "host",
-    "launch": "jitter", "launch_tail": "jitter", "launch_max": "jitter", "fanout": "fanout",
+    "launch": "jitter", "launch_tail": "jitter", "launch_max": "jitter",
     "input_thread": "input_cpu", "work": "work_down", "step": "step", "rank_idle": "rank_idle",
     "notable_n": "notable", "notable_max_tokens": "notable",
 }
@@ -182,8 +181,7 @@ def evidence_line(e: Evidence, subject: str = "engine") -> str:
                         "every token slower",
         "rank_idle": lambda: f"GPU {e.gpu} at {v:.0f}% util, mostly idle, while "
                              f"{gpus_text(e.others)} wait for it in the collective",
-        "fanout": lambda: f"the batch jumped to {v:.0f} from {b:.0f} at once, without new "
-                          "prompts: one request's n sequences",
+
         "input_thread": lambda: f"a thread of the job at {v:.0f}% of a core",
         "work": lambda: f"{_n(v, None)} {e.unit}/s, {v / b:.0%} of its baseline {_n(b, None)}",
     }
