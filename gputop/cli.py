@@ -83,6 +83,16 @@ _serve = _checked(_serve_url)
 _prometheus = _checked(_prometheus_url)
 
 
+def _counter_name(text: str) -> str:
+    """A Prometheus metric name (a trainer's progress counter), refused in one line otherwise."""
+    import re
+
+    if len(text) > 200 or not re.fullmatch(r"[a-zA-Z_:][a-zA-Z0-9_:]*", text):
+        raise argparse.ArgumentTypeError(f"expected a metric name such as samples_total, "
+                                         f"got {text[:60]!r}")
+    return text
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -185,6 +195,11 @@ def _add_source_options(parser: argparse.ArgumentParser, suppress: bool = False)
                         help="a serving engine's /metrics URL (vLLM, SGLang, TGI, llama.cpp); "
                         "repeat it for replicas read as one service; without it, engines among "
                         "the GPU processes are found by their ports")
+    parser.add_argument("--work-counter", type=_counter_name, default=default(None),
+                        metavar="NAME",
+                        help="a training job's progress counter on the --engine page (e.g. "
+                        "train_tokens_total, samples_total): the job is judged by its rate over "
+                        "whole steps")
     parser.add_argument("--model", default=default(None), metavar="PATH_OR_ID",
                         help="the engine's model directory, config.json or a model id in the local "
                         "Hugging Face cache (for the weights / KV split of VRAM)")
@@ -749,7 +764,7 @@ def _demo_before_subcommand(argv: list[str]) -> list[str]:
 
 def _config_parsers() -> dict:
     return {"delay": _delay, "window": _window, "theme": _theme, "pane": _pane,
-            "ebpf": _ebpf_mode, "url": _url, "percent": _percent,
+            "ebpf": _ebpf_mode, "url": _url, "counter": _counter_name, "percent": _percent,
             "ratio": _ratio, "factor": _factor, "duty": _duty, "hold": _hold}
 
 

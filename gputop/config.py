@@ -86,6 +86,7 @@ def settings(parsers: dict[str, Callable]) -> tuple[Setting, ...]:
         Setting("ebpf", "ebpf", "--ebpf", str, p["ebpf"]),
         Setting("ebpf_duty", "ebpf_duty", "--ebpf-duty", float, p["duty"]),
         Setting("engines", "engine", "--engine", list, p["url"]),
+        Setting("work_counter", "work_counter", "--work-counter", str, p["counter"]),
         Setting("detector.busy_util_pct", "busy_util_pct", "--busy-util-pct", float,
                 p["percent"]),
         Setting("detector.collapse_ratio", "collapse_ratio", "--collapse-ratio", float,

@@ -407,3 +407,28 @@ def test_a_forked_child_holding_the_listening_socket_is_not_the_engine():
             proc.kill()
         parent.kill()
         parent.wait()
+
+
+def test_a_training_jobs_own_counter_given_by_name_reads_as_a_trainer():
+    """--work-counter samples_total: a job that exports its progress under any name (not
+    trainer_*) is read as a trainer, its unit from the name, other families ignored."""
+    from gputop.sources.base import SourceError
+    from gputop.sources.engine_metrics import recognise
+
+    page = ("# TYPE samples_total counter\nsamples_total 1536.0\n"
+            "# TYPE train_loss gauge\ntrain_loss 2.5\n"
+            "# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total 12.0\n")
+    parsed = recognise(page, "http://127.0.0.1:9100/metrics", "samples_total")
+    assert parsed.kind == "trainer" and parsed.work_unit == "samples"
+    assert parsed.values["generation_tokens_total"] == 1536.0
+    tokens = recognise("train_tokens_total 9e6\n", "u", "train_tokens_total")
+    assert tokens.work_unit == "tokens" and tokens.values["generation_tokens_total"] == 9e6
+    with pytest.raises(SourceError, match="no counter 'steps_total'"):
+        recognise(page, "u", "steps_total")
+
+
+def test_work_counter_option_refuses_what_is_not_a_metric_name():
+    done = subprocess.run([sys.executable, "-m", "gputop", "--work-counter", "x y;rm",
+                           "snapshot"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "expected a metric name" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 
 from gputop.model.thresholds import t
 
-SAMPLE_S = 4.0  # one sample per this many seconds once FAST_SAMPLES are in
+SAMPLE_S = 2.0  # one sample per this many seconds once FAST_SAMPLES are in
 FAST_SAMPLES = 8  # the first samples are taken every tick: a baseline within seconds
 MIN_SAMPLES = 3  # medians of fewer are no baseline
+RENEW_SAMPLES = 5  # this many samples in a row of better service are the new normal
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +104,18 @@ class Baseline:
             return self
         horizon = sample.time_mono_s - window_s
         return Baseline(tuple(s for s in self.samples if s.time_mono_s > horizon) + (sample,))
+
+    def renewed(self, recent: int = RENEW_SAMPLES) -> Baseline:
+        """Only the newest ``recent`` samples, when they all show better service than the
+        rest (more tokens/s, shorter latency): an engine warming up as gputop starts made
+        the older ones, and the better state is the normal to hold the engine to."""
+        if len(self.samples) < recent + MIN_SAMPLES:
+            return self
+        new, old = self.samples[-recent:], Baseline(self.samples[:-recent])
+        tokens, itl = old.get("tokens"), old.latency_at("itl", None)
+        faster = tokens and all(s.values.get("tokens", 0.0) >= 1.2 * tokens for s in new)
+        quicker = itl and all(s.itl_p99_s is not None and s.itl_p99_s <= 0.7 * itl for s in new)
+        return Baseline(new) if faster or quicker else self
 
     def latency_at(self, name: str, running: float | None) -> float | None:
         """The healthy p99 of ``name`` ("itl" or "ttft") at a batch of ``running``: the

@@ -68,14 +68,15 @@ class DetectConfig:
 
 
 LATENCY_MEASURES = ("itl", "ttft")
-ENGINE_MEASURES = ("itl", "ttft", "tokens", "queue", "util", "kv", "step")
+ENGINE_MEASURES = ("itl", "ttft", "tokens", "queue", "util", "kv", "step", "share", "cpu")
 MAX_EPISODES = 50
 RECENT_S = 12.0  # points kept for windows (the saw-tooth reads 10 s)
 RECENT_MAX = 48
 NOTABLE_KEEP_S = 120.0
 NOTABLE_GRACE_S = 30.0  # a notable request this close before an episode is its cause, not routine
 FANOUT_KEEP_S = 180.0
-REOPEN_S = 30.0  # a fan-out's batch judged as the change for at most this long
+REOPEN_S = 30.0
+JUMP_KEEP_S = 120.0  # a jump of the batch stays evidence while its sequences may run  # a fan-out's batch judged as the change for at most this long
 ENGINE_GRACE_S = 120.0  # an engine gone this long is forgotten (its GPUs become jobs)
 
 
@@ -85,8 +86,9 @@ class Tally:
 
     ticks: int = 0
     sums: dict[str, float] = field(default_factory=dict)
-    # oversized_request as it would score with evidence that shows late but stands for the
-    # whole episode: a request with n=8 (vLLM observes n when the request ends)
+    # oversized_request as it would score with evidence that shows late or briefly but stands
+    # for the whole episode: a request with n=8 (vLLM observes n when the request ends), the
+    # batch doubling at once as its n sequences join (they may finish in bursts)
     latched: dict[str, float] = field(default_factory=dict)
     seen: frozenset[str] = frozenset()  # which of those were seen during the episode
     where: dict[str, tuple[int, ...]] = field(default_factory=dict)  # at the cause's best
@@ -120,7 +122,7 @@ class Tally:
             return ()
         means = {c: s / self.ticks for c, s in self.sums.items()}
         seen = self.seen | ({"notable"} if notable else set())
-        for name in ("notable",):
+        for name in ("notable", "fanout"):
             if name in seen:
                 means["oversized_request"] = max(means.get("oversized_request", 0.0),
                                                  self.latched.get(name, 0.0) / self.ticks)
@@ -191,6 +193,7 @@ class SubjectState:
     last_tally: Tally = Tally()
     last_closed_mono_s: float = -math.inf
     pause_since_mono_s: float | None = None  # a rank off the GPU, the others in a barrier
+    jump: tuple[float, float] | None = None  # (when, batch before): the batch doubled at once
     surge_since_mono_s: float | None = None  # more prompts of the usual length arriving
 
 
@@ -412,7 +415,14 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
     routine = subject.kind == "engine" and \
         since - NOTABLE_KEEP_S <= st.notable_healthy_mono_s < since - NOTABLE_GRACE_S
     strength = (0.3 if routine else 1.0) if mine else 0.0
-    feats = signals(subject, recent, st.base, windows, config, strength)
+    jump = st.jump if st.jump is not None and now.time_mono_s - st.jump[0] <= JUMP_KEEP_S \
+        else None
+    feats = signals(subject, recent, st.base, windows, config, strength,
+                    jump[1] if jump is not None else None)
+    if feats.v.get("jump_from") is not None and jump is None:
+        jump = (now.time_mono_s, feats.v["jump_from"])
+    if jump != st.jump:
+        st = replace(st, jump=jump)
     paused = feats.v.get("paused_rank") is not None
     if paused != (st.pause_since_mono_s is not None):
         st = replace(st, pause_since_mono_s=now.time_mono_s if paused else None)
@@ -427,7 +437,10 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
     def judged():  # the causes' scores: only while a trigger holds
         scores = signatures.scores(feats.s)
         oversized = BY_CAUSE["oversized_request"]
-        latched = {"notable": oversized.score({**feats.s, "notable": 1.0})}
+        harm = feats.s.get("harm", 0.0)
+        latched = {"notable": oversized.score({**feats.s, "notable": 1.0}),
+                   "fanout": oversized.score({**feats.s, "fanout": 1.0,
+                                              "fanout_harm": 0.7 * harm})}
         seen = {name for name in latched if feats.s.get(name, 0.0) >= 0.5}
         return scores, latched, seen, _where(subject, feats), _losing(feats.s, scores)
 
@@ -585,8 +598,8 @@ def _trigger(st: SubjectState, subject: Subject, feats: Features, config: Detect
     return None
 
 
-_ENGINE_ORDER = ("itl", "tokens", "queue", "util", "ttft", "kv", "step", "straggler",
-                 "shared", "clock", "hollow")
+_ENGINE_ORDER = ("itl", "tokens", "queue", "util", "ttft", "kv", "step", "share", "cpu",
+                 "straggler", "shared", "clock", "hollow")
 _JOB_ORDER = ("work", "hollow", "stall", "straggler", "shared", "clock")
 
 
@@ -646,6 +659,27 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
             v["running_base"] >= 1 and running >= 0.9 * v["running_base"]
         less_prompt = (v.get("prompt_ratio") or 1.0) <= 0.5  # less prefill work explains it
         return queued or (same_batch and not less_prompt)
+    if measure == "cpu":
+        # the engine's processes get a third less CPU with the run queue over the CPUs, and
+        # its output fell with demand still there: the host starves it (seen from /proc,
+        # whatever the GPU reads; a stand-in or a GPU without util says nothing)
+        if not v.get("demand_kept") or (v.get("running_base") or 0) < 1:
+            return False
+        return s.get("cpu_lost", 0.0) >= (0.3 if clearing else 0.5) and \
+            (v.get("tokens_ratio") or 1.0) <= (0.85 if clearing else 0.75)
+    if measure == "share":
+        # the requests finish at half their rate or less while tokens/s holds and every
+        # token is slower: the batch's work goes to a few requests (n sequences of one)
+        ratio, step = v.get("finished_ratio"), v.get("step_ratio")
+        per_request = v.get("tokens_per_request_ratio")
+        if ratio is None or step is None or per_request is None \
+                or (v.get("running_base") or 0) < 3:
+            return False
+        # (longer contexts slow every token too, and show as DRAM traffic: that is the
+        # bandwidth's, not a few requests'; n sequences of one prompt add little KV to read)
+        return ratio <= (0.65 if clearing else 0.5) and step >= (1.4 if clearing else 1.8) \
+            and per_request >= (1.6 if clearing else 2.0) and bool(v.get("demand_kept")) \
+            and (v.get("dram_rise") or 0.0) < 6.0
     if measure == "kv":
         # the pool full and work thrown away (preempted, retracted: computed again later);
         # requests that only wait for blocks are an engine at its capacity
@@ -726,7 +760,7 @@ def _feed(st: SubjectState, subject: Subject, recent: tuple[Point, ...], feats: 
     probation = st.probation + ((sample,) if sample is not None else ())
     base = st.base
     while probation and now.time_mono_s - probation[0].time_mono_s >= PROBATION_S:
-        base = base.add(probation[0], config.baseline_window_s)
+        base = base.add(probation[0], config.baseline_window_s).renewed()
         probation = probation[1:]
     return replace(st, base=base, probation=probation)
 
@@ -791,6 +825,7 @@ def _sample(subject: Subject, now: Point, feats: Features) -> Sample | None:
             put("tokens", now.tokens_per_s)
             put("prompt", now.compute_prompt_tokens_per_s)
             put("prompt_len", v.get("prompt_len"))
+            put("finished", now.requests_per_s)
         put("running", now.requests_running)
         put("waiting", now.requests_waiting)
         put("kv", now.kv_usage_ratio)

@@ -76,10 +76,12 @@ def _others_median(values: dict[int, float], g: int) -> float | None:
 
 
 def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
-            windows: dict[str, HistDelta], config, notable: float = 0.0) -> Features:
+            windows: dict[str, HistDelta], config, notable: float = 0.0,
+            jumped_from: float | None = None) -> Features:
     """The subject's signals at ``points[-1]``; ``windows`` are the engine's latency
     histograms merged over the latency window; ``notable`` the strength of notable requests
-    (the detector keeps those, since they arrive when a request ends)."""
+    (the detector keeps those, since they arrive when a request ends); ``jumped_from`` the
+    batch before a jump the detector saw lately (see ``_jump``)."""
     now = points[-1]
     gpus = subject.gpus
     s: dict[str, float] = {}
@@ -110,8 +112,8 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
         ratio_base = base.get("sm_ratio")
         if ratio_base is not None and ratio_base >= 0.25:
             s["hollow_new"] = ramp(ratio / ratio_base, 0.7, 0.25)
-        if ratio < 0.5:
-            say("sm_active", sm, base.get("sm"), "%", detail=f"{util:.0f}")
+        if ratio <= 0.2 or (ratio < 0.5 and s.get("hollow_new", 0.0) >= 0.3):
+            say("sm_active", sm, base.get("sm"), "%", detail=f"{util:.0f}")  # new, or a sliver
     if dram is not None:
         dram_base = base.get("dram")
         # saturated (near the HBM roofline) or risen well above the job's own level: decode
@@ -174,6 +176,15 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     slow_reading: dict[str, bool] = {}
     if subject.has_engine:
         slow_reading = _engine(subject, points, base, windows, config, s, v, say)
+        _jump(points, base, v)
+        # the jump stands while the batch stays doubled (n sequences decode together)
+        doubled = jumped_from is not None and all(
+            p.requests_running is not None and p.requests_running >= 2 * jumped_from
+            for p in points[-3:])
+        running = points[-1].requests_running
+        if doubled:
+            s["fanout"] = 1.0  # evidence only: it moves no baseline and opens nothing
+            say("fanout", running, jumped_from)
     s["notable"] = notable
     s["serving"] = 1.0 if subject.kind == "engine" else 0.0
 
@@ -186,6 +197,11 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     # composites the signatures name
     s["batch_stall"] = min(max(s.get("itl", 0.0), s.get("tokens_down", 0.0)),
                            s.get("running_flat", 0.0), s.get("queue_soft", 0.0))
+    # a few requests take the batch (and not longer contexts: those show as DRAM traffic)
+    s["hogged"] = min(s.get("hog", 0.0), s.get("step", 0.0)) \
+        * (1.0 - ramp(v.get("dram_rise"), 3.0, 10.0))
+    # likely, not certain (a burst can double a batch too): it weighs less than a signature
+    s["fanout_harm"] = 0.7 * min(s.get("fanout", 0.0), s.get("harm", 0.0))
     # a stall that the sliver of busy SMs does not explain better
     s["stall_not_sliver"] = s["batch_stall"] * (1.0 - s.get("sliver", 0.0))
     # prefill work that is not the notable request's own
@@ -416,6 +432,25 @@ def _alternation(series: list[float], own_base: float | None,
     return alternating * low, mean
 
 
+def _jump(points, base: Baseline, v) -> None:
+    """The batch at least doubled from one reading to the next with no new prompt work:
+    likely n sequences of one request (vLLM and SGLang run n > 1 as n requests added in one
+    step, sharing a prompt).  A burst of arrivals can look the same, so it is only evidence
+    for a cause, never a trigger.  Records ``jump_from``, the batch before it."""
+    now = points[-1]
+    if len(points) < 2 or now.requests_running is None:
+        return
+    before = points[-2].requests_running
+    if before is None or before < 3 or now.requests_running - before < max(t("fanout_min"),
+                                                                            before):
+        return  # (from an idle engine, any arrivals double the batch)
+    prompt = now.compute_prompt_tokens_per_s
+    prompt_base = base.get("prompt")
+    if prompt is not None and prompt_base and prompt > 1.5 * prompt_base:
+        return  # new prompts came with the new sequences: arrivals
+    v["jump_from"] = before
+
+
 def _engine(subject, points, base: Baseline, windows, config, s, v, say) -> dict[str, bool]:
     now = points[-1]
     running = now.requests_running
@@ -504,6 +539,16 @@ def _engine(subject, points, base: Baseline, windows, config, s, v, say) -> dict
         if ratio >= config.latency_clear_factor and gate:
             say(name, p99, expected, "s", detail=f"{ratio:.1f}")
 
+    # who the tokens go to: the same tokens/s finishing far fewer requests, while every
+    # token is slower, is the batch's work going to a few requests (n sequences of one)
+    finished = _scalar(points, "requests_per_s", 5)
+    finished_base = base.get("finished")
+    if finished is not None and finished_base and tps is not None and tps_base:
+        v["finished_ratio"] = finished / finished_base
+        per_request = (tps / max(finished, 1e-3)) / (tps_base / finished_base)
+        v["tokens_per_request_ratio"] = per_request
+        s["hog"] = ramp(per_request, 1.5, 3.0)
+
     # the typical step: every token slower, not only the tail
     p50 = now.latency.get("itl", (None, None))[0]
     typical = base.latency_at("itl50", running)
@@ -584,6 +629,7 @@ def _host(subject, points, base: Baseline, s, say) -> float:
                 losses.append(((b - value) / b, label, value, b))
     if losses:
         loss, label, value, b = max(losses)
+        s["cpu_lost"] = ramp(loss, 0.15, 0.5) if crowded else 0.0
         score += 0.4 * ramp(loss, 0.15, 0.5) * (1.0 if crowded or queue is None else 0.5)
         if loss >= 0.3 and crowded:
             say(label, value, b, "%", detail=f"{queue:.0f} {cpus}")

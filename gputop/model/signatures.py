@@ -51,8 +51,8 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "oversized_request",
         "one request's work (e.g. n x logprobs over the vocabulary) stalls the batch",
-        requires=(("notable", "batch_stall", "engine_host_bound"),),
-        supports=("hollow", "queue"),
+        requires=(("notable", "batch_stall", "engine_host_bound", "hogged", "fanout_harm"),),
+        supports=("hollow", "queue", "hog"),
         vetoes=(("prefill_not_notable", 0.8), ("kv_sig", 0.8), ("host", 0.9), ("jitter", 0.9),
                 ("clock_slow", 0.8), ("odd", 0.9), ("shared", 0.9), ("dram_new", 0.6),
                 ("sliver", 0.6))),

@@ -101,6 +101,9 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "vLLM request_params_n: n >= 8 sequences per request, the seed's storm"),
     ("notable_max_tokens", 8192,
      "max_tokens this large keeps a sequence in the batch for minutes"),
+    ("fanout_min", 8.0,
+     "a batch that at least doubles (by 8+ sequences) from one reading to the next with no new "
+     "prompt work is likely one request's n sequences: evidence for a cause, never a trigger"),
     ("work_drop", 0.6,
      "a trainer's steps/samples per second at 60%- of its own baseline"),
     # ---- the host

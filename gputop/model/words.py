@@ -36,10 +36,12 @@ SIGNAL_TEXT = {
     "shared": "another process on the GPU", "own_drop": "the job's own SM share falling",
     "sawtooth": "a saw-tooth of steps and waits", "input_cpu": "an input thread at 100% CPU",
     "host": "host CPU contention", "jitter": "launch-latency spikes", "serving": "serving",
-    "sliver": "SM activity a sliver (one-element kernels)",
+    "sliver": "SM activity a sliver (one-element kernels)", "fanout": "the batch doubling at "
+    "once without new prompts (n sequences)", "fanout_harm": "harm after the batch doubled",
     "stall_not_sliver": "the batch stalling", "prefill_not_notable": "a prefill burst",
     "engine_host_bound": "the GPU waiting on the engine's own host work",
-    "step": "every token slower (ITL p50)", "rank_idle": "one rank idle while the others wait", "kv_wait": "requests waiting for KV blocks",
+    "step": "every token slower (ITL p50)", "rank_idle": "one rank idle while the others wait",
+    "hog": "the tokens going to few requests", "hogged": "a few requests taking the batch", "kv_wait": "requests waiting for KV blocks",
 }
 # which of a signature's signals each kind of evidence stands for (to order the lines)
 EVIDENCE_SIGNAL = {
@@ -49,7 +51,7 @@ EVIDENCE_SIGNAL = {
     "throttle": "throttle_new", "odd_clock": "odd", "odd_sm": "odd", "hot": "hot",
     "shared": "shared", "own_sm": "own_drop", "tree_cpu": "host", "busiest_thread": "host",
     "psi": "host", "run_queue": "host", "involuntary": "host", "host_cpu": "host",
-    "launch": "jitter", "launch_tail": "jitter", "launch_max": "jitter",
+    "launch": "jitter", "launch_tail": "jitter", "launch_max": "jitter", "fanout": "fanout",
     "input_thread": "input_cpu", "work": "work_down", "step": "step", "rank_idle": "rank_idle",
     "notable_n": "notable", "notable_max_tokens": "notable",
 }
@@ -100,6 +102,13 @@ def headline(ep: Episode) -> str:
         return (f"{lead} but {MEASURE_TEXT[m]} p99 "
                 f"{ep.latency_p99_s / ep.latency_baseline_s:.1f}x baseline "
                 f"({_s(ep.latency_p99_s)} vs {_s(ep.latency_baseline_s)})")
+    if m == "cpu":
+        return (f"{where} waiting on the host: the engine's CPU fell and it makes "
+                f"{(v.get('tokens_ratio') or 0):.0%} of its tokens/s")
+    if m == "share":
+        return (f"{where} busy {util} but requests finish at "
+                f"{(v.get('finished_ratio') or 0):.0%} of their rate, every token "
+                f"{(v.get('step_ratio') or 0):.1f}x slower")
     if m == "queue":
         return (f"{where} busy {util} but the queue grows: {_n(v.get('waiting'))} waiting "
                 f"(baseline {_n(v.get('waiting_base'))}) at {_n(ep.tokens_per_s)} tok/s")
@@ -177,6 +186,8 @@ def evidence_line(e: Evidence, subject: str = "engine") -> str:
         "launch_max": lambda: f"a launch call took {duration_us(v)} (usually at most "
                               f"{duration_us(b)}): the launching thread was descheduled",
         "launch_tail": lambda: f"{e.detail} p99 {duration_us(v)} (baseline {duration_us(b)})",
+        "fanout": lambda: f"the batch jumped to {v:.0f} from {b:.0f} at once, without new "
+                          "prompts: likely one request's n sequences",
         "step": lambda: f"inter-token latency p50 {_s(v)}, {e.detail}x its healthy {_s(b)}: "
                         "every token slower",
         "rank_idle": lambda: f"GPU {e.gpu} at {v:.0f}% util, mostly idle, while "
@@ -256,5 +267,7 @@ MEASURE_NAME = {
     "shared": "another process taking SM time", "clock": "held-down clocks",
     "work": "the job's steps slowing with a GPU-side finding",
     "kv": "requests preempted with the KV pool full",
+    "share": "requests finishing at half their rate while every token is slower",
+    "cpu": "the engine's processes losing CPU on a crowded host while its output fell",
     "step": "every token slower while the memory traffic rose",
 }

@@ -124,8 +124,9 @@ class EngineSource:
 
     def __init__(self, url: str | None = None, model: str | None = None,
                  timeout_s: float = TIMEOUT_S, discover: bool = True, pin_state=None,
-                 name: str = "engine", clock=time.monotonic):
+                 name: str = "engine", clock=time.monotonic, counter: str | None = None):
         self.name = name  # "engine", "engine2", ... with several --engine URLs
+        self.counter = counter  # a training job's progress counter named by the user
         self.pin_state = pin_state  # when pinned, the engine is looked for in the pinned tree
         self.url = prom.check_url(url) if url else None
         self.model_arg = model
@@ -163,7 +164,7 @@ class EngineSource:
         fetch_started = time.perf_counter()
         try:
             fetched = prom.fetch(endpoint.url, self.timeout_s)
-            parsed = recognise(fetched.text, endpoint.url)
+            parsed = recognise(fetched.text, endpoint.url, self.counter)
         except SourceError as exc:
             self._failures += 1
             self._retry_at = time_mono_s + BACKOFF_S[min(self._failures, len(BACKOFF_S)) - 1]

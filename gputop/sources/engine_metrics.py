@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from gputop.schema import EngineHistogram
 from gputop.sources import prom
 from gputop.sources.base import SourceError
-from gputop.sources.engine_names import BY_KIND, ENGINES, EngineNames  # noqa: F401 (re-export)
+from gputop.sources.engine_names import (BY_KIND, ENGINES, EngineNames,  # noqa: F401 (re-export)
+                                         work_counter)
 
 # beyond these an engine's number is damage or malice, not a reading
 PLAUSIBLE_REQUESTS = 1e7  # requests running or waiting at once
@@ -104,12 +105,18 @@ def _respell(name: str) -> str:
     return name
 
 
-def prefilter(text: str) -> tuple[str, dict[str, int]]:
+def prefilter(text: str, extra: EngineNames | None = None) -> tuple[str, dict[str, int]]:
     """(the lines of the families gputop reads, samples per engine prefix in the whole
     text).  TYPE lines are kept so histograms parse as histograms; HELP lines go.  A name
-    in another spelling of an engine's prefix (``sglang_``) is rewritten to the tables'."""
+    in another spelling of an engine's prefix (``sglang_``) is rewritten to the tables'.
+    ``extra``: a counter named on the command line, read as well."""
     kept: list[str] = []
     prefixes = {e.prefix: 0 for e in ENGINES}
+    families, wanted = WANTED_FAMILIES, WANTED
+    if extra is not None:
+        families = families | extra.families()
+        wanted = wanted | _sample_names(extra.families())
+        prefixes[extra.prefix] = 0
     for line in text.splitlines():
         if not line:
             continue
@@ -118,7 +125,7 @@ def prefilter(text: str) -> tuple[str, dict[str, int]]:
                 parts = line.split(" ", 3)
                 if len(parts) >= 3:
                     name = _respell(parts[2])
-                    if name in WANTED_FAMILIES:
+                    if name in families:
                         kept.append(" ".join(["#", "TYPE", name, *parts[3:]]))
             continue
         end = len(line)
@@ -130,7 +137,7 @@ def prefilter(text: str) -> tuple[str, dict[str, int]]:
         for prefix in prefixes:
             if name.startswith(prefix):
                 prefixes[prefix] += 1
-        if name in WANTED:
+        if name in wanted:
             kept.append(name + line[end:])
     return "\n".join(kept) + "\n", prefixes
 
@@ -250,13 +257,20 @@ def _rank(text: str | None) -> float:
         return math.inf
 
 
-def recognise(text: str, url: str = "endpoint") -> ParsedMetrics:
+def recognise(text: str, url: str = "endpoint", counter: str | None = None) -> ParsedMetrics:
     """What engine wrote this metrics text, and its numbers: summed over the page, and
-    per replica when the page holds several engines or models."""
-    filtered, prefixes = prefilter(text)
-    if not any(prefixes.values()):
+    per replica when the page holds several engines or models.  ``counter``: a training
+    job's progress counter named by the user: the page is read as that trainer's."""
+    extra = work_counter(counter) if counter else None
+    filtered, prefixes = prefilter(text, extra)
+    if extra is not None:
+        if not prefixes[extra.prefix]:
+            raise SourceError(f"{url} has no counter {counter!r}")
+        names = extra
+    elif not any(prefixes.values()):
         raise SourceError(f"{url} has no vLLM, SGLang, TGI, llama.cpp or trainer_ metrics")
-    names = next(e for e in ENGINES if prefixes[e.prefix] == max(prefixes.values()))
+    else:
+        names = next(e for e in ENGINES if prefixes[e.prefix] == max(prefixes.values()))
     spelling = next((alias for alias, prefix in SPELLINGS.items()
                      if prefix == names.prefix and alias in text), "")
     # a histogram's sample name -> (its family, the suffix)

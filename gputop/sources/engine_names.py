@@ -191,4 +191,16 @@ TRAINER = EngineNames(
     work_units={"trainer_tokens_total": "tokens", "trainer_samples_total": "samples"})
 
 ENGINES = (VLLM, SGLANG, TGI, LLAMACPP, TRAINER)
+
+
+def work_counter(name: str) -> EngineNames:
+    """The names of a training job's own progress counter, given by name (``--work-counter
+    samples_total``): whatever the job exports, read as a trainer whose work unit the name
+    says (tokens, samples, steps, else "units")."""
+    family = name.removesuffix("_total")
+    unit = next((u for u in ("tokens", "samples", "steps", "images", "examples")
+                 if u.rstrip("s") in family), "units")
+    return EngineNames("trainer", family, generation=(f"{family}_total", family), prompt=(),
+                       finished=(), running=(), waiting=(), kv=(),
+                       work_units={f"{family}_total": unit, family: unit})
 BY_KIND = {e.kind: e for e in ENGINES}

@@ -25,6 +25,7 @@ class SourceOptions:
     gpu: tuple[int, ...] | None = None  # NVML indexes to show
     dcgm: str | None = None
     engine: tuple[str, ...] = ()
+    work_counter: str | None = None  # a trainer's progress counter on the --engine page
     model: str | None = None
     ebpf: str = "off"
     ebpf_duty: float = 1.0  # the fraction of the time the probes are attached
@@ -42,6 +43,7 @@ class SourceOptions:
     def from_args(cls, args) -> "SourceOptions":
         return cls(demo=args.demo, gpu=tuple(args.gpu) if args.gpu else None, dcgm=args.dcgm,
                    engine=tuple(args.engine or ()), model=args.model, ebpf=args.ebpf,
+                   work_counter=getattr(args, "work_counter", None),
                    ebpf_duty=getattr(args, "ebpf_duty", 1.0),
                    pid=args.pid, match=args.match, sim_gpus=args.gpus, seed=args.seed,
                    delay_s=args.delay, remote=getattr(args, "remote", None),
@@ -95,7 +97,8 @@ def _engines(options: SourceOptions, pin_state) -> list[Source]:
     from gputop.sources.engine import EngineSource
 
     engines = [EngineSource(url, options.model, pin_state=pin_state,
-                            name="engine" if i == 0 else f"engine{i + 1}")
+                            name="engine" if i == 0 else f"engine{i + 1}",
+                            counter=options.work_counter)
                for i, url in enumerate(options.engine or (None,))]
     try:
         for engine in engines:
