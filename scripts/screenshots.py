@@ -84,6 +84,22 @@ async def shoot_replay(path: Path) -> None:
     path.write_text(svg)
 
 
+async def shoot_recording(file: Path, wall_s: float, size: tuple[int, int], path: Path,
+                          keys: tuple = ()) -> None:
+    """A real recording replayed at ``wall_s`` (the verdict as the live screen had it)."""
+    from gputop.record.store import Recording
+    from gputop.tui.replay import ReplayApp
+
+    recording = Recording(file)
+    app = ReplayApp(recording)
+    async with app.run_test(size=size) as pilot:
+        app.seek(recording.seq_at(wall_s))
+        await pilot.press(*keys)
+        await pilot.pause()
+        path.write_text(app.export_screenshot(title=f"gputop {path.stem}"))
+    recording.close()
+
+
 async def main() -> int:
     OUT.mkdir(exist_ok=True)
     for scenario in SCENARIOS:
@@ -107,8 +123,16 @@ async def main() -> int:
     ]
     for options, size, name in rendered:
         await shoot(demo_app("logprobs-storm", **options), size, OUT / name)
+    # the verdict on a real H200: the CUDA-graph phase of tests/data/h200, 12 s into it
+    import json
+    h200 = Path(__file__).resolve().parent.parent / "tests" / "data" / "h200"
+    graph = next(p for p in json.loads((h200 / "results.json").read_text())["phases"]
+                 if p["phase"] == "graph")
+    await shoot_recording(h200 / "h200.gputop", graph["start_wall_s"] + 12, (160, 45),
+                          OUT / "h200-graph-phase.svg")
     pngs = [png(OUT / name) for name in ("logprobs-storm-200x50.svg", "logprobs-storm-80x24.svg",
-                                         "logprobs-storm-80x24-no-color.svg")]
+                                         "logprobs-storm-80x24-no-color.svg",
+                                         "h200-graph-phase.svg", "dataloader-stall.svg")]
     print(f"wrote {len(SCENARIOS) + 2 + len(extra) + len(rendered)} screenshots and "
           f"{len(pngs)} PNG renders to {OUT}")
     return 0
