@@ -760,7 +760,8 @@ def _feed(st: SubjectState, subject: Subject, recent: tuple[Point, ...], feats: 
     probation = st.probation + ((sample,) if sample is not None else ())
     base = st.base
     while probation and now.time_mono_s - probation[0].time_mono_s >= PROBATION_S:
-        base = base.add(probation[0], config.baseline_window_s).renewed()
+        added = base.add(probation[0], config.baseline_window_s)
+        base = added.renewed() if added is not base else base
         probation = probation[1:]
     return replace(st, base=base, probation=probation)
 
@@ -845,13 +846,13 @@ def _sample(subject: Subject, now: Point, feats: Features) -> Sample | None:
     put("launch_max", now.launch_max_us)
     for api, p99 in now.launch_p99_by_api_us.items():
         put(f"launch_p99:{api}", p99)
-    per_gpu: dict[str, dict[int, float]] = {"clock": {}, "sm": {}, "util": {}, "temp": {},
-                                            "own_sm": {}, "other_sm": {}}
+    per_gpu: dict[str, dict[int, float]] = {"clock": {}, "sm": {}, "util": {}, "own_sm": {},
+                                            "other_sm": {}}
     pids: dict[int, frozenset[int]] = {}
     for g in subject.gpus:
         if now.util_pct.get(g, 0.0) >= 40 and g in now.clock_mhz:
             per_gpu["clock"][g] = now.clock_mhz[g]
-        for name, attr in (("sm", "sm_active_pct"), ("util", "util_pct"), ("temp", "temp_c")):
+        for name, attr in (("sm", "sm_active_pct"), ("util", "util_pct")):
             if g in getattr(now, attr):
                 per_gpu[name][g] = getattr(now, attr)[g]
         procs = now.gpu_procs.get(g, ())
