@@ -4,7 +4,8 @@
 The detector folds every frame (live, replay, report, serve): its cost is paid once per
 tick per gputop.  The reference is the per-tick arithmetic every fold needs anyway
 (``model.point.point``: rates, histogram deltas, per-GPU dicts), timed on the same frames;
-the ratio says what judging adds.  Frames: the simulator's storm, straggler and healthy
+the ratio says what judging adds.  Times are this process's CPU time (not wall time, which
+other work on the machine moves).  Frames: the simulator's storm, straggler and healthy
 serving at 1 and 8 GPUs (an 8-GPU storm runs one engine over all eight).
 
 Usage: python bench/detector.py [--ticks 600] [--repeat 3]
@@ -30,10 +31,10 @@ def _reference_fold(previous, frames):
 
 def per_tick_us(frames, fold) -> float:
     timeline = Timeline(len(frames) + 10, fold)
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: another program on the cores moves wall time
     for frame in frames:
         timeline.append(frame)
-    return (time.perf_counter() - started) / len(frames) * 1e6
+    return (time.process_time() - started) / len(frames) * 1e6
 
 
 def main() -> int:
