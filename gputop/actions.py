@@ -15,6 +15,7 @@ import signal
 
 import psutil
 
+from gputop import hostroot
 from gputop.schema import ProcSample
 from gputop.sources.procinfo import same_start
 
@@ -30,6 +31,8 @@ def refusal(proc: ProcSample, *, readonly: bool, live: bool, simulated: bool = F
         return None
     if not live:
         return f"pid {proc.pid} is not a live process here (a replay or a remote host's view)"
+    if hostroot.signal_refusal():
+        return hostroot.signal_refusal()
     if os.geteuid() != 0:
         try:
             owner = psutil.Process(proc.pid).uids().real

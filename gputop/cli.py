@@ -221,6 +221,12 @@ def _add_source_options(parser: argparse.ArgumentParser, suppress: bool = False)
     parser.add_argument("--pod", default=default(None), metavar="NAME",
                         help="pin to the processes of this Kubernetes pod (name, "
                         "namespace/name or UID)")
+    parser.add_argument("--slurm-job", default=default(None), metavar="ID",
+                        help="pin to the processes of this Slurm job (42) or step (42.0, "
+                        "42.batch), from their cgroup")
+    parser.add_argument("--host-root", default=default(None), metavar="PATH",
+                        help="read the host's processes, cgroups and PSI under PATH (the host's "
+                        "/proc mounted at PATH/proc: gputop in a container; docs/containers.md)")
     parser.add_argument("--remote", type=_serve, default=default(None), metavar="URL",
                         help="show another host: the address of its 'gputop serve' "
                         "(http://HOST:9464 or HOST:9464; user:password@ for basic auth)")
@@ -337,6 +343,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--export-processes", action="store_true",
                        help="add per-process GPU memory (pid, user, process name; never command "
                        "lines)")
+    serve.add_argument("--export-tenants", action="store_true",
+                       help="add SM / memory utilization and GPU memory per container, pod and "
+                       "Slurm job on each GPU (tell a shared GPU's tenants apart)")
     serve.add_argument("--record", metavar="FILE", help="record while serving")
     _add_source_options(serve, suppress=True)
     fleet = sub.add_parser("fleet", help="every GPU of many hosts, worst first, from their "
@@ -614,7 +623,8 @@ def cmd_serve(args) -> int:
     session, _pin = _setup(args)
     try:
         web_config = WebConfig.load(args.web_config) if args.web_config else None
-        server = Server(session, args.listen, web_config, args.export_processes, args.delay)
+        server = Server(session, args.listen, web_config, args.export_processes, args.delay,
+                        export_tenants=args.export_tenants)
     except ServeError as exc:
         raise UsageError(str(exc)) from None
     if args.record:
@@ -765,7 +775,7 @@ def _demo_before_subcommand(argv: list[str]) -> list[str]:
 def _config_parsers() -> dict:
     return {"delay": _delay, "window": _window, "theme": _theme, "pane": _pane,
             "ebpf": _ebpf_mode, "url": _url, "counter": _counter_name, "percent": _percent,
-            "ratio": _ratio, "factor": _factor, "duty": _duty, "hold": _hold}
+            "ratio": _ratio, "factor": _factor, "duty": _duty, "hold": _hold, "path": str}
 
 
 def _apply_config(args, argv: list[str]) -> dict:
@@ -836,11 +846,22 @@ def cmd_capture_engine(args) -> int:
     return 0
 
 
+def _host_root(args) -> None:
+    """--host-root (or GPUTOP_HOST_ROOT) for every reader of processes, before any source."""
+    from gputop import hostroot
+
+    try:
+        hostroot.configure(getattr(args, "host_root", None))
+    except hostroot.HostRootError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = _demo_before_subcommand(_join_negative_times(sys.argv[1:] if argv is None else argv))
     try:
         args = build_parser().parse_args(argv)
         effective = _apply_config(args, argv)
+        _host_root(args)
         if args.command == "config":
             return cmd_config(args, effective)
         if args.command == "snapshot":

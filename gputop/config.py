@@ -87,6 +87,7 @@ def settings(parsers: dict[str, Callable]) -> tuple[Setting, ...]:
         Setting("ebpf_duty", "ebpf_duty", "--ebpf-duty", float, p["duty"]),
         Setting("engines", "engine", "--engine", list, p["url"]),
         Setting("work_counter", "work_counter", "--work-counter", str, p["counter"]),
+        Setting("host_root", "host_root", "--host-root", str, p["path"]),
         Setting("detector.busy_util_pct", "busy_util_pct", "--busy-util-pct", float,
                 p["percent"]),
         Setting("detector.collapse_ratio", "collapse_ratio", "--collapse-ratio", float,

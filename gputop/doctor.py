@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+
 import pynvml
-import psutil
+
+from gputop import hostroot
 
 from gputop.sources.base import SourceError
 from gputop.sources.nvml import NvmlSource
@@ -47,12 +50,19 @@ def checks(gpu_indices: list[int] | None = None) -> tuple[list[str], bool]:
         for name, why in sorted(gpu.missing.items()):
             if name in ("power_w", "temp_c", "util_gpu_pct"):
                 lines.append(f"{INFO} GPU {gpu.index} {name}: {why}")
-    hidden = [p.pid for p in reading.processes if not psutil.pid_exists(p.pid)]
+    # the process table read (the host's under --host-root), never os.kill: from a PID
+    # namespace of its own, kill(pid, 0) asks about a different process
+    hidden = [p.pid for p in reading.processes if not os.path.isdir(hostroot.proc(p.pid))]
+    visible, why, what = hostroot.status()
     if hidden:
         lines.append(f"{NO} {len(hidden)} GPU process(es) not visible here (host PIDs, e.g. "
-                     f"{hidden[0]}). Fix: run the container with --pid=host")
+                     f"{hidden[0]}). Fix: run the container with --pid=host, or mount the "
+                     "host's /proc and pass --host-root (docs/containers.md)")
+    elif not visible:
+        lines.append(f"{NO} {why}")
     else:
-        lines.append(f"{OK} per-process info: {len(reading.processes)} GPU process(es) visible")
+        lines.append(f"{OK} per-process info: {len(reading.processes)} GPU process(es) visible "
+                     f"in {what}")
     lines += _later()
     return lines, True
 

@@ -44,13 +44,24 @@ class SourceStatus:
 
 @dataclass(frozen=True, slots=True)
 class MigSample:
-    """A MIG instance under its parent GPU: NVML gives its memory, not its utilization."""
+    """A MIG instance under its parent GPU.  NVML gives its memory and processes (listed per
+    instance handle: ``ProcSample.mig_index``) but no GPU-Util; SM, DRAM and tensor activity
+    come from GPM MIG samples (Hopper+), None with the reason in ``missing`` elsewhere."""
 
-    index: int
+    index: int  # NVML's MIG device index under the parent
     name: str = ""
     uuid: str = ""
     mem_total_bytes: int | None = None
     mem_used_bytes: int | None = None
+    gpu_instance_id: int | None = None
+    compute_instance_id: int | None = None
+    profile: str = ""  # "1g.10gb", as nvidia-smi names the instance's profile
+    sm_count: int | None = None  # the instance's multiprocessors
+    sm_active_pct: float | None = None
+    sm_occupancy_pct: float | None = None
+    dram_bw_pct: float | None = None
+    tensor_pct: float | None = None
+    missing: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +128,12 @@ class ProcSample:
     container: str = ""
     pod: str = ""
     cgroup: str = ""  # the cgroup path itself
+    # the Slurm job and step whose cgroup holds it ("42", "0"), shown as container "slurm:42.0"
+    slurm_job: str = ""
+    slurm_step: str = ""
+    # NVML's per-process memory-controller util (nvmlDeviceGetProcessUtilization memUtil)
+    mem_util_pct: float | None = None
+    mig_index: int | None = None  # the MIG instance it runs on (GpuSample.migs[].index)
 
 
 @dataclass(frozen=True, slots=True)

@@ -145,11 +145,11 @@ class Server:
 
     def __init__(self, session: Session, listen: str = DEFAULT_LISTEN,
                  web_config: WebConfig | None = None, export_processes: bool = False,
-                 interval_s: float = 1.0):
+                 interval_s: float = 1.0, export_tenants: bool = False):
         self.session = session
         self.interval_s = interval_s
         self.web_config = web_config or WebConfig()
-        self.exporter = Exporter(export_processes=export_processes)
+        self.exporter = Exporter(export_processes=export_processes, export_tenants=export_tenants)
         self._cache: dict[tuple, bytes] = {}
         self._cache_lock = threading.Lock()
         session.subscribe_views(self.exporter.on_view)

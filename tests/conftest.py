@@ -129,3 +129,14 @@ def need(tool: str) -> str:
         pytest.fail(f"{tool} is not installed: the README's test command (scripts/test.sh) "
                     "installs it")
     return path
+
+
+@pytest.fixture(scope="module")
+def nvml_library(tmp_path_factory):
+    """A directory holding the C stand-in libnvidia-ml.so.1 (tests/stand_in/), built with
+    gcc: the real pynvml loads it through ctypes as it loads the driver's."""
+    need("gcc")
+    out = tmp_path_factory.mktemp("nvml")
+    subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-o", str(out / "libnvidia-ml.so.1"),
+                    str(Path(__file__).parent / "stand_in" / "nvml_stand_in.c")], check=True)
+    return out

@@ -145,6 +145,8 @@ class FakeNvml:
     def nvmlDeviceGetUtilizationRates(self, handle):
         gpu = self._gpu(handle, "nvmlDeviceGetUtilizationRates")
         self.util_polls[handle.index] += 1
+        if gpu.mig_instances:  # the driver's answer in MIG mode (FACTS.md section 1)
+            raise err(pynvml.NVML_ERROR_NOT_SUPPORTED)
         return SimpleNamespace(gpu=gpu.util_pct, memory=gpu.mem_util_pct)
 
     def nvmlDeviceGetSamples(self, handle, sampling_type, last_seen_us):

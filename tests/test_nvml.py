@@ -13,7 +13,7 @@ from gputop.model.detect import make_fold
 from gputop.model.timeline import Timeline
 from gputop.sampler import Sampler
 from gputop.sources.base import SourceError
-from gputop.sources.nvml import NO_GPM, NvmlSource
+from gputop.sources.nvml import MIG_UTIL, NO_GPM, NvmlSource
 from tests.fake_nvml import FakeGpu, FakeNvml, FakeProc, GiB, hopper_and_ampere
 
 
@@ -138,7 +138,8 @@ def test_throttle_reasons_and_mig(monkeypatch, workers):
     assert reading.gpus[0].throttle == ("power cap", "thermal (hw)")
     migs = reading.gpus[1].migs
     assert [(m.index, m.mem_used_bytes) for m in migs] == [(0, 5 * GiB), (1, 7 * GiB)]
-    assert reading.gpus[1].missing["util_gpu_pct"] == "GPU-Util is not available per MIG instance"
+    assert reading.gpus[1].util_gpu_pct is None
+    assert reading.gpus[1].missing["util_gpu_pct"] == MIG_UTIL
 
 
 def test_gpu_selection_and_bad_index(monkeypatch, workers):

@@ -12,20 +12,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
-from tests.conftest import need
 
 HERE = Path(__file__).parent
 
-
-@pytest.fixture(scope="module")
-def nvml_library(tmp_path_factory):
-    need("gcc")
-    out = tmp_path_factory.mktemp("nvml")
-    subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-o", str(out / "libnvidia-ml.so.1"),
-                    str(HERE / "stand_in" / "nvml_stand_in.c")], check=True)
-    return out
 
 
 def test_snapshot_over_the_real_pynvml_and_a_stand_in_library(nvml_library):

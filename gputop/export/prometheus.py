@@ -7,7 +7,9 @@ only turns that into families, so a scrape storm cannot slow sampling.  Families
 their units come from the signal catalogue (``model/signals.py``); labelled families
 (VRAM parts, throttle reasons, episodes, sources) are written here.  Unknown values are
 absent, never 0.  No per-process series unless asked (``export_processes``), and never
-command lines (other users' commands are private).
+command lines (other users' commands are private); per-tenant series (pod, container,
+Slurm job: ``model/tenants.py``) only with ``export_tenants``.  MIG instances have their
+own ``gputop_mig_*`` families labelled ``{gpu, mig}``.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from gputop import __version__
 from gputop.buckets import bucket_mid_ns
 from gputop.model.derive import OFF_CPU, View
 from gputop.model.detect import CAUSES
-from gputop.model.signals import ENGINE, GPU, HOST, REPLICA, Signal
+from gputop.model import tenants
+from gputop.model.signals import ENGINE, GPU, HOST, MIG, REPLICA, TENANT, Signal
 from gputop.schema import THROTTLE_REASONS
 
 # launch durations: le from 1 us, doubling, to 8.4 s (then +Inf)
@@ -38,6 +41,11 @@ REPLICA_SIGNALS = tuple(dataclasses.replace(s, prom=s.prom.replace("gputop_engin
                         for s in REPLICA if s.prom)
 VRAM_PARTS = ("weights", "kv_used", "kv_free", "kv_pool", "engine_other", "other_processes",
               "free", "unsplit", "overflow")  # kv_pool: a KV pool whose use is unknown
+
+
+def _namespace(pod: str) -> str:
+    """The namespace of a pod shown as "namespace/name" ("" for "pod UID" or none)."""
+    return pod.split("/", 1)[0] if "/" in pod and not pod.startswith("pod ") else ""
 
 
 class _Cumulative:
@@ -64,9 +72,11 @@ class _Cumulative:
 class Exporter:
     """Keeps the newest view (and the cumulative parts) for scrapes; thread-safe."""
 
-    def __init__(self, hostname: str | None = None, export_processes: bool = False):
+    def __init__(self, hostname: str | None = None, export_processes: bool = False,
+                 export_tenants: bool = False):
         self.hostname = hostname or socket.gethostname()
         self.export_processes = export_processes
+        self.export_tenants = export_tenants
         self._lock = threading.Lock()
         self._view: View | None = None
         self._launch: dict[str, _Cumulative] = {}
@@ -160,11 +170,19 @@ class Exporter:
                                       labels=["gpu", "reason"])
         memory = GaugeMetricFamily("gputop_gpu_memory_bytes",
                                    "the card's memory split by what holds it", labels=["gpu", "part"])
+        process_labels = ["gpu", "pid", "user", "process", "container", "pod", "mig",
+                          "slurm_job"]
         processes = GaugeMetricFamily("gputop_process_gpu_memory_bytes",
                                       "GPU memory per process (--export-processes)",
-                                      labels=["gpu", "pid", "user", "process", "container",
-                                              "pod"])
-        scoped = []
+                                      labels=process_labels)
+        process_sm = GaugeMetricFamily(
+            "gputop_process_sm_utilization_ratio", "SM time of the process over NVML's last "
+            "per-process sample (reliable with one process per GPU; --export-processes)",
+            labels=process_labels)
+        process_mem = GaugeMetricFamily(
+            "gputop_process_memory_utilization_ratio", "memory-controller time of the process "
+            "over NVML's last per-process sample (--export-processes)", labels=process_labels)
+        scoped, migs, owners = [], [], []
         for g in view.gpus:
             s = g.sample
             gpu = str(s.index)
@@ -184,9 +202,18 @@ class Exporter:
                         memory.add_metric([gpu, part], parts[part])
             if self.export_processes:
                 for p in g.processes:
-                    if p.mem_bytes is not None:
-                        processes.add_metric([gpu, str(p.pid), p.user, p.name, p.container,
-                                              p.pod], p.mem_bytes)
+                    labels = [gpu, str(p.pid), p.user, p.name, p.container, p.pod,
+                              "" if p.mig_index is None else str(p.mig_index), p.slurm_job]
+                    for family, value, scale in ((processes, p.mem_bytes, 1),
+                                                 (process_sm, p.sm_util_pct, 0.01),
+                                                 (process_mem, p.mem_util_pct, 0.01)):
+                        if value is not None:
+                            family.add_metric(labels, value * scale)
+            migs += [((gpu, str(m.sample.index)), m) for m in g.migs]
+            if self.export_tenants:
+                owners += [((gpu, "" if t.mig_index is None else str(t.mig_index), t.pod,
+                             _namespace(t.pod), t.container, t.slurm_job), t)
+                           for t in tenants.owners(g.processes)]
         yield info
         yield lost
         yield from self._signals(GPU, scoped, ("gpu",))
@@ -194,6 +221,25 @@ class Exporter:
         yield memory
         if self.export_processes:
             yield processes
+            yield process_sm
+            yield process_mem
+        yield from self._migs(migs)
+        if self.export_tenants:
+            yield from self._signals(TENANT, owners,
+                                     ("gpu", "mig", "pod", "namespace", "container", "slurm_job"))
+
+    def _migs(self, migs: list[tuple[tuple[str, str], object]]):
+        """MIG instances: an info series naming each, then the catalogue's MIG signals."""
+        info = GaugeMetricFamily("gputop_mig_info", "a MIG instance of a GPU",
+                                 labels=["gpu", "mig", "gpu_instance", "compute_instance",
+                                         "profile", "uuid"])
+        for (gpu, mig), m in migs:
+            s = m.sample
+            info.add_metric([gpu, mig, "" if s.gpu_instance_id is None else str(s.gpu_instance_id),
+                             "" if s.compute_instance_id is None else str(s.compute_instance_id),
+                             s.profile, s.uuid], 1)
+        yield info
+        yield from self._signals(MIG, migs, ("gpu", "mig"))
 
     def _engine(self, view: View):
         engine = view.engine

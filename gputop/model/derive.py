@@ -11,7 +11,7 @@ import datetime as dt
 import functools
 from dataclasses import dataclass, field
 
-from gputop.model import engine_rates, kv, signals
+from gputop.model import engine_rates, kv, signals, tenants
 from gputop.model import latency
 from gputop.patterns import CmdlinePattern, PatternError
 from gputop.model.detect import DetectState, Episode
@@ -20,7 +20,7 @@ from gputop.model.timeline import Timeline
 from gputop.model.vram import VramSplit, split_vram
 from gputop.model.point import counter_rate, read_time
 from gputop.units import shorten, size_text
-from gputop.schema import (EngineSample, Frame, GpuSample, PinnedSample, ProcSample,
+from gputop.schema import (EngineSample, Frame, GpuSample, MigSample, PinnedSample, ProcSample,
                            SourceStatus, ThreadSample)
 
 LAUNCH_WINDOW_S = 10.0
@@ -29,10 +29,31 @@ OFF_CPU = "off-cpu"  # the pseudo-API under which the eBPF source reports off-CP
 
 
 @dataclass(frozen=True)
+class MigView:
+    """A MIG instance as every view shows it: its reading and the processes on it."""
+
+    sample: MigSample
+    parent_index: int
+    processes: tuple[ProcSample, ...]
+
+    @property
+    def label(self) -> str:
+        """ "GPU 0 MIG 1 (1g.10gb, GI 1 CI 0)"."""
+        s = self.sample
+        ids = "" if s.gpu_instance_id is None else f", GI {s.gpu_instance_id} CI " \
+            f"{'?' if s.compute_instance_id is None else s.compute_instance_id}"
+        return f"GPU {self.parent_index} MIG {s.index} ({s.profile or s.name or '?'}{ids})"
+
+
+@dataclass(frozen=True)
 class GpuView:
     sample: GpuSample
     vram: VramSplit | None
     processes: tuple[ProcSample, ...]
+    migs: tuple[MigView, ...] = ()  # the instances of a GPU in MIG mode
+
+    def mig(self, index: int | None) -> MigView | None:
+        return next((m for m in self.migs if m.sample.index == index), None)
 
 
 @dataclass(frozen=True)
@@ -329,13 +350,17 @@ def derive(timeline: Timeline, index: int, launch_window_s: float = LAUNCH_WINDO
     # the VRAM split needs the engine's layout (weights, pool), which a late reading still
     # gives: an engine that answered late is not "unsplit" memory
     layout = frame.engine or (last_engine.sample if last_engine is not None else None)
-    gpus = tuple(
-        GpuView(sample=g, vram=vram_split(g, frame.processes,
-                                          replica_on_gpu(layout, g.index, frame.processes), tree),
-                processes=tuple(sorted((p for p in procs if p.gpu_index == g.index),
-                                       key=lambda p: -(p.mem_bytes or 0))))
-        for g in frame.gpus
-    )
+    gpus = []
+    for g in frame.gpus:
+        on_gpu = tuple(sorted((p for p in procs if p.gpu_index == g.index),
+                              key=lambda p: -(p.mem_bytes or 0)))
+        gpus.append(GpuView(
+            sample=g, vram=vram_split(g, frame.processes,
+                                      replica_on_gpu(layout, g.index, frame.processes), tree),
+            processes=on_gpu,
+            migs=tuple(MigView(m, g.index, tuple(p for p in on_gpu if p.mig_index == m.index))
+                       for m in g.migs)))
+    gpus = tuple(gpus)
     launch, launch_window_s, launch_traced_s = _launch(timeline, index, launch_window_s)
     return View(index=index, frame=frame, gpus=gpus, engine=engine,
                 launch=launch, launch_window_s=launch_window_s, launch_traced_s=launch_traced_s,
@@ -479,6 +504,21 @@ def _engine_extra(e: EngineView) -> dict:
     }
 
 
+def _mig_dict(m: MigView) -> dict:
+    s = m.sample
+    return {"index": s.index, "gpu_instance_id": s.gpu_instance_id,
+            "compute_instance_id": s.compute_instance_id, "profile": s.profile or None,
+            "name": s.name, "uuid": s.uuid, "sm_count": s.sm_count,
+            **{signal.name: signal.json_value(m) for signal in signals.MIG},
+            "missing": dict(s.missing), "pids": [p.pid for p in m.processes]}
+
+
+def _tenant_dict(t: tenants.Tenant) -> dict:
+    return {"name": t.name or None, "mig": t.mig_index, "pids": list(t.pids),
+            "users": list(t.users), "mem_bytes": t.mem_bytes,
+            "sm_util_pct": _r(t.sm_util_pct), "mem_util_pct": _r(t.mem_util_pct)}
+
+
 def snapshot_dict(view: View, source_label: str) -> dict:
     """The ``snapshot --json`` contract (FACTS.md section 7): stable names, null for unknown."""
     frame = view.frame
@@ -493,9 +533,14 @@ def snapshot_dict(view: View, source_label: str) -> dict:
             "bus_id": s.bus_id or None, "mig_mode": s.mig_mode,
             "processes": [{"pid": p.pid, "name": p.name, "cmdline": p.cmdline, "user": p.user,
                            "mem_bytes": p.mem_bytes, "sm_util_pct": _r(p.sm_util_pct),
+                           "mem_util_pct": _r(p.mem_util_pct), "mig": p.mig_index,
                            "rss_bytes": p.rss_bytes, "container": p.container or None,
-                           "pod": p.pod or None, "cgroup": p.cgroup or None}
+                           "pod": p.pod or None, "cgroup": p.cgroup or None,
+                           "slurm_job": p.slurm_job or None, "slurm_step": p.slurm_step or None}
                           for p in g.processes],
+            "mig_instances": [_mig_dict(m) for m in g.migs],
+            "tenants": {kind: [_tenant_dict(t) for t in tenants.tenants(g.processes, kind)]
+                        for kind in tenants.KINDS},
         })
     engine = None
     e = view.engine or view.last_engine

@@ -263,6 +263,50 @@ HOST = (
            "gputop_host_cpu_pressure_ratio", prom_scale=0.01),
 )
 
+def _mig(name: str):
+    return lambda m: getattr(m.sample, name)
+
+
+# a MIG instance (derive.MigView): its own families, labelled {gpu, mig}, so summing a GPU's
+# series never counts an instance twice
+MIG = (
+    Signal("mem_total_bytes", "mig", "bytes", "gauge", "the MIG instance's memory",
+           _mig("mem_total_bytes"), "gputop_mig_memory_total_bytes", digits=None),
+    Signal("mem_used_bytes", "mig", "bytes", "gauge", "memory in use on the MIG instance",
+           _mig("mem_used_bytes"), "gputop_mig_memory_used_bytes", digits=None),
+    Signal("sm_active_pct", "mig", "%", "gauge",
+           "SM active on the instance's SMs (GPM MIG sample, Hopper and newer)",
+           _mig("sm_active_pct"), "gputop_mig_sm_active_ratio", prom_scale=0.01),
+    Signal("sm_occupancy_pct", "mig", "%", "gauge", "SM occupancy on the instance's SMs",
+           _mig("sm_occupancy_pct"), "gputop_mig_sm_occupancy_ratio", prom_scale=0.01),
+    Signal("dram_bw_pct", "mig", "%", "gauge", "the instance's DRAM bandwidth, percent of peak",
+           _mig("dram_bw_pct"), "gputop_mig_dram_active_ratio", prom_scale=0.01),
+    Signal("tensor_pct", "mig", "%", "gauge", "the instance's tensor pipes active",
+           _mig("tensor_pct"), "gputop_mig_tensor_active_ratio", prom_scale=0.01),
+)
+
+
+def _tenant(name: str):
+    return lambda t: getattr(t, name)
+
+
+# a tenant of a GPU (model/tenants.Tenant: a pod, container or Slurm job), exported with
+# --export-tenants: the sum of its processes' NVML per-process samples
+TENANT = (
+    Signal("sm_util_pct", "tenant", "%", "gauge",
+           "SM time of the tenant's processes, percent of the sample period (NVML per-process "
+           "samples, summed)", _tenant("sm_util_pct"), "gputop_tenant_sm_utilization_ratio",
+           prom_scale=0.01),
+    Signal("mem_util_pct", "tenant", "%", "gauge",
+           "memory-controller time of the tenant's processes (NVML per-process samples, "
+           "summed)", _tenant("mem_util_pct"), "gputop_tenant_memory_utilization_ratio",
+           prom_scale=0.01),
+    Signal("mem_bytes", "tenant", "bytes", "gauge", "GPU memory the tenant's processes hold",
+           _tenant("mem_bytes"), "gputop_tenant_gpu_memory_bytes", digits=None),
+    Signal("processes", "tenant", "processes", "gauge", "the tenant's processes on the GPU",
+           lambda t: float(len(t.pids)), "gputop_tenant_processes", digits=None),
+)
+
 SIGNALS = GPU + ENGINE + HOST
 # each replica of an engine (data-parallel engines, models behind one endpoint) on its own
 REPLICA = tuple(s for s in ENGINE if s.replica)

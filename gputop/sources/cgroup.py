@@ -7,16 +7,22 @@ both as on hybrid hosts), then named from what the runtimes leave readable on th
 host: the OCI bundle's ``config.json`` annotations (containerd, CRI-O), Docker's
 ``config.v2.json``, and the kubelet's pod directory.  Nothing here talks to a
 daemon or an API server: it must work on a host whose runtime is the thing hung.
+
+A Slurm job is named the same way: ``slurmstepd`` puts each step in a cgroup
+``.../slurm/uid_U/job_J/step_S`` (cgroup v1) or ``.../slurmstepd.scope/job_J/step_S``
+(v2), so a GPU process is shown as ``slurm:J.S`` with its user, as sacct names steps.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import json
 import os
 import re
 from dataclasses import dataclass
 
+from gputop import hostroot
 from gputop.safefile import read_regular
 
 SHORT_ID = 12  # as docker ps shows ids
@@ -58,13 +64,25 @@ class Owner:
     pod_uid: str = ""
     pod_name: str = ""
     pod_namespace: str = ""
+    slurm_job: str = ""  # the job id ("42"), from the cgroup slurmstepd made
+    slurm_step: str = ""  # "0", "batch", "extern", "interactive"
+    slurm_uid: int | None = None  # the job's user (cgroup v1 names it: uid_1000)
 
     @property
     def container(self) -> str:
-        """Short form for a table: "docker:3f2a1b9c0d1e", or the systemd unit."""
+        """Short form for a table: "docker:3f2a1b9c0d1e", "slurm:42.0", or the systemd unit."""
         if self.container_id:
             return f"{self.runtime}:{self.container_id[:SHORT_ID]}"
+        if self.slurm_job:
+            return f"slurm:{self.job}"
         return f"systemd:{self.unit}" if self.unit else ""
+
+    @property
+    def job(self) -> str:
+        """The Slurm step as sacct names it ("42.0", "42.batch"), or the job ("42")."""
+        if not self.slurm_job:
+            return ""
+        return f"{self.slurm_job}.{self.slurm_step}" if self.slurm_step else self.slurm_job
 
     @property
     def pod(self) -> str:
@@ -96,16 +114,48 @@ def owner_from_cgroup(text: str, root: str = "/") -> Owner:
     """The owner named by a /proc/PID/cgroup text; ``root`` is where the host's /run and
     /var are (tests point it at a directory of their own)."""
     paths = cgroup_paths(text)
+    slurm = next((found for found in map(slurm_job, paths) if found), {})
     for path in paths:  # a container in any hierarchy wins over a plain path
         owner = _container_owner(path, root)
         if owner is not None:
-            return owner
+            return dataclasses.replace(owner, **slurm)  # enroot / pyxis: a container in a job
+    if slurm:  # v1 names the job in its controllers' lines, name=systemd says slurmd.service
+        return Owner(cgroup=next(p for p in paths if slurm_job(p)), runtime="slurm", **slurm)
     path = next((p for p in paths if p not in ("", "/")), "")
     unit = next((c for c in reversed(path.split("/"))
                  if c.endswith((".service", ".scope", ".slice"))), "")
     if unit == "init.scope":  # systemd itself, not a unit anyone runs
         unit = ""
     return Owner(cgroup=path, runtime="systemd" if unit else "", unit=unit)
+
+
+_SLURM_V1_ROOT = re.compile(r"^slurm(?:_[\w.-]+)?$")  # slurm, or slurm_<node> (multiple-slurmd)
+_SLURM_V2_ROOT = re.compile(r"^(?:[\w.-]+_)?slurmstepd\.scope$")
+_SLURM_UID = re.compile(r"^uid_(\d{1,10})$")
+_SLURM_JOB = re.compile(r"^job_(\d{1,20})$")
+_SLURM_STEP = re.compile(r"^step_(\w{1,32})$")
+
+
+def slurm_job(path: str) -> dict:
+    """The Owner fields of a Slurm job's cgroup path ({} when it is none): v1
+    ``/slurm/uid_1000/job_42/step_0/task_0``, v2 ``/system.slice/slurmstepd.scope/job_42/
+    step_0/user/task_0``.  The job must sit right under slurm's own root (and, on v1, its
+    uid level), so a directory merely named job_N elsewhere is not a job."""
+    parts = [p for p in path.split("/") if p]
+    for i, part in enumerate(parts):
+        job = _SLURM_JOB.match(part)
+        if not job or i == 0:
+            continue
+        uid = _SLURM_UID.match(parts[i - 1])
+        if uid and i >= 2 and _SLURM_V1_ROOT.match(parts[i - 2]):
+            fields = {"slurm_job": job.group(1), "slurm_uid": int(uid.group(1))}
+        elif _SLURM_V2_ROOT.match(parts[i - 1]):
+            fields = {"slurm_job": job.group(1)}
+        else:
+            continue
+        step = _SLURM_STEP.match(parts[i + 1]) if i + 1 < len(parts) else None
+        return {**fields, "slurm_step": step.group(1) if step else ""}
+    return {}
 
 
 def _container_owner(path: str, root: str) -> Owner | None:
@@ -188,7 +238,7 @@ def _kubelet_pod(pod_uid: str, root: str) -> tuple[str, str]:
 _cache: dict[tuple[int, float | None], Owner] = {}
 
 
-def process_owner(pid: int, start_time_s: float | None = None, root: str = "/") -> Owner:
+def process_owner(pid: int, start_time_s: float | None = None, root: str | None = None) -> Owner:
     """The owner of ``pid``, cached per (pid, start time): a process rarely changes cgroup,
     and the lookups behind a pod name read files on every call otherwise."""
     key = (pid, start_time_s)
@@ -196,11 +246,11 @@ def process_owner(pid: int, start_time_s: float | None = None, root: str = "/") 
     if owner is not None:
         return owner
     try:
-        with open(f"/proc/{pid}/cgroup") as f:
+        with open(hostroot.proc(pid, "cgroup")) as f:
             text = f.read(65536)
     except OSError:
         return Owner()
-    owner = owner_from_cgroup(text, root)
+    owner = owner_from_cgroup(text, hostroot.root() if root is None else root)
     if start_time_s is not None:
         if len(_cache) > 4096:
             _cache.clear()

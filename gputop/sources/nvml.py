@@ -33,6 +33,8 @@ GPM_METRICS = {
     "nvlink_tx_mib_per_s": 61,
 }
 NO_GPM = "needs Hopper+ (GPM) or --dcgm URL of a dcgm-exporter"
+ACTIVITY = ("sm_active_pct", "sm_occupancy_pct", "tensor_pct", "dram_bw_pct")  # per MIG instance
+MIG_UTIL = "GPU-Util is not available per MIG instance (NVML: not supported in MIG mode)"
 # nvmlClocksEventReason* bits that slow a busy GPU, named as in schema.THROTTLE_REASONS
 THROTTLE_NAMES = dict(zip((0x4, 0x8, 0x10, 0x20, 0x40, 0x80), THROTTLE_REASONS))
 
@@ -83,6 +85,7 @@ class _Device:
     util_seen_us: int = 0
     proc_util_seen_us: int = 0
     process_lister: str | None = None  # which NVML process-list variant works here
+    mig_gpm: dict[int, tuple[object, float]] = field(default_factory=dict)  # GI id -> sample
     lost_reason: str | None = None
     missing: dict[str, str] = field(default_factory=dict)
     bus_id: str = ""
@@ -144,6 +147,9 @@ class NvmlSource:
             if device.gpm_previous is not None:
                 self._try(pynvml.nvmlGpmSampleFree, device.gpm_previous)
                 device.gpm_previous = None
+            for sample, _ in device.mig_gpm.values():
+                self._try(pynvml.nvmlGpmSampleFree, sample)
+            device.mig_gpm.clear()
         if self._opened:
             self._opened = False
             try:
@@ -279,10 +285,15 @@ class NvmlSource:
 
         values.update(self._gpm(device, missing))
         total = values.get("mem_total_bytes")
-        procs = self._processes(device, total, missing)
-        mig_mode, migs = self._migs(device)
-        if migs:
-            missing.setdefault("util_gpu_pct", "GPU-Util is not available per MIG instance")
+        mig_mode, migs, on_instances = self._migs(device)
+        procs = self._processes(device, total, missing, on_instances)
+        if mig_mode:
+            for name in ("util_gpu_pct", "util_mem_pct"):
+                if values.get(name) is None:
+                    missing[name] = MIG_UTIL
+            for name in ACTIVITY:
+                if values.get(name) is None and name in missing:
+                    missing[name] = f"read per MIG instance in MIG mode ({missing[name]})"
         if device.xid_reason:
             missing["xid_count"] = device.xid_reason
         gpu = GpuSample(index=device.index, name=device.name, uuid=device.uuid,
@@ -371,26 +382,33 @@ class NvmlSource:
             for name in ("sm_active_pct", "sm_occupancy_pct", "tensor_pct", "dram_bw_pct"):
                 missing[name] = "GPM needs a second sample"
             return {}
+        out = self._gpm_metrics(previous, sample, GPM_METRICS, missing)
+        self._try(pynvml.nvmlGpmSampleFree, previous)
+        return {k: v for k, v in out.items() if k in GpuSample.__dataclass_fields__}
+
+    def _gpm_metrics(self, previous, sample, metrics: dict[str, int],
+                     missing: dict[str, str]) -> dict[str, float]:
+        """``metrics`` (name -> GPM metric id) between two samples; each one NVML refuses is
+        missing with its reason."""
         request = pynvml.c_nvmlGpmMetricsGet_t()
         request.version = pynvml.NVML_GPM_METRICS_GET_VERSION
-        request.numMetrics = len(GPM_METRICS)
+        request.numMetrics = len(metrics)
         request.sample1 = previous
         request.sample2 = sample
-        for i, metric_id in enumerate(GPM_METRICS.values()):
+        for i, metric_id in enumerate(metrics.values()):
             request.metrics[i].metricId = metric_id
         done, why = self._try(pynvml.nvmlGpmMetricsGet, request)
-        self._try(pynvml.nvmlGpmSampleFree, previous)
         out: dict[str, float] = {}
         if done is None:
             missing["sm_active_pct"] = f"GPM: {why}"
             return out
-        for i, name in enumerate(GPM_METRICS):
+        for i, name in enumerate(metrics):
             metric = done.metrics[i]
             if metric.nvmlReturn == pynvml.NVML_SUCCESS:
                 out[name] = float(metric.value)
             else:
                 missing[name] = _reason(pynvml.NVMLError(metric.nvmlReturn))
-        return {k: v for k, v in out.items() if k in GpuSample.__dataclass_fields__}
+        return out
 
     # ------------------------------------------------------------ processes
 
@@ -423,25 +441,34 @@ class NvmlSource:
             return list(procs) + list(graphics or []), None
         return [], last_reason or "process list unavailable"
 
-    def _processes(self, device: _Device, total: int | None,
-                   missing: dict[str, str]) -> list[ProcSample]:
+    def _processes(self, device: _Device, total: int | None, missing: dict[str, str],
+                   on_instances: dict[int, tuple[int, int | None]] | None = None,
+                   ) -> list[ProcSample]:
+        """The GPU's processes; ``on_instances`` (pid -> (MIG index, memory)) from the MIG
+        instances' own lists says which instance each runs on (and adds those the parent's
+        list leaves out)."""
         running, why = self._running(device, total)
-        if why:
+        on_instances = on_instances or {}
+        if why and not on_instances:
             missing["processes"] = why
-        sm_util = self._process_util(device)
+        util = self._process_util(device)
         by_pid: dict[int, int | None] = {}
         for p in running:
-            mem = p.usedGpuMemory
-            mem = None if mem is None or mem == NOT_AVAILABLE_ULL else int(mem)
+            mem = _memory(p.usedGpuMemory)
             if p.pid in by_pid and by_pid[p.pid] is not None and mem is not None:
                 mem = max(mem, by_pid[p.pid])  # listed as compute and graphics: same memory
             by_pid[p.pid] = mem if p.pid not in by_pid or mem is not None else by_pid[p.pid]
-        return [gpu_process(pid, device.index, mem, sm_util.get(pid))
+        for pid, (_, mem) in on_instances.items():
+            if by_pid.get(pid) is None:
+                by_pid[pid] = mem
+        return [gpu_process(pid, device.index, mem, *util.get(pid, (None, None)),
+                            mig_index=on_instances[pid][0] if pid in on_instances else None)
                 for pid, mem in sorted(by_pid.items())]
 
-    def _process_util(self, device: _Device) -> dict[int, float]:
-        """Per-process SM util from samples newer than the last seen (NVIDIA: reliable only
-        with one process on the GPU); the newest sample per pid wins."""
+    def _process_util(self, device: _Device) -> dict[int, tuple[float, float]]:
+        """Per-process (SM, memory-controller) util from samples newer than the last seen
+        (NVIDIA: reliable only with one process on the GPU); the newest sample per pid
+        wins."""
         samples, _ = self._try(pynvml.nvmlDeviceGetProcessUtilization, device.handle,
                                device.proc_util_seen_us)
         if not samples:
@@ -454,25 +481,105 @@ class NvmlSource:
                 newest[s.pid] = s
         if newest:
             device.proc_util_seen_us = max(s.timeStamp for s in newest.values())
-        return {pid: float(s.smUtil) for pid, s in newest.items()}
+        return {pid: (float(s.smUtil), float(s.memUtil)) for pid, s in newest.items()}
 
     # ------------------------------------------------------------ MIG
 
-    def _migs(self, device: _Device) -> tuple[bool | None, tuple[MigSample, ...]]:
-        """(MIG mode on?, its instances); mode None where NVML cannot say (pre-Ampere)."""
+    def _migs(self, device: _Device) -> tuple[bool | None, tuple[MigSample, ...],
+                                                dict[int, tuple[int, int | None]]]:
+        """(MIG mode on?, its instances, pid -> (instance index, its memory there)); mode
+        None where NVML cannot say (pre-Ampere)."""
         mode, _ = self._try(pynvml.nvmlDeviceGetMigMode, device.handle)
         if not mode or mode[0] != 1:
-            return (None if not mode else False), ()
+            for gi in list(device.mig_gpm):  # MIG turned off: its samples are of no use
+                self._try(pynvml.nvmlGpmSampleFree, device.mig_gpm.pop(gi)[0])
+            return (None if not mode else False), (), {}
         count, _ = self._try(pynvml.nvmlDeviceGetMaxMigDeviceCount, device.handle)
-        out = []
-        for i in range(count or 0):
+        out, on_instances = [], {}
+        for i in range(min(count or 0, MAX_MIG_INSTANCES)):
             handle, _ = self._try(pynvml.nvmlDeviceGetMigDeviceHandleByIndex, device.handle, i)
             if handle is None:
+                continue  # no instance at this index (the table has holes)
+            missing: dict[str, str] = {}
+            memory, why = self._try(pynvml.nvmlDeviceGetMemoryInfo, handle)
+            if memory is None:
+                missing["mem_used_bytes"] = why
+            name = self._text(self._try(pynvml.nvmlDeviceGetName, handle)[0])
+            gi, why = self._try(pynvml.nvmlDeviceGetGpuInstanceId, handle)
+            if gi is None:
+                missing["gpu_instance_id"] = why
+            ci, _ = self._try(pynvml.nvmlDeviceGetComputeInstanceId, handle)
+            attributes, _ = self._try(pynvml.nvmlDeviceGetAttributes, handle)
+            for pid, mem in self._instance_processes(device, handle, missing):
+                on_instances[pid] = (i, mem)
+            out.append(MigSample(
+                index=i, name=name, uuid=self._text(self._try(pynvml.nvmlDeviceGetUUID, handle)[0]),
+                mem_total_bytes=None if memory is None else int(memory.total),
+                mem_used_bytes=None if memory is None else int(memory.used),
+                gpu_instance_id=gi, compute_instance_id=ci, profile=mig_profile(name),
+                sm_count=getattr(attributes, "multiprocessorCount", None),
+                missing=missing, **self._mig_gpm(device, gi, missing)))
+        return True, tuple(out), on_instances
+
+    def _instance_processes(self, device: _Device, handle,
+                            missing: dict[str, str]) -> list[tuple[int, int | None]]:
+        """(pid, memory) of the processes on one MIG instance, listed by its own handle."""
+        names = [device.process_lister] if device.process_lister else list(self._LISTERS)
+        why = None
+        for name in names:
+            fn = getattr(pynvml, name, None)
+            if fn is None:
                 continue
-            memory, _ = self._try(pynvml.nvmlDeviceGetMemoryInfo, handle)
-            name, _ = self._try(pynvml.nvmlDeviceGetName, handle)
-            uuid, _ = self._try(pynvml.nvmlDeviceGetUUID, handle)
-            out.append(MigSample(index=i, name=self._text(name), uuid=self._text(uuid),
-                                 mem_total_bytes=None if memory is None else int(memory.total),
-                                 mem_used_bytes=None if memory is None else int(memory.used)))
-        return True, tuple(out)
+            procs, why = self._try(fn, handle)
+            if procs is not None:
+                return [(p.pid, _memory(p.usedGpuMemory)) for p in procs if p.pid]
+        missing["processes"] = why or "process list unavailable"
+        return []
+
+    def _mig_gpm(self, device: _Device, gpu_instance: int | None,
+                 missing: dict[str, str]) -> dict[str, float]:
+        """SM / DRAM / tensor activity of one GPU instance from two GPM MIG samples
+        (``nvmlGpmMigSampleGet``), kept per instance and swapped each poll like the
+        device's; nothing (not 0) until two exist."""
+        def lacking(reason: str) -> dict[str, float]:
+            for name in ACTIVITY:
+                missing[name] = reason
+            return {}
+        if not device.gpm_supported:
+            return lacking(device.gpm_reason or NO_GPM)
+        if gpu_instance is None:
+            return lacking("no GPU instance id for this MIG device")
+        get = getattr(pynvml, "nvmlGpmMigSampleGet", None)
+        if get is None:
+            return lacking("this nvidia-ml-py has no nvmlGpmMigSampleGet")
+        now = self._clock()
+        previous, previous_at = device.mig_gpm.get(gpu_instance, (None, 0.0))
+        if previous is not None and now - previous_at < GPM_MIN_GAP_S:
+            return lacking("sampling faster than GPM allows (100 ms)")
+        sample, why = self._try(pynvml.nvmlGpmSampleAlloc)
+        if sample is None:
+            return lacking(f"GPM: {why}")
+        got, why = self._try(get, device.handle, gpu_instance, sample)
+        if got is None:
+            self._try(pynvml.nvmlGpmSampleFree, sample)
+            return lacking(f"GPM MIG sample: {why}")
+        device.mig_gpm[gpu_instance] = (sample, now)
+        if previous is None:
+            return lacking("GPM needs a second sample")
+        out = self._gpm_metrics(previous, sample, {name: GPM_METRICS[name] for name in ACTIVITY},
+                                missing)
+        self._try(pynvml.nvmlGpmSampleFree, previous)
+        return out
+
+
+MAX_MIG_INSTANCES = 8  # an A100/H100 splits into at most 7
+
+
+def _memory(used) -> int | None:
+    return None if used is None or used == NOT_AVAILABLE_ULL else int(used)
+
+
+def mig_profile(name: str) -> str:
+    """ "1g.10gb" from a MIG device's name ("NVIDIA H100 80GB HBM3 MIG 1g.10gb")."""
+    _, found, profile = name.rpartition("MIG ")
+    return profile.strip() if found else ""

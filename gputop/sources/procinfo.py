@@ -1,8 +1,9 @@
 """Who a PID is: name, command line, owner and start time, from psutil and /proc.
 
 NVML reports host PIDs.  When gputop runs inside a container without the host's
-PID namespace those PIDs are not visible here; the process is then shown by its
-PID with a one-line hint instead of a wrong name.
+PID namespace those PIDs are not visible here (unless the host's /proc is mounted and
+named by --host-root: ``gputop.hostroot``); the process is then shown by its PID with a
+one-line hint instead of a wrong name.
 """
 
 from __future__ import annotations
@@ -11,11 +12,13 @@ from dataclasses import dataclass
 
 import psutil
 
+from gputop import hostroot
 from gputop.schema import ProcSample
 from gputop.sources.cgroup import process_owner
 from gputop.units import command_line
 
-HOST_PID_HINT = "(host PID not visible here: run the container with --pid=host)"
+HOST_PID_HINT = ("(host PID not visible here: run the container with --pid=host, or mount the "
+                 "host's /proc and pass --host-root)")
 
 
 @dataclass(frozen=True)
@@ -39,7 +42,7 @@ def same_start(proc: psutil.Process, start_time_s: float) -> bool:
 def namespace_pids(pid: int) -> list[int]:
     """The PID in each PID namespace from ours inward (/proc/PID/status NSpid)."""
     try:
-        with open(f"/proc/{pid}/status") as status:
+        with open(hostroot.proc(pid, "status")) as status:
             for line in status:
                 if line.startswith("NSpid:"):
                     return [int(x) for x in line.split()[1:]]
@@ -87,7 +90,8 @@ def describe_process(pid: int, proc: psutil.Process | None = None) -> ProcessInf
 
 
 def gpu_process(pid: int, gpu_index: int, mem_bytes: int | None,
-                sm_util_pct: float | None) -> ProcSample:
+                sm_util_pct: float | None, mem_util_pct: float | None = None,
+                mig_index: int | None = None) -> ProcSample:
     """A GPU process as a source reports it: who it is, what owns it, what it uses now
     (the process list asks this of every GPU process every tick: one psutil handle, its
     /proc/PID/stat read once for the start time and the CPU times)."""
@@ -109,4 +113,5 @@ def gpu_process(pid: int, gpu_index: int, mem_bytes: int | None,
                       user=info.user, ppid=info.ppid, start_time_s=info.start_time_s,
                       mem_bytes=mem_bytes, sm_util_pct=sm_util_pct, cpu_s=cpu_s,
                       rss_bytes=rss_bytes, container=owner.container, pod=owner.pod,
-                      cgroup=owner.cgroup)
+                      cgroup=owner.cgroup, slurm_job=owner.slurm_job, slurm_step=owner.slurm_step,
+                      mem_util_pct=mem_util_pct, mig_index=mig_index)

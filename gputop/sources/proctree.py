@@ -12,12 +12,14 @@ their start time, so a recycled PID is never mistaken for the pinned process.
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 from dataclasses import dataclass
 
 import psutil
 
+from gputop import hostroot
 from gputop.patterns import CmdlinePattern, PatternError
 from gputop.schema import PinnedSample, ThreadSample
 from gputop.sources.base import Reading
@@ -46,12 +48,14 @@ class Pin:
     pattern: str | None = None
     container: str | None = None  # a container id (or its prefix, or its name)
     pod: str | None = None  # a pod name, namespace/name or UID
+    slurm_job: str | None = None  # a Slurm job id ("42") or step ("42.0", "42.batch")
 
     @property
     def by_name(self) -> bool:
-        """Pinned by what a process is (pattern, container, pod), not by PID: it waits for
-        one and follows restarts."""
-        return any(x is not None for x in (self.pattern, self.container, self.pod))
+        """Pinned by what a process is (pattern, container, pod, job), not by PID: it waits
+        for one and follows restarts."""
+        return any(x is not None for x in (self.pattern, self.container, self.pod,
+                                           self.slurm_job))
 
     @property
     def active(self) -> bool:
@@ -66,6 +70,8 @@ class Pin:
             return f"no process in container {self.container!r} yet"
         if self.pod is not None:
             return f"no process in pod {self.pod!r} yet"
+        if self.slurm_job is not None:
+            return f"no process in Slurm job {self.slurm_job} yet"
         return None
 
 
@@ -85,13 +91,22 @@ def pin_pattern(pattern: str) -> Pin:
     return Pin(pattern=pattern)
 
 
-def pin_owner(container: str | None = None, pod: str | None = None) -> Pin:
-    """A pin to every process of a container or pod, as /proc/PID/cgroup names them."""
+SLURM_JOB_PATTERN = re.compile(r"^\d{1,20}(?:\.\w{1,32})?$")
+
+
+def pin_owner(container: str | None = None, pod: str | None = None,
+              slurm_job: str | None = None) -> Pin:
+    """A pin to every process of a container, pod or Slurm job, as /proc/PID/cgroup
+    names them."""
     for what, value in (("--container", container), ("--pod", pod)):
         if value is not None and not 0 < len(value.strip()) <= 253:
             raise PinError(f"{what} needs a name or id of 1-253 characters")
+    if slurm_job is not None and not SLURM_JOB_PATTERN.match(slurm_job.strip()):
+        raise PinError(f"--slurm-job expects a job id (42) or a step (42.0, 42.batch), got "
+                       f"{slurm_job[:40]!r}")
     return Pin(container=container.strip().lower() if container else None,
-               pod=pod.strip() if pod else None)
+               pod=pod.strip() if pod else None,
+               slurm_job=slurm_job.strip() if slurm_job else None)
 
 
 def owner_matches(owner: Owner, pin: Pin) -> bool:
@@ -106,6 +121,9 @@ def owner_matches(owner: Owner, pin: Pin) -> bool:
             return False
     if pin.pod is not None:
         if pin.pod not in (owner.pod_name, owner.pod_uid, owner.pod) or not owner.pod:
+            return False
+    if pin.slurm_job is not None:
+        if not owner.slurm_job or pin.slurm_job not in (owner.slurm_job, owner.job):
             return False
     return True
 
@@ -204,7 +222,11 @@ def _topmost(matches: dict[int, psutil.Process]) -> list[psutil.Process]:
 def resolve_roots(pin: Pin) -> list[psutil.Process]:
     """The pinned processes alive now (a PID whose start time changed is a new process)."""
     if pin.by_name:
-        own = {os.getpid()} | {p.pid for p in psutil.Process().parents()}
+        own = {hostroot.own_pid()}  # gputop and its parents never pin themselves
+        try:
+            own |= {p.pid for p in psutil.Process(min(own)).parents()}
+        except (psutil.Error, ValueError):
+            pass
         if pin.pattern is None:
             return owned_roots(pin, own)
         return matching_roots(compile_pattern(pin.pattern), own)
@@ -305,7 +327,8 @@ class ProcTreeSource:
     def _sample(self, pin: Pin, roots, tree, ports, waiting) -> PinnedSample:
         cpu = tree_cpu(tree)
         return PinnedSample(
-            label=_label(roots), pattern=pin.pattern or pin.container or pin.pod,
+            label=_label(roots),
+            pattern=pin.pattern or pin.container or pin.pod or pin.slurm_job,
             root_pids=tuple(p.pid for p in roots), tree_pids=tuple(p.pid for p in tree),
             exited=dict(self._exited), waiting=waiting,
             cpu_s=cpu.cpu_s, ctx_voluntary=cpu.voluntary, ctx_involuntary=cpu.involuntary,
@@ -355,7 +378,7 @@ def tree_cpu(tree: list[psutil.Process]) -> TreeCpu:
 
 def _thread_name(pid: int, tid: int) -> str:
     try:
-        with open(f"/proc/{pid}/task/{tid}/comm") as f:
+        with open(hostroot.proc(pid, "task", tid, "comm")) as f:
             return f.read().strip()
     except OSError:
         return ""
@@ -363,7 +386,7 @@ def _thread_name(pid: int, tid: int) -> str:
 
 def cpu_pressure() -> float | None:
     try:
-        with open("/proc/pressure/cpu") as f:
+        with open(hostroot.proc("pressure", "cpu")) as f:
             for line in f:
                 if line.startswith("some"):
                     return float(line.split("avg10=")[1].split()[0])
@@ -374,7 +397,7 @@ def cpu_pressure() -> float | None:
 
 def run_queue() -> int | None:
     try:
-        with open("/proc/stat") as f:
+        with open(hostroot.proc("stat")) as f:
             for line in f:
                 if line.startswith("procs_running"):
                     return int(line.split()[1])

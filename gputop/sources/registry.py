@@ -37,6 +37,7 @@ class SourceOptions:
     remote: str | None = None  # another gputop serve: its frames instead of local sources
     container: str | None = None
     pod: str | None = None
+    slurm_job: str | None = None
     demo_lead_frames: int = 0  # the demo's frames made at once before "now" (its lead-in)
 
     @classmethod
@@ -48,6 +49,7 @@ class SourceOptions:
                    pid=args.pid, match=args.match, sim_gpus=args.gpus, seed=args.seed,
                    delay_s=args.delay, remote=getattr(args, "remote", None),
                    container=getattr(args, "container", None), pod=getattr(args, "pod", None),
+                   slurm_job=getattr(args, "slurm_job", None),
                    demo_lead_frames=getattr(args, "demo_lead_frames", 0))
 
 
@@ -59,15 +61,17 @@ def pin_setup(options: SourceOptions):
 
     chosen = [name for name, value in (("--pid", options.pid), ("--match", options.match),
                                        ("--container", options.container),
-                                       ("--pod", options.pod)) if value is not None]
+                                       ("--pod", options.pod),
+                                       ("--slurm-job", options.slurm_job)) if value is not None]
     if len(chosen) > 1:
         raise SetupError(f"use one of {', '.join(chosen)}, not several")
     try:
-        if (options.container or options.pod) and (options.remote or options.demo):
+        owner = (options.container, options.pod, options.slurm_job)
+        if any(owner) and (options.remote or options.demo):
             raise SetupError(f"{chosen[0]} pins processes of this machine; the demo's and a "
                              "remote host's are shown with their container and pod in pane 8")
-        if options.container is not None or options.pod is not None:
-            return PinState(pin_owner(options.container, options.pod)), None
+        if any(x is not None for x in owner):
+            return PinState(pin_owner(*owner)), None
         if options.remote is not None or options.demo is not None:
             # a remote host's or the simulator's PIDs exist only in the frames
             if options.match is not None:
@@ -139,8 +143,15 @@ def _dcgm(options: SourceOptions, pin_state) -> list[Source]:
     return [DcgmSource(options.dcgm)]
 
 
+def _procfs(options: SourceOptions, pin_state) -> list[Source]:
+    from gputop.sources.procfs import ProcfsSource
+
+    return [ProcfsSource()]
+
+
 LIVE: dict[str, Callable[[SourceOptions, object], list[Source]]] = {
     "nvml": _nvml, "engine": _engines, "host": _host, "pin": _pin, "ebpf": _ebpf, "dcgm": _dcgm,
+    "procfs": _procfs,
 }
 
 

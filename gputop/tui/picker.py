@@ -16,6 +16,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from gputop import hostroot
 from gputop.schema import ProcSample
 from gputop.tui.fitting import clip
 from gputop.units import command_line, printable
@@ -33,8 +34,8 @@ class Candidate:
 def cuda_processes(limit: int = 200) -> dict[int, str]:
     """PIDs whose memory maps hold a CUDA library (they may launch kernels), with cmdlines."""
     found: dict[int, str] = {}
-    for maps in glob.glob("/proc/[0-9]*/maps"):
-        pid = int(maps.split("/")[2])
+    for maps in glob.glob(hostroot.proc("[0-9]*", "maps")):
+        pid = int(maps.split("/")[-2])
         try:
             with open(maps) as f:
                 if not any(lib in line for line in f for lib in CUDA_LIBS):

@@ -21,6 +21,7 @@ from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gputop import hostroot
 from gputop.buckets import bucket_bounds_ns, bucket_mid_ns
 from gputop.schema import HostSample, LaunchHist
 from gputop.sources.base import Reading, SourceError
@@ -130,10 +131,11 @@ def mapped_libraries(pids: list[int] | None) -> dict[tuple[int, int], Library]:
     ``libcuda.so.1`` with a symbolic link would have root's bcc parse and probe a file of
     its choosing.  The inode is checked against the maps line as well."""
     found: dict[tuple[int, int], Library] = {}
-    pid_list = pids if pids is not None else [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    pid_list = pids if pids is not None else [int(p) for p in os.listdir(hostroot.proc())
+                                               if p.isdigit()]
     for pid in pid_list:
         try:
-            with open(f"/proc/{pid}/maps") as maps:
+            with open(hostroot.proc(pid, "maps")) as maps:
                 lines = maps.readlines()
         except OSError:
             continue
@@ -146,7 +148,7 @@ def mapped_libraries(pids: list[int] | None) -> dict[tuple[int, int], Library]:
             for prefix, apis in LIBRARIES:
                 if not name.startswith(prefix):
                     continue
-                mapping = f"/proc/{pid}/map_files/{parts[0]}"
+                mapping = hostroot.proc(pid, "map_files", parts[0])
                 try:
                     st = os.stat(mapping)
                 except OSError:
