@@ -7,6 +7,7 @@ the same view.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 from dataclasses import dataclass, field
@@ -54,6 +55,32 @@ class GpuView:
 
     def mig(self, index: int | None) -> MigView | None:
         return next((m for m in self.migs if m.sample.index == index), None)
+
+    def instance(self, index: int) -> GpuView | None:
+        """MIG instance ``index`` seen as a GPU of its own, for the panes that show one GPU:
+        its memory, activity and processes; GPU-Util unknown (not given per instance);
+        power, temperature and clocks are the board's, shared by every instance."""
+        mig = self.mig(index)
+        if mig is None:
+            return None
+        m, s = mig.sample, self.sample
+        missing = {**s.missing, **m.missing, "util_gpu_pct": MIG_UTIL, "util_mem_pct": MIG_UTIL}
+        sample = dataclasses.replace(
+            s, name=f"{s.name} MIG {m.profile or m.index}", uuid=m.uuid, util_gpu_pct=None,
+            util_mem_pct=None, util_gpu_samples_pct=(), sm_active_pct=m.sm_active_pct,
+            sm_occupancy_pct=m.sm_occupancy_pct, dram_bw_pct=m.dram_bw_pct,
+            tensor_pct=m.tensor_pct, mem_total_bytes=m.mem_total_bytes,
+            mem_used_bytes=m.mem_used_bytes, mem_reserved_bytes=None, missing=missing, migs=())
+        return GpuView(sample=sample, vram=None, processes=mig.processes)
+
+
+MIG_UTIL = "not given per MIG instance (NVML)"
+
+
+def selectable(gpus: tuple[GpuView, ...]) -> list[tuple[int, int | None]]:
+    """What [ and ] step through: each GPU, then each of its MIG instances."""
+    return [target for g in gpus for target in
+            [(g.sample.index, None)] + [(g.sample.index, m.sample.index) for m in g.migs]]
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gputop.model.tenants import Tenant, tenants
 from gputop.model.timeline import Timeline
 from gputop.patterns import CmdlinePattern, PatternError
 from gputop.schema import ProcSample
@@ -23,6 +24,8 @@ class ProcRow:
     # a parent that holds no GPU memory, shown in tree view above its GPU children (vLLM's
     # engine core above its tensor-parallel workers, torchrun above its ranks)
     context: bool = False
+    # a tenant's row (pane 8's g: the processes of one container, pod or Slurm job summed)
+    group: Tenant | None = None
 
     @property
     def owner(self) -> str:
@@ -106,6 +109,24 @@ def row_filter(text: str):
         return any(search(field) for field in (s.user, s.cmdline or s.name, s.container, s.pod,
                                                str(s.pid)) if field)
     return keep
+
+
+def grouped(rows: list[ProcRow], kind: str) -> list[tuple[ProcRow, int]]:
+    """(row, depth): a row per tenant (``kind``: container, pod or Slurm job, on one GPU or
+    MIG instance) with its processes' VRAM, SM% and memory util summed, its processes
+    under it in the given order."""
+    out: list[tuple[ProcRow, int]] = []
+    for tenant in tenants(tuple(r.sample for r in rows), kind):
+        members = [r for r in rows if r.sample.pid in tenant.pids
+                   and (r.sample.gpu_index, r.sample.mig_index) == (tenant.gpu_index,
+                                                                    tenant.mig_index)]
+        cpu = [r.cpu_pct for r in members if r.cpu_pct is not None]
+        summary = ProcSample(pid=0, gpu_index=tenant.gpu_index, mig_index=tenant.mig_index,
+                             mem_bytes=tenant.mem_bytes, sm_util_pct=tenant.sm_util_pct,
+                             mem_util_pct=tenant.mem_util_pct, user=",".join(tenant.users))
+        out.append((ProcRow(summary, sum(cpu) if cpu else None, None, group=tenant), 0))
+        out += [(r, 1) for r in members]
+    return out
 
 
 def tree_order(rows: list[ProcRow]) -> list[tuple[ProcRow, int]]:

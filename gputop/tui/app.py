@@ -22,7 +22,7 @@ from textual.widgets import Static
 
 from gputop import exitguard
 from gputop.model import words
-from gputop.model.derive import derive
+from gputop.model.derive import derive, selectable
 from gputop.schema import Frame
 from gputop.session import RECORD_MAX_BYTES, Session
 from gputop.tui import theme
@@ -133,6 +133,7 @@ class GputopApp(App):
         self._record_error_shown: str | None = None
         self.window_s = window_s if window_s is not None else view.window_s
         self.gpu_index = 0
+        self.mig_index: int | None = None  # a MIG instance of that GPU
         self.paused_seq: int | None = None
         self.current_pane = view.pane
         self.zoomed: str | None = view.pane if view.zoom or view.pane not in GRID_PANES else None
@@ -290,8 +291,10 @@ class GputopApp(App):
         indexes = [g.sample.index for g in view.gpus]
         if indexes and self.gpu_index not in indexes:
             self.gpu_index = indexes[0]
+        if (self.gpu_index, self.mig_index) not in selectable(view.gpus):
+            self.mig_index = None  # MIG turned off, or the instance is gone
         return Ctx(self.timeline, view, self.gpu_index, self.window_s, self.source_label,
-                   all_gpus=self.all_gpus)
+                   all_gpus=self.all_gpus, mig_index=self.mig_index)
 
     def refresh_view(self) -> None:
         with self.session.lock:  # the panes read the timeline while drawing their plots
@@ -326,6 +329,8 @@ class GputopApp(App):
         extra = f" │ remote unreachable: {feed_error}" if feed_error else ""
         if ctx.view.pinned is not None:
             extra += f" │ {ctx.view.pinned.title}"
+        if ctx.source_reason("procfs"):  # host PIDs from a PID namespace of its own
+            extra += f" │ {ctx.source_reason('procfs')}"
         recorder = self.session.recorder
         if recorder is not None:
             extra = f" REC {recorder.path.name} {recorder.size_bytes() / 1024:.0f} KiB"
@@ -419,9 +424,10 @@ class GputopApp(App):
         ctx = self.ctx()
         if ctx is None or not ctx.view.gpus:
             return
-        indexes = [g.sample.index for g in ctx.view.gpus]
-        position = indexes.index(self.gpu_index) if self.gpu_index in indexes else 0
-        self.gpu_index = indexes[(position + step) % len(indexes)]
+        targets = selectable(ctx.view.gpus)  # each GPU, then each of its MIG instances
+        here = (self.gpu_index, self.mig_index)
+        position = targets.index(here) if here in targets else 0
+        self.gpu_index, self.mig_index = targets[(position + step) % len(targets)]
         self.schedule_refresh()
 
     def action_window(self, step: int) -> None:
@@ -474,10 +480,11 @@ class GputopApp(App):
 
     # ------------------------------------------------------------ GPUs, processes, settings
 
-    def select_gpu(self, index: int) -> None:
-        """The overview's Enter: make ``index`` the GPU of every pane, back on the grid."""
-        self.gpu_index = index
-        self.flash(f"GPU {index} selected")
+    def select_gpu(self, index: int, mig: int | None = None) -> None:
+        """The overview's Enter: make ``index`` (or its MIG instance ``mig``) the GPU of
+        every pane, back on the grid."""
+        self.gpu_index, self.mig_index = index, mig
+        self.flash(f"GPU {index} selected" if mig is None else f"GPU {index} MIG {mig} selected")
         if self.zoomed == "7":
             self.action_pane("7")
         else:

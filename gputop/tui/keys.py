@@ -9,7 +9,7 @@ KEYS = [
     ("a", "panes 1-2: every GPU, one line each / the selected GPU"),
     ("space", "pause the view (sampling continues) / resume"),
     ("left / right", "step one frame back / forward in history (pauses)"),
-    ("[ / ]", "previous / next GPU"),
+    ("[ / ]", "previous / next GPU (and each MIG instance of a GPU in MIG mode)"),
     ("+ / -", "longer / shorter time window"),
     ("e", "explain the focused pane: definitions and where its numbers came from"),
     ("r", "start / stop recording to a file (live view)"),

@@ -29,7 +29,8 @@ def gpu_parts(ctx: Ctx) -> list[tuple[Row, int]]:
     gpu = ctx.gpu
     if gpu is None:
         return [(row(" │ no GPU"), 2)]
-    return [(row(f" │ GPU {ctx.gpu_index} of {len(ctx.view.gpus)}"), 1),
+    mig = "" if ctx.mig is None else f" MIG {ctx.mig.sample.index}"
+    return [(row(f" │ GPU {ctx.gpu_index}{mig} of {len(ctx.view.gpus)}"), 1),
             (row(f" {gpu.sample.name}"), 4)]
 
 

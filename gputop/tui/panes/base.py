@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gputop.model.derive import GpuView, View, series
+from gputop.model.derive import GpuView, MigView, View, series
 from gputop.model.timeline import Timeline
 from gputop.schema import Frame
 from gputop.tui.lines import DiffLines
@@ -23,10 +23,24 @@ class Ctx:
     window_s: float
     source_label: str
     all_gpus: bool = False  # panes 1-2 show every GPU, one line each
+    mig_index: int | None = None  # a MIG instance of the GPU, selected with [ ] or in pane 7
 
     @property
     def gpu(self) -> GpuView | None:
-        return self.view.gpu(self.gpu_index)
+        """The selected GPU, or its selected MIG instance seen as one."""
+        gpu = self.view.gpu(self.gpu_index)
+        if gpu is not None and self.mig_index is not None:
+            return gpu.instance(self.mig_index) or gpu
+        return gpu
+
+    @property
+    def mig(self) -> MigView | None:
+        gpu = self.view.gpu(self.gpu_index)
+        return gpu.mig(self.mig_index) if gpu is not None else None
+
+    def field(self, name: str) -> Callable[[Frame, object], float | None]:
+        """A series accessor for the selected GPU's (or MIG instance's) ``name``."""
+        return gpu_field(self.gpu_index, name, self.mig_index)
 
     @property
     def interval_s(self) -> float:
@@ -210,11 +224,16 @@ PLOT_NOTE = (
 AXIS_ROWS = 2  # rows a sweep plot needs below it (axis_rows)
 
 
-def gpu_field(index: int, field: str) -> Callable[[Frame, object], float | None]:
-    """A series accessor: ``field`` of GPU ``index`` in each frame (None where absent)."""
+def gpu_field(index: int, field: str, mig: int | None = None
+              ) -> Callable[[Frame, object], float | None]:
+    """A series accessor: ``field`` of GPU ``index`` (or of its MIG instance ``mig``) in
+    each frame (None where absent)."""
     def value(frame: Frame, _state: object) -> float | None:
         for gpu in frame.gpus:
             if gpu.index == index:
-                return getattr(gpu, field)
+                if mig is None:
+                    return getattr(gpu, field)
+                found = next((m for m in gpu.migs if m.index == mig), None)
+                return getattr(found, field, None)
         return None
     return value

@@ -3,7 +3,9 @@ with GPU-Util and SM activity side by side so the gap shows per GPU.
 
 Columns drop from the right by priority as the terminal narrows; at 80 columns the
 row keeps the GPU, util, SM, the gap bar, memory, power, temperature and the alert.
-Enter on a row makes it the GPU of the other panes.
+Enter on a row makes it the GPU of the other panes.  A GPU in MIG mode has a row per
+instance under it (└ index, profile, GI/CI ids, its memory, SM activity and processes):
+Enter on one makes that instance the "GPU" of the other panes.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from dataclasses import dataclass
 from rich.style import Style
 from textual.binding import Binding
 
-from gputop.model.derive import GpuView
+from gputop.model.derive import GpuView, selectable
 from gputop.tui.panes.base import Ctx, Pane
 from gputop.model.detect import sm_far_below_util
 from gputop.tui.render import (ALERT, BOLD, DIM, WARN, Row, fit, fit_parts, gap_bar, hbar,
@@ -133,7 +135,18 @@ COLUMNS = (
     Column("MIG", 3, 5, _text(lambda s: "n/a" if s.mig_mode is None
                               else ("on" if s.mig_mode else "off"))),
 )
-ID_WIDTH = 4  # "▶ 0 " : cursor mark and index
+ID_WIDTH = 4  # "▶ 0 " : cursor mark and index; "▶└1 " for a MIG instance
+# what a MIG instance has of its own (the rest of its row is the board's, on the GPU's row)
+MIG_COLUMNS = ("UTIL", "SM", "util ░ / SM █", "MEMORY", "")
+
+
+def _instance_name(mig) -> str:
+    """ "1g.10gb GI1/0": the profile, GPU instance and compute instance ids (nvidia-smi's
+    GI ID and CI ID) of an instance."""
+    s = mig.sample
+    ids = "" if s.gpu_instance_id is None else f" GI{s.gpu_instance_id}/" \
+        f"{'?' if s.compute_instance_id is None else s.compute_instance_id}"
+    return f"{s.profile or s.name}{ids}"
 NAME_WIDTH = 14
 ALERT_WIDTH = 20  # "⚠ busy, unproductive" whole; what narrows first is the detail
 
@@ -169,6 +182,9 @@ class GpusPane(Pane):
         "loaded (corrected ones in the explain page). XID: critical XID events since gputop "
         "started, with the newest code (79: fell off the bus, 48: double-bit ECC, 13/31/43: an "
         "application fault). The last column is the detector's finding for that GPU. "
+        "A GPU in MIG mode lists its instances under it (└ index, profile, GI/CI: GPU and "
+        "compute instance ids, memory, SM activity from GPM MIG samples, processes; "
+        "GPU-Util is not given per instance). "
         "Up/down move, Enter selects the GPU for the other panes, a toggles all GPUs in "
         "panes 1-2."
     )
@@ -186,14 +202,16 @@ class GpusPane(Pane):
         self.cursor: int | None = None  # row of the GPU list; None: follow the selected GPU
 
     def _first_row(self, ctx: Ctx, height: int) -> int:
-        """The first GPU shown: the list scrolls to keep the cursor in view."""
-        return scroll_start(self._index_of_cursor(ctx), 0, max(1, height - 2), len(ctx.view.gpus))
+        """The first row shown: the list scrolls to keep the cursor in view."""
+        return scroll_start(self._index_of_cursor(ctx), 0, max(1, height - 2),
+                            len(selectable(ctx.view.gpus)))
 
     def _index_of_cursor(self, ctx: Ctx) -> int:
-        indexes = [g.sample.index for g in ctx.view.gpus]
+        targets = selectable(ctx.view.gpus)  # a row per GPU and per MIG instance
         if self.cursor is None:
-            return indexes.index(ctx.gpu_index) if ctx.gpu_index in indexes else 0
-        return max(0, min(len(indexes) - 1, self.cursor))
+            here = (ctx.gpu_index, ctx.mig_index)
+            return targets.index(here) if here in targets else 0
+        return max(0, min(len(targets) - 1, self.cursor))
 
     def rows(self, ctx: Ctx, width: int, height: int) -> list[Row]:
         gpus = ctx.view.gpus
@@ -210,15 +228,31 @@ class GpusPane(Pane):
         out = [header]
         cursor = self._index_of_cursor(ctx)
         first = self._first_row(ctx, height)
-        for position, g in enumerate(gpus[first:first + max(1, height - 2)], start=first):
-            s = g.sample
+        targets = selectable(gpus)
+        by_index = {g.sample.index: g for g in gpus}
+        for position, (index, mig) in enumerate(targets[first:first + max(1, height - 2)],
+                                                start=first):
+            g = by_index[index]
             mark = "▶" if position == cursor else " "
-            cells = row((f"{mark}{s.index:>2} ", SELECTED if s.index == ctx.gpu_index else None))
-            if with_name:
-                cells += row((f"{clip(_short_name(s.name), NAME_WIDTH):<{NAME_WIDTH}} ", None))
-            for c in columns:
-                cells += fit(c.cells(ctx, g, c.width), c.width) + [(" ", None)]
-            cells += _alert_cells(ctx, g, alert_w)
+            chosen = SELECTED if (index, mig) == (ctx.gpu_index, ctx.mig_index) else None
+            if mig is not None:
+                instance = g.instance(mig)
+                cells = row((f"{mark}└{mig:<2}", chosen))
+                if with_name:
+                    cells += row((f"{clip(_instance_name(g.mig(mig)), NAME_WIDTH):<{NAME_WIDTH}} ",
+                                  DIM))
+                for c in columns:
+                    cells += fit(c.cells(ctx, instance, c.width) if c.header in MIG_COLUMNS
+                                 else row(("", None)), c.width) + [(" ", None)]
+                cells += fit(row((plural(len(instance.processes), "process"), DIM)), alert_w)
+            else:
+                cells = row((f"{mark}{index:>2} ", chosen))
+                if with_name:
+                    cells += row((f"{clip(_short_name(g.sample.name), NAME_WIDTH):<{NAME_WIDTH}} ",
+                                  None))
+                for c in columns:
+                    cells += fit(c.cells(ctx, g, c.width), c.width) + [(" ", None)]
+                cells += _alert_cells(ctx, g, alert_w)
             out.append(highlighted(cells, width) if position == cursor and self.has_focus
                        else cells)
         shown = min(len(gpus), height - 2)
@@ -232,16 +266,16 @@ class GpusPane(Pane):
     def action_move(self, step: int) -> None:
         if self.ctx is None or not self.ctx.view.gpus:
             return
-        self.cursor = max(0, min(len(self.ctx.view.gpus) - 1,
+        self.cursor = max(0, min(len(selectable(self.ctx.view.gpus)) - 1,
                                  self._index_of_cursor(self.ctx) + step))
         self.redraw()
 
     def action_choose(self) -> None:
         if self.ctx is None or not self.ctx.view.gpus:
             return
-        gpu = self.ctx.view.gpus[self._index_of_cursor(self.ctx)]
+        index, mig = selectable(self.ctx.view.gpus)[self._index_of_cursor(self.ctx)]
         self.cursor = None
-        self.app.select_gpu(gpu.sample.index)
+        self.app.select_gpu(index, mig)
 
     def on_click(self, event) -> None:
         """A click on a GPU's row puts the cursor there; a double click also selects it."""
@@ -249,7 +283,7 @@ class GpusPane(Pane):
         if self.ctx is None or offset is None or offset.y < 1:
             return
         position = self._first_row(self.ctx, self.size.height) + offset.y - 1
-        if position < len(self.ctx.view.gpus):
+        if position < len(selectable(self.ctx.view.gpus)):
             self.cursor = position
             self.redraw()
             if event.chain >= 2:

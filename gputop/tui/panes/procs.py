@@ -12,8 +12,9 @@ from __future__ import annotations
 from rich.style import Style
 from textual.binding import Binding
 
-from gputop.model.processes import (COLUMN_KEYS, COLUMNS, FilterError, ProcRow, process_rows,
-                                    row_filter, sort_rows, tree_order)
+from gputop.model.processes import (COLUMN_KEYS, COLUMNS, FilterError, ProcRow, grouped,
+                                    process_rows, row_filter, sort_rows, tree_order)
+from gputop.model.tenants import KIND_WORDS, KINDS
 from gputop.tui.panes.base import Ctx, Pane
 from gputop.tui.fitting import Col, column_widths
 from gputop.tui.render import (ALERT, BOLD, DIM, Row, clip, fit_parts, highlighted, plural, row,
@@ -56,8 +57,8 @@ def _cell(key: str, r: ProcRow) -> str:
         return str(s.pid)
     if key == "user":
         return s.user or "?"
-    if key == "gpu":
-        return str(s.gpu_index)
+    if key == "gpu":  # "0/1": GPU 0, MIG instance 1
+        return str(s.gpu_index) if s.mig_index is None else f"{s.gpu_index}/{s.mig_index}"
     if key == "vram":
         return _size(s.mem_bytes)
     if key == "sm":
@@ -73,6 +74,13 @@ def _cell(key: str, r: ProcRow) -> str:
     return s.cmdline or s.name
 
 
+def _key(r: ProcRow) -> tuple:
+    """What the cursor stays on across redraws: (pid, GPU), or a tenant's row."""
+    if r.group is not None:
+        return ("tenant", r.group.name, r.group.gpu_index, r.group.mig_index)
+    return (r.sample.pid, r.sample.gpu_index)
+
+
 class ProcessesPane(Pane):
     key = "8"
     title = "Processes"
@@ -86,7 +94,11 @@ class ProcessesPane(Pane):
         "else the container runtime and short id, else the systemd unit. Keys: ↑↓ select, "
         "< > or F6 sort column (again: reverse), / filter (a regular expression over user, "
         "command, container and pod; Esc clears), t tree, k or F9 send a signal (refused "
-        "with --readonly, and for another user's process unless gputop runs as root)."
+        "with --readonly, and for another user's process unless gputop runs as root), "
+        "g group by container, pod or Slurm job (a row per tenant of each GPU: its VRAM, "
+        "SM% and memory-controller util summed over its processes, what tells a shared "
+        "GPU's tenants apart; again: the next key, then none). GPU 0/1: GPU 0, MIG "
+        "instance 1. Slurm jobs show as slurm:JOB.STEP, from slurmstepd's cgroup."
     )
     wheel_rows = 3
     BINDINGS = [
@@ -101,6 +113,7 @@ class ProcessesPane(Pane):
         Binding("f6", "sort_menu", "sort", show=False),
         Binding("slash", "filter", "filter", show=False),
         Binding("t", "tree", "tree", show=False),
+        Binding("g", "group", "group", show=False),
         Binding("k,f9", "signal", "signal", show=False),
     ]
 
@@ -111,7 +124,8 @@ class ProcessesPane(Pane):
         self.filter_text = ""
         self._keep = None  # the filter, compiled once when it is set
         self.tree_view = False
-        self.selected: tuple[int, int] | None = None  # (pid, gpu) under the cursor
+        self.group_by: str | None = None  # "container" | "pod" | "slurm_job" (tenants.KINDS)
+        self.selected: tuple | None = None  # _key of the row under the cursor
         self.first_row = 0  # first listed row shown
         self._listed: list[tuple[ProcRow, int]] = []
         self._columns: list[tuple[str, int, int]] = []  # (key, x, width) as last drawn
@@ -125,11 +139,13 @@ class ProcessesPane(Pane):
         if self._keep is not None:
             rows = [r for r in rows if self._keep(r)]
         rows = sort_rows(rows, self.sort_column, self.descending)
+        if self.group_by is not None:
+            return grouped(rows, self.group_by)
         return tree_order(rows) if self.tree_view else [(r, 0) for r in rows]
 
     def _cursor(self) -> int:
         for i, (r, _) in enumerate(self._listed):
-            if (r.sample.pid, r.sample.gpu_index) == self.selected:
+            if _key(r) == self.selected:
                 return i
         return 0
 
@@ -169,11 +185,15 @@ class ProcessesPane(Pane):
                                    else "")
             text = text.rjust(w) if key in NUMERIC else text.ljust(w)
             head += row((clip(text, w), HEADER if key == self.sort_column else BOLD), " ")
-        status = plural(len(self._listed), "process")
+        status = plural(sum(1 for r, _ in self._listed if r.group is None), "process")
         if self.filter_text:
             status += f" matching /{self.filter_text}/"
-        if self.tree_view:
+        if self.group_by is not None:
+            status += f" · by {KIND_WORDS[self.group_by]}"
+        elif self.tree_view:
             status += " · tree"
+        if ctx.source_reason("procfs"):
+            status += f" · {ctx.source_reason('procfs')}"
         if ctx.view.pinned is not None:
             status += " · pinned tree only"
         body_h = max(0, height - 2)
@@ -190,7 +210,7 @@ class ProcessesPane(Pane):
             for key, x, w in self._columns:
                 text = clip(texts[i][key], w)
                 text = text.rjust(w) if key in NUMERIC else text.ljust(w)
-                style = DIM if r.context else \
+                style = DIM if r.context else BOLD if r.group is not None else \
                     ALERT if key == "cpu" and (r.cpu_pct or 0) >= 95 else None
                 cells += row((text, style), " ")
             out.append(highlighted(cells, width) if i == cursor else cells)
@@ -207,8 +227,16 @@ class ProcessesPane(Pane):
             texts.update(pid=str(r.sample.pid), gpu="-",
                          command="(parent of the GPU processes below; holds no GPU memory)")
             return texts
+        if r.group is not None:
+            t = r.group
+            texts = {key: _cell(key, r) for key in COLUMN_KEYS}
+            mem_util = "n/a" if t.mem_util_pct is None else f"{t.mem_util_pct:.0f}%"
+            texts.update(pid="", time="", mem="", owner=t.name or "-",
+                         command=f"{t.label}: {plural(len(t.pids), 'process')}, memory "
+                                 f"util {mem_util}")
+            return texts
         texts = {key: _cell(key, r) for key in COLUMN_KEYS}
-        if self.tree_view and depth:
+        if (self.tree_view or self.group_by is not None) and depth:
             texts["command"] = "  " * (depth - 1) + " └─ " + texts["command"]
         return texts
 
@@ -219,7 +247,7 @@ class ProcessesPane(Pane):
             return
         i = max(0, min(len(self._listed) - 1, self._cursor() + step))
         r = self._listed[i][0]
-        self.selected = (r.sample.pid, r.sample.gpu_index)
+        self.selected = _key(r)
         self.redraw()
 
     def sort_by(self, column: str) -> None:
@@ -278,8 +306,25 @@ class ProcessesPane(Pane):
             self.app.flash("tree: children under their parents" + (
                 f" ({plural(parents, 'parent')} without GPU memory, dim)" if parents else ""))
 
+    def action_group(self) -> None:
+        """g: by container, then pod, then Slurm job, then no grouping."""
+        order = (None, *KINDS)
+        self.group_by = order[(order.index(self.group_by) + 1) % len(order)]
+        self.first_row = 0
+        self.redraw()
+        if self.group_by is None:
+            self.app.flash("grouping off: one row per process")
+        else:
+            self.app.flash(f"by {KIND_WORDS[self.group_by]}: a row per tenant of each GPU, "
+                           "its processes summed")
+
     def action_signal(self) -> None:
-        self.app.signal_process(self.selected_row())
+        row = self.selected_row()
+        if row is not None and row.group is not None:
+            self.app.flash(f"{row.group.label} is a group: select one of its processes",
+                           error=True)
+            return
+        self.app.signal_process(row)
 
     # ------------------------------------------------------------ mouse
 
@@ -297,7 +342,7 @@ class ProcessesPane(Pane):
         i = self.first_row + offset.y - 1
         if 0 <= i < len(self._listed) and offset.y >= 1:
             r = self._listed[i][0]
-            self.selected = (r.sample.pid, r.sample.gpu_index)
+            self.selected = _key(r)
             self.redraw()
 
     def provenance(self, ctx: Ctx) -> list[str]:
@@ -310,6 +355,12 @@ class ProcessesPane(Pane):
             lines += [f"selected: pid {s.pid} on GPU {s.gpu_index}, user {s.user or '?'}",
                       f"  command: {s.cmdline or s.name}",
                       f"  cgroup: {s.cgroup or 'n/a'}",
-                      f"  container: {s.container or 'none found'}; pod: {s.pod or 'none found'}",
+                      f"  container: {s.container or 'none found'}; pod: {s.pod or 'none found'}"
+                      + (f"; Slurm job {s.slurm_job}" + (f" step {s.slurm_step}" if s.slurm_step
+                                                         else "") if s.slurm_job else ""),
+                      f"  SM {'n/a' if s.sm_util_pct is None else f'{s.sm_util_pct:.0f}%'}, "
+                      f"memory util {'n/a' if s.mem_util_pct is None else f'{s.mem_util_pct:.0f}%'}"
+                      " (NVML per-process samples)"
+                      + ("" if s.mig_index is None else f"; on MIG instance {s.mig_index}"),
                       f"  CPU time so far: {seconds_text(s.cpu_s) if s.cpu_s is not None else 'n/a'}"]
         return lines

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.style import Style
 
 from gputop.model.detect import sm_far_below_util
-from gputop.tui.panes.base import PLOT_NOTE, Ctx, Pane, gpu_field
+from gputop.tui.panes.base import PLOT_NOTE, Ctx, Pane
 from gputop.tui.panes.util import mfu_text
 from gputop.tui.render import ALERT, BOLD, DIM, Row, fit_parts, hbar, na, row
 
@@ -76,7 +76,7 @@ class SmPane(Pane):
                 (row(f"{'MFU est.':<{label_w}}", (f"{mfu:>5}", BOLD)), 0),
                 (row(f"   MBU est. {mbu}"), 1),
                 (row(("   the engine's estimate / datasheet peak", DIM)), 2)], width))
-        out += self.plot_block(ctx, gpu_field(s.index, "sm_active_pct"), width,
+        out += self.plot_block(ctx, ctx.field("sm_active_pct"), width,
                                height - len(out), PLOT, "SM active 0-100%", top=100.0)
         return out
 

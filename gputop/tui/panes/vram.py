@@ -12,7 +12,8 @@ from rich.style import Style
 from gputop.model.vram import VramSplit
 from gputop.tui.panes.base import Ctx, Pane
 from gputop.tui.fitting import Col, column_widths
-from gputop.tui.render import (ALERT, BOLD, DIM, Row, clip, first_fitting, fit, gib, na, row,
+from gputop.tui.render import (ALERT, BOLD, DIM, Row, clip, first_fitting, fit, gib, na, plural,
+                               row,
                                size_text)
 
 PARTS = {
@@ -129,9 +130,14 @@ class VramPane(Pane):
                 out.append(row(head, (na(s.missing.get("mem_used_bytes", "memory not reported")), DIM)))
                 continue
             out.append(row((head, BOLD if g is selected else None), *bar(g.vram, max(0, width - len(head)))))
-            for mig in s.migs:
-                out.append(row((f"   MIG {mig.index} {mig.name}: {gib(mig.mem_used_bytes)}/"
-                                f"{gib(mig.mem_total_bytes)} GiB (util n/a per instance)", DIM)))
+            for mig in g.migs:
+                m = mig.sample
+                chosen = g is selected and ctx.mig_index == m.index
+                sm = "n/a" if m.sm_active_pct is None else f"{m.sm_active_pct:.0f}%"
+                out.append(row((f"{'>' if chosen else ' '}  └ MIG {m.index} {m.profile or m.name}: "
+                                f"{gib(m.mem_used_bytes)}/{gib(m.mem_total_bytes)} GiB, SM {sm}, "
+                                f"{plural(len(mig.processes), 'process')}",
+                                BOLD if chosen else DIM)))
         split = selected.vram
         if split is not None and len(out) < height:
             out.append(row(""))
