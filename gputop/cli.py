@@ -847,9 +847,14 @@ def cmd_capture_engine(args) -> int:
 
 
 def _host_root(args) -> None:
-    """--host-root (or GPUTOP_HOST_ROOT) for every reader of processes, before any source."""
+    """--host-root (or GPUTOP_HOST_ROOT) for every reader of processes, before any source;
+    nothing to do for what reads no process of this machine (the demo, a remote host, a
+    recording)."""
     from gputop import hostroot
 
+    if getattr(args, "demo", None) is not None or getattr(args, "remote", None) or \
+            args.command in ("replay", "export", "report", "fleet", "kv", "config"):
+        return
     try:
         hostroot.configure(getattr(args, "host_root", None))
     except hostroot.HostRootError as exc:

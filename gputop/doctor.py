@@ -7,6 +7,7 @@ import os
 import pynvml
 
 from gputop import hostroot
+from gputop.install import clash
 
 from gputop.sources.base import SourceError
 from gputop.sources.nvml import NvmlSource
@@ -17,6 +18,9 @@ OK, NO, INFO = "ok  ", "FAIL", "--  "
 def checks(gpu_indices: list[int] | None = None) -> tuple[list[str], bool]:
     """(lines, whether the GPU can be read at all)."""
     lines: list[str] = []
+    why = clash()
+    if why:
+        lines.append(f"{NO} installation: {why}")
     source = NvmlSource(gpu_indices)
     try:
         source.open()

@@ -11,6 +11,8 @@ command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)  # a TLS certificate for serve's test
 command -v tmux >/dev/null 2>&1 || missing+=(tmux)
 command -v gcc >/dev/null 2>&1 || missing+=(gcc)  # the stand-in CUDA and NVML libraries
+command -v node >/dev/null 2>&1 || missing+=(nodejs)  # the Prometheus Operator's CRD schemas
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 if [ "${GPUTOP_SKIP_LLAMACPP:-0}" != "1" ]; then  # llama-server from source
     command -v cmake >/dev/null 2>&1 || missing+=(cmake)
     command -v g++ >/dev/null 2>&1 || missing+=(g++)
@@ -45,7 +47,20 @@ if [ "${GPUTOP_SKIP_LLAMACPP:-0}" != "1" ]; then
     bash scripts/llamacpp-env.sh
 fi
 
+# The ServiceMonitor and PodMonitor in contrib/kubernetes are validated against the
+# Prometheus Operator's CRD schemas, as npm's @kubernetes-models/prometheus-operator ships
+# them (tests/test_kubernetes.py; 29 MB in .npm-k8s/, seconds once cached)
+if [ ! -d .npm-k8s/node_modules/@kubernetes-models/prometheus-operator ]; then
+    mkdir -p .npm-k8s
+    (cd .npm-k8s && npm install --no-audit --no-fund --silent \
+        @kubernetes-models/prometheus-operator@6.0.0)
+fi
+
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
+# The distribution was named gputop before; PyPI's gputop is another project (gputop/install.py)
+if .venv/bin/python -m pip show gputop >/dev/null 2>&1; then
+    .venv/bin/python -m pip uninstall -y -q gputop
+fi
 .venv/bin/python -m pip install -q -e '.[test]'
 exec .venv/bin/python -m pytest -q "$@"
