@@ -18,16 +18,13 @@ OK, NO, INFO = "ok  ", "FAIL", "--  "
 def checks(gpu_indices: list[int] | None = None) -> tuple[list[str], bool]:
     """(lines, whether the GPU can be read at all)."""
     lines: list[str] = []
-    why = clash()
-    if why:
-        lines.append(f"{NO} installation: {why}")
     source = NvmlSource(gpu_indices)
     try:
         source.open()
     except SourceError as exc:
         lines.append(f"{NO} NVML: {exc}. Fix: install the NVIDIA driver (nvidia-smi must work), "
                      "or run 'gputop --demo' to see gputop without a GPU")
-        lines += _later()
+        lines += _later() + _installation()
         return lines, False
     try:
         nvml_version = pynvml.nvmlSystemGetNVMLVersion()
@@ -67,8 +64,17 @@ def checks(gpu_indices: list[int] | None = None) -> tuple[list[str], bool]:
     else:
         lines.append(f"{OK} per-process info: {len(reading.processes)} GPU process(es) visible "
                      f"in {what}")
-    lines += _later()
+    lines += _later() + _installation()
     return lines, True
+
+
+def _installation() -> list[str]:
+    """Another project's gputop in this environment (FAIL: its files replace ours), or this
+    one under its old name too (a note)."""
+    why = clash()
+    if why is None:
+        return []
+    return [f"{INFO if 'its old name' in why else NO} installation: {why}"]
 
 
 def _later() -> list[str]:

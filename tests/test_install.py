@@ -54,11 +54,12 @@ def test_no_clash_in_an_environment_without_it():
     assert _clash(isolated=True) == "None"  # no site-packages: no 'gputop' distribution
 
 
-def test_doctor_says_it_first(tmp_path, nvml_library):
+def test_doctor_says_it(tmp_path, nvml_library):
     _dist_info(tmp_path, "Real-time GPU monitoring tool")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join((str(ROOT), str(tmp_path))),
                LD_LIBRARY_PATH=str(nvml_library), NVML_STAND_IN_GPUS="1")
     result = subprocess.run([sys.executable, "-m", "gputop", "doctor"], env=env,
                             capture_output=True, text=True, timeout=60)
-    first = result.stdout.splitlines()[0]
-    assert first.startswith("FAIL installation: another project's 'gputop' 0.3.0"), result.stdout
+    assert result.stdout.splitlines()[0].startswith("ok   NVML"), result.stdout
+    assert result.stdout.splitlines()[-1].startswith(
+        "FAIL installation: another project's 'gputop' 0.3.0"), result.stdout
