@@ -33,6 +33,7 @@ JOB = "4242"
      "extern", None),
     ("0::/system.slice/node07_slurmstepd.scope/job_9/step_3/user/task_1\n", "9", "3", None),
     ("0::/system.slice/slurmstepd.scope/job_42\n", "42", "", None),
+    ("0::/../../system.slice/slurmstepd.scope/job_3/step_0/user/task_0\n", "3", "0", None),
 ])
 def test_slurm_layouts(text, job, step, uid):
     owner = owner_from_cgroup(text, root="/nonexistent")
@@ -45,6 +46,9 @@ def test_slurm_layouts(text, job, step, uid):
     "0::/user.slice/job_42/step_0\n",  # job_N somewhere else is no job
     "12:pids:/uid_1000/job_42/step_0\n",  # no slurm root above the uid
     "0::/system.slice/slurmstepd.scope/system\n",  # slurmstepd itself
+    # a user's delegated subtree, named to claim someone's job
+    "0::/user.slice/user-1001.slice/user@1001.service/app.slice/slurmstepd.scope/job_42/step_0\n",
+    "12:pids:/user.slice/slurm/uid_0/job_42/step_0\n",
 ])
 def test_not_slurm(text):
     owner = owner_from_cgroup(text, root="/nonexistent")

@@ -140,16 +140,21 @@ def slurm_job(path: str) -> dict:
     """The Owner fields of a Slurm job's cgroup path ({} when it is none): v1
     ``/slurm/uid_1000/job_42/step_0/task_0``, v2 ``/system.slice/slurmstepd.scope/job_42/
     step_0/user/task_0``.  The job must sit right under slurm's own root (and, on v1, its
-    uid level), so a directory merely named job_N elsewhere is not a job."""
+    uid level), and that root at the top of the hierarchy (v2: in system.slice), where only
+    root makes cgroups: a directory named job_N elsewhere, or a user's delegated subtree
+    (``user@1001.service/.../slurmstepd.scope/job_42``), is not a job.  Leading ".."s (a
+    reader in a cgroup namespace of its own) are skipped."""
     parts = [p for p in path.split("/") if p]
+    while parts and parts[0] == "..":
+        parts.pop(0)
     for i, part in enumerate(parts):
         job = _SLURM_JOB.match(part)
         if not job or i == 0:
             continue
         uid = _SLURM_UID.match(parts[i - 1])
-        if uid and i >= 2 and _SLURM_V1_ROOT.match(parts[i - 2]):
+        if uid and i == 2 and _SLURM_V1_ROOT.match(parts[0]):
             fields = {"slurm_job": job.group(1), "slurm_uid": int(uid.group(1))}
-        elif _SLURM_V2_ROOT.match(parts[i - 1]):
+        elif _SLURM_V2_ROOT.match(parts[i - 1]) and parts[:i - 1] in ([], ["system.slice"]):
             fields = {"slurm_job": job.group(1)}
         else:
             continue
