@@ -378,6 +378,26 @@ def cmd_doctor(args) -> int:
     return 0 if gpu_readable else 1
 
 
+def stop_on_signals(stop) -> list[int]:
+    """SIGTERM, SIGHUP and SIGINT call ``stop()`` on a thread of their own; returns the
+    list the signals received are added to.  A handler runs on the main thread between
+    two bytecodes: if that thread is inside ``Event.wait`` holding the Event's lock,
+    calling ``Event.set()`` from the handler waits for that lock forever (seen: a SIGTERM
+    to ``gputop serve --record`` that never exited), so the handler only starts a thread."""
+    import signal
+    import threading
+
+    received: list[int] = []
+
+    def handler(signum, _frame) -> None:
+        received.append(signum)
+        threading.Thread(target=stop, name="gputop-stop", daemon=True).start()
+
+    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(signum, handler)
+    return received
+
+
 def cmd_record(args) -> int:
     """Headless recording until --duration, Ctrl-C, SIGTERM or SIGHUP (an SSH drop)."""
     import signal
@@ -390,19 +410,13 @@ def cmd_record(args) -> int:
     except RecordingError as exc:
         raise UsageError(str(exc)) from None
     deadline = None if args.duration is None else time.monotonic() + args.duration
-    interrupted: list[int] = []
 
     def check(_frame) -> None:
         if recorder.error is not None or (deadline is not None and time.monotonic() >= deadline):
             session.stop()
 
-    def stop(signum, _frame) -> None:
-        interrupted.append(signum)
-        session.stop()
-
     session.subscribe(check)
-    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-        signal.signal(signum, stop)
+    interrupted = stop_on_signals(session.stop)
     print(f"gputop: recording {session.label} to {printable(args.file)} every {args.delay:g}s "
           f"(Ctrl-C stops; cap {args.max_size / 2**20:.0f} MiB)", file=sys.stderr)
     session.open()
@@ -524,18 +538,13 @@ def cmd_serve(args) -> int:
         except RecordingError as exc:
             server.close()
             raise UsageError(str(exc)) from None
-    interrupted: list[int] = []
-
-    def stop(signum, _frame) -> None:
-        interrupted.append(signum)
-        session.stop()
-
-    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-        signal.signal(signum, stop)
-    scheme = "https" if web_config is not None and web_config.cert_file else "http"
+    interrupted = stop_on_signals(session.stop)
+    scheme = "https" if web_config is not None and web_config.tls else "http"
     host = args.listen.rpartition(":")[0] or "0.0.0.0"
     print(f"gputop: serving {session.label} on {scheme}://{host}:{server.port}/metrics "
           "(/snapshot.json /frames /healthz)", file=sys.stderr, flush=True)
+    for warning in server.warnings():
+        print(f"gputop: {printable(warning)}", file=sys.stderr, flush=True)
     server.start()
     session.open()
     try:

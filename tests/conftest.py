@@ -129,3 +129,20 @@ def need(tool: str) -> str:
         pytest.fail(f"{tool} is not installed: the README's test command (scripts/test.sh) "
                     "installs it")
     return path
+
+
+def concurrently(work, count: int, seconds: float) -> float:
+    """``work(n, stop)`` on ``count`` threads for ``seconds`` (each loops until ``stop`` is
+    set); returns the seconds they ran."""
+    import threading
+
+    stop = threading.Event()
+    threads = [threading.Thread(target=work, args=(n, stop)) for n in range(count)]
+    started = time.monotonic()
+    for thread in threads:
+        thread.start()
+    time.sleep(seconds)
+    stop.set()
+    for thread in threads:
+        thread.join()
+    return time.monotonic() - started
