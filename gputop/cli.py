@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 
@@ -177,7 +178,9 @@ def _add_source_options(parser: argparse.ArgumentParser, suppress: bool = False)
                         "namespace/name or UID)")
     parser.add_argument("--remote", type=_url, default=default(None), metavar="URL",
                         help="show another host: the URL of its 'gputop serve' "
-                        "(http://HOST:9464; user:password@ for basic auth)")
+                        "(http://HOST:9464); basic auth from GPUTOP_AUTH=user:password or "
+                        "GPUTOP_AUTH_FILE=FILE (user:password@ in the URL works, but shows "
+                        "in ps)")
     parser.add_argument("--gpus", type=_positive_int, default=default(None), help="number of simulated GPUs (demo)")
     parser.add_argument("--seed", type=int, default=default(0), help="simulator seed (demo)")
     parser.add_argument("-d", "--delay", type=_delay, default=default(1.0), metavar="SECONDS",
@@ -562,6 +565,11 @@ def cmd_fleet(args) -> int:
 
     if args.prometheus and args.urls:
         raise UsageError("name gputop serve URLs or --prometheus URL, not both")
+    try:
+        for url in [args.prometheus] if args.prometheus else args.urls:
+            fleet.base_url(url)  # GPUTOP_AUTH / GPUTOP_AUTH_FILE checked once, here
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     if args.prometheus:
         def ask():
             return fleet.ask_prometheus(args.prometheus)
@@ -690,6 +698,7 @@ def cmd_config(args, effective: dict) -> int:
     print(f"# {'KEY':<{width - 2}}  {'VALUE':<24}  {'FROM':<26}  ENVIRONMENT / OPTION")
     for eff in effective.values():
         value = "(none)" if eff.value is None else toml_value(eff.value)
+        value = re.sub(r"://[^/@\s\"]*@", "://***@", value)  # engines' user:password@
         print(f"{eff.setting.key:<{width}}  {printable(value):<24}  {eff.source:<26}  "
               f"{eff.setting.env} / {eff.setting.option}")
     return 0

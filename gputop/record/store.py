@@ -32,13 +32,13 @@ import zstandard
 
 from gputop import __version__
 from gputop.safefile import open_regular
-from gputop.schema import SCHEMA_VERSION, Frame, SchemaError, frame_from_dict, frame_to_dict
+from gputop.schema import (MAX_FRAME_BYTES, SCHEMA_VERSION, Frame, SchemaError, frame_from_dict,
+                           frame_to_dict)
 
 FORMAT = "gputop-recording"
 FORMAT_VERSION = 1
 SQLITE_MAGIC = b"SQLite format 3\x00"
 ZSTD_LEVEL = 12  # 0.06 ms a frame; levels above gain < 1% here
-MAX_FRAME_BYTES = 16 * 2**20  # a frame of 64 GPUs x 200 processes is ~0.3 MB of JSON
 
 
 class RecordingError(Exception):
