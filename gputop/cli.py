@@ -491,6 +491,9 @@ def cmd_export(args) -> int:
         raise UsageError(str(exc)) from None
     except OSError as exc:
         raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+    if count == 0:
+        raise UsageError(f"no frame of {args.file} could be exported "
+                         f"({recording.skipped_frames} damaged)")
     if args.output != "-":
         print(f"gputop: exported {count} frames to {printable(args.output)}", file=sys.stderr)
     return 0

@@ -26,6 +26,7 @@ from gputop.model.derive import OFF_CPU, View
 from gputop.model.detect import CAUSES
 from gputop.model.signals import ENGINE, GPU, HOST, Signal
 from gputop.schema import THROTTLE_REASONS
+from gputop.units import printable
 
 # launch durations: le from 1 us, doubling, to 8.4 s (then +Inf)
 LAUNCH_BOUNDS_S = tuple(1e-6 * 2**k for k in range(24))
@@ -102,7 +103,7 @@ class Exporter:
             episodes = dict(self._episodes)
         info = GaugeMetricFamily("gputop_info", "gputop's version and the host it watches",
                                  labels=["version", "hostname"])
-        info.add_metric([__version__, self.hostname], 1)
+        info.add_metric([__version__, printable(self.hostname)], 1)
         yield info
         if view is None:
             return
@@ -164,7 +165,7 @@ class Exporter:
             s = g.sample
             gpu = str(s.index)
             scoped.append(((gpu,), g))
-            info.add_metric([gpu, s.uuid, s.name], 1)
+            info.add_metric([gpu, printable(s.uuid), printable(s.name)], 1)
             lost.add_metric([gpu], 1 if s.lost else 0)
             if not s.lost and "throttle" not in s.missing:  # known: every reason, 0 or 1
                 for reason in dict.fromkeys((*THROTTLE_REASONS, *s.throttle)):
@@ -180,8 +181,10 @@ class Exporter:
             if self.export_processes:
                 for p in g.processes:
                     if p.mem_bytes is not None:
-                        processes.add_metric([gpu, str(p.pid), p.user, p.name, p.container,
-                                              p.pod], p.mem_bytes)
+                        # names from other users: a name that is not UTF-8 must not make
+                        # the encoder drop the whole scrape
+                        processes.add_metric([gpu, str(p.pid), *map(printable, (
+                            p.user, p.name, p.container, p.pod))], p.mem_bytes)
         yield info
         yield lost
         yield from self._signals(GPU, scoped, ("gpu",))
@@ -199,7 +202,7 @@ class Exporter:
             return
         info = GaugeMetricFamily("gputop_engine_info", "the serving engine gputop reads",
                                  labels=["kind", "model"])
-        info.add_metric([engine.sample.kind, engine.sample.model], 1)
+        info.add_metric([engine.sample.kind, printable(engine.sample.model)], 1)
         yield info
         yield from self._signals(ENGINE, [((), engine)])
 

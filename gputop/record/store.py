@@ -125,7 +125,10 @@ class Recorder:
             raise RecordingError(f"cannot write to {self.path}: {exc}") from None
         self.frames_written += 1
         if self.max_bytes and self.frames_written % 30 == 0:
-            self._enforce_cap()
+            try:  # a full disk shows here first (the checkpoint grows the main file)
+                self._enforce_cap()
+            except sqlite3.Error as exc:
+                raise RecordingError(f"cannot write to {self.path}: {exc}") from None
 
     def size_bytes(self) -> int:
         total = 0
@@ -157,9 +160,13 @@ class Recorder:
         try:
             self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             self._db.execute("PRAGMA journal_mode=DELETE")
-            self._db.close()
-        except sqlite3.Error:
+        except sqlite3.Error:  # a full disk: the WAL stays beside it, readable as it is
             pass
+        finally:
+            try:
+                self._db.close()
+            except sqlite3.Error:
+                pass
 
 
 def _one_line(exc: Exception) -> str:
@@ -279,6 +286,12 @@ class Recording:
         row = self._query("SELECT seq FROM frames WHERE time_wall_s >= ? "
                           "ORDER BY time_wall_s LIMIT 1", (time_wall_s,))
         return row[0][0] if row else None
+
+    def seq_span(self, low_wall_s: float, high_wall_s: float) -> tuple[int | None, int | None]:
+        """The first and last frame (by sequence) whose wall time is in [low, high]."""
+        first, last = self._query("SELECT min(seq), max(seq) FROM frames WHERE time_wall_s "
+                                  "BETWEEN ? AND ?", (low_wall_s, high_wall_s))[0]
+        return first, last
 
     def seq_bounds(self) -> tuple[int, int] | None:
         first, last = self._query("SELECT min(seq), max(seq) FROM frames")[0]

@@ -259,6 +259,7 @@ class EngineSource:
                 weights = info.weights_bytes // tp
         elif self._model_reason:
             notes.append(self._model_reason)
+        notes.extend(parsed.refused)
         port = local_port(url)
         if port is None:
             notes.append("remote endpoint: its GPU processes cannot be identified from here")

@@ -5,7 +5,11 @@ The prometheus_client parser costs tens of milliseconds on the whole page (much 
 on a crowded host), so the text is first cut down to the lines of the families read
 here (a plain string scan), and only those are parsed.  Values that are not finite,
 and counters below zero, are dropped as unknown: an engine's page is input from
-another user and must never crash or mislead the dashboard.
+another user and must never crash or mislead the dashboard.  Nor may it grow gputop's
+memory: a family with more than ``MAX_FAMILY_LINES`` lines, a histogram with more than
+``schema.MAX_ENGINE_BUCKETS`` bounds, and lines beyond ``MAX_KEPT_LINES`` in all are
+not read (a fake ``vllm`` serving one histogram of 125,000 buckets took root's
+``gputop serve`` to 1.5 GB), and the note says so.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from gputop.schema import EngineHistogram
+from gputop.schema import MAX_ENGINE_BUCKETS, EngineHistogram
 from gputop.sources import prom
 from gputop.sources.base import SourceError
 
@@ -115,6 +119,9 @@ PLAUSIBLE_REQUESTS = 1e7  # requests running or waiting at once
 PLAUSIBLE_TOTAL = 1e18  # tokens, requests, preemptions ever counted
 PLAUSIBLE_WORK = 1e30  # FLOPs and bytes ever counted
 COUNTERS = ("generation", "prompt", "finished", "preemptions")
+# a real vLLM 0.32 page keeps 188 lines; 16 data-parallel engines x a 100-bucket histogram fit
+MAX_FAMILY_LINES = 2048
+MAX_KEPT_LINES = 8192
 
 
 def _sample_names(families: set[str]) -> frozenset[str]:
@@ -129,10 +136,21 @@ WANTED = _sample_names(set().union(*(e.families() for e in ENGINES)))
 WANTED_FAMILIES = frozenset(set().union(*(e.families() for e in ENGINES)))
 
 
-def prefilter(text: str) -> tuple[str, dict[str, int]]:
+def _family(name: str) -> str:
+    """The family a sample name belongs to (histogram and counter suffixes removed)."""
+    for suffix in ("_bucket", "_sum", "_count", "_total"):
+        if name.endswith(suffix) and name[: -len(suffix)] in WANTED_FAMILIES:
+            return name[: -len(suffix)]
+    return name
+
+
+def prefilter(text: str, refused: list[str] | None = None) -> tuple[str, dict[str, int]]:
     """(the lines of the families gputop reads, samples per engine prefix in the whole
-    text).  TYPE lines are kept so histograms parse as histograms; HELP lines go."""
-    kept: list[str] = []
+    text).  TYPE lines are kept so histograms parse as histograms; HELP lines go.  A
+    family over MAX_FAMILY_LINES, and lines past MAX_KEPT_LINES, are left out (named in
+    ``refused``): parsing them would cost seconds and their buckets memory."""
+    kept: list[tuple[str, str]] = []  # (family, line)
+    per_family: dict[str, int] = {}
     prefixes = {e.prefix: 0 for e in ENGINES}
     for line in text.splitlines():
         if not line:
@@ -141,7 +159,7 @@ def prefilter(text: str) -> tuple[str, dict[str, int]]:
             if line.startswith("# TYPE "):
                 parts = line.split(" ", 3)
                 if len(parts) >= 3 and parts[2] in WANTED_FAMILIES:
-                    kept.append(line)
+                    kept.append((parts[2], line))
             continue
         end = len(line)
         for stop in ("{", " "):
@@ -153,8 +171,19 @@ def prefilter(text: str) -> tuple[str, dict[str, int]]:
             if name.startswith(prefix):
                 prefixes[prefix] += 1
         if name in WANTED:
-            kept.append(line)
-    return "\n".join(kept) + "\n", prefixes
+            family = _family(name)
+            per_family[family] = per_family.get(family, 0) + 1
+            if per_family[family] <= MAX_FAMILY_LINES:
+                kept.append((family, line))
+    too_many = {f for f, n in per_family.items() if n > MAX_FAMILY_LINES}
+    lines = [line for family, line in kept if family not in too_many]
+    if refused is not None:
+        refused.extend(f"{f} has {per_family[f]:,} lines (more than {MAX_FAMILY_LINES:,}): "
+                       "not read" for f in sorted(too_many))
+        if len(lines) > MAX_KEPT_LINES:
+            refused.append(f"the page has more than {MAX_KEPT_LINES:,} lines of the families "
+                           "read: the rest not read")
+    return "\n".join(lines[:MAX_KEPT_LINES]) + "\n", prefixes
 
 
 @dataclass
@@ -166,6 +195,7 @@ class ParsedMetrics:
     engines: int = 1
     histograms: tuple[EngineHistogram, ...] = ()
     waiting_by_reason: dict[str, float] = field(default_factory=dict)
+    refused: tuple[str, ...] = ()  # what the page held beyond the caps, not read
 
 
 def _finite(value) -> bool:
@@ -193,7 +223,8 @@ class _Hist:
                 return
             if math.isnan(bound):
                 self.bad = True
-            elif math.isfinite(bound):
+            elif math.isfinite(bound) and (bound in self.buckets
+                                           or len(self.buckets) <= MAX_ENGINE_BUCKETS):
                 self.buckets[bound] = self.buckets.get(bound, 0.0) + value
         elif suffix == "_count":
             self.count += value
@@ -201,7 +232,7 @@ class _Hist:
             self.sum += value
 
     def build(self, name: str) -> EngineHistogram | None:
-        if self.bad or not self.buckets:
+        if self.bad or not self.buckets or len(self.buckets) > MAX_ENGINE_BUCKETS:
             return None
         bounds = tuple(sorted(self.buckets))
         cumulative = tuple(self.buckets[b] for b in bounds)
@@ -212,7 +243,8 @@ class _Hist:
 
 def recognise(text: str, url: str = "endpoint") -> ParsedMetrics:
     """What engine wrote this metrics text, and its numbers (summed over DP engines)."""
-    filtered, prefixes = prefilter(text)
+    refused: list[str] = []
+    filtered, prefixes = prefilter(text, refused)
     if not any(prefixes.values()):
         raise SourceError(f"{url} has no vLLM, SGLang, TGI or llama.cpp metrics")
     names = next(e for e in ENGINES if prefixes[e.prefix] == max(prefixes.values()))
@@ -227,7 +259,9 @@ def recognise(text: str, url: str = "endpoint") -> ParsedMetrics:
     hists: dict[str, _Hist] = {}
     for name, labels, value in prom.samples(prom.parse(filtered, url)):
         if name == names.cache_info:
-            cache.update(labels)
+            for key, text in list(labels.items())[:64]:  # vLLM 0.32 has 37
+                if len(cache) < 128:
+                    cache[key[:64]] = text[:256]
             continue
         if "model_name" in labels:
             models.add(labels["model_name"])
@@ -283,14 +317,17 @@ def recognise(text: str, url: str = "endpoint") -> ParsedMetrics:
     histograms = []
     for gname, families in names.histograms.items():
         for family in families:
+            if family in hists and len(hists[family].buckets) > MAX_ENGINE_BUCKETS:
+                refused.append(f"{family} has more than {MAX_ENGINE_BUCKETS} buckets: not read")
             built = hists[family].build(gname) if family in hists else None
             if built is not None:
                 histograms.append(built)
                 break
-    return ParsedMetrics(kind=names.kind, model=sorted(models)[0] if models else "",
+    return ParsedMetrics(kind=names.kind, model=sorted(models)[0][:256] if models else "",
                          values=values, cache=cache, engines=max(1, len(engines)),
-                         histograms=tuple(histograms),
-                         waiting_by_reason={k: v for k, v in by_reason.items() if v >= 0})
+                         histograms=tuple(histograms), refused=tuple(refused[:4]),
+                         waiting_by_reason={k: v for k, v in list(by_reason.items())[:64]
+                                            if v >= 0})
 
 
 def _non_negative(value: float | None) -> float | None:
