@@ -173,6 +173,10 @@ class BoundedHTTPServer(ThreadingHTTPServer):
         except OSError:
             pass
 
+    def handle_error(self, request, client_address):
+        """A connection that failed (cut by its deadline, reset, a broken TLS record) ends
+        quietly: socketserver's default prints a traceback to stderr for each one."""
+
     def server_close(self):
         super().server_close()
         self._reaper.stop()

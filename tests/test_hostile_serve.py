@@ -114,6 +114,39 @@ def test_an_idle_tcp_connection_cannot_freeze_the_tls_exporter(serve, tmp_path, 
             sock.close()
 
 
+def test_a_tls_handshake_dripped_a_byte_at_a_time_is_cut_at_its_deadline(serve, tmp_path,  # noqa: F811
+                                                                         tls_files):
+    from gputop.bounded_http import REQUEST_S
+
+    cert, key = tls_files
+    config = web_config(tmp_path, f"tls_server_config:\n  cert_file: {cert}\n  key_file: {key}\n")
+    s = serve("--demo", "serving", "-d", "0.2", "--web-config", str(config), scheme="https",
+              context=tls_context(cert))
+    sock = socket.create_connection(("127.0.0.1", int(s.url.rsplit(":", 1)[1])))
+    hello = b"\x16\x03\x01\x02\x00" + b"\x01" * 512  # a ClientHello record that never ends
+    started = time.monotonic()
+    cut = None
+    try:
+        for byte in hello:  # one byte every 0.25 s: each read is well within a read timeout
+            try:
+                sock.sendall(bytes([byte]))
+                sock.settimeout(0.25)
+                if sock.recv(1) == b"":
+                    cut = time.monotonic() - started
+                    break
+            except TimeoutError:
+                continue
+            except OSError:
+                cut = time.monotonic() - started
+                break
+            if time.monotonic() - started > REQUEST_S + 20:
+                break
+    finally:
+        sock.close()
+    assert cut is not None, "the dripped handshake was never cut"
+    assert cut < REQUEST_S + 15
+
+
 # ---------------------------------------------------------------- 7. connections held, fds
 
 def test_connections_that_never_send_a_request_are_bounded_and_closed(serve):  # noqa: F811

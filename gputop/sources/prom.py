@@ -134,6 +134,8 @@ def fetch(url: str, timeout_s: float, max_bytes: int = MAX_BYTES,
                           f"({exc.verify_message or exc.reason}); GPUTOP_CA_FILE=FILE names a "
                           "CA to trust") from None
     except ssl.SSLError as exc:
+        if expired.is_set():
+            raise SourceError(f"no answer from {url} within {timeout_s:g}s") from None
         raise SourceError(f"{url}: TLS failed ({exc.reason or type(exc).__name__})") from None
     except (TimeoutError, socket.timeout):
         raise SourceError(f"no answer from {url} within {timeout_s:g}s") from None
