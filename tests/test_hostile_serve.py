@@ -34,6 +34,14 @@ from tests.conftest import concurrently, need
 from tests.test_serve import ROOT, serve, tls_files  # noqa: F401 (fixtures)
 
 LAUNCHER = ROOT / "tests" / "stand_in" / "fake_nvml_gputop.py"
+# what gputop/bounded_http.py promises (not imported: the tests must run against the code
+# before it too, and fail there on behaviour, not on an import)
+REQUEST_S = 5.0  # a connection's handshake and request
+MAX_CONNECTIONS = 64  # connections served at once
+# and gputop/webconfig.py, gputop/serve.py
+BCRYPT_SHARE = 0.2  # of one core spent on password checks...
+BCRYPT_BURST_S = 1.0  # ...with this many seconds at once
+ANSWER_BYTES = 4 * 2**20  # a /frames answer
 
 
 def get(url: str, headers: dict | None = None, context=None, timeout: float = 10.0,
@@ -116,8 +124,6 @@ def test_an_idle_tcp_connection_cannot_freeze_the_tls_exporter(serve, tmp_path, 
 
 def test_a_tls_handshake_dripped_a_byte_at_a_time_is_cut_at_its_deadline(serve, tmp_path,  # noqa: F811
                                                                          tls_files):
-    from gputop.bounded_http import REQUEST_S
-
     cert, key = tls_files
     config = web_config(tmp_path, f"tls_server_config:\n  cert_file: {cert}\n  key_file: {key}\n")
     s = serve("--demo", "serving", "-d", "0.2", "--web-config", str(config), scheme="https",
@@ -150,8 +156,6 @@ def test_a_tls_handshake_dripped_a_byte_at_a_time_is_cut_at_its_deadline(serve, 
 # ---------------------------------------------------------------- 7. connections held, fds
 
 def test_connections_that_never_send_a_request_are_bounded_and_closed(serve):  # noqa: F811
-    from gputop.bounded_http import MAX_CONNECTIONS, REQUEST_S
-
     s = serve("--demo", "serving", "-d", "0.2")
     port = int(s.url.rsplit(":", 1)[1])
     before = threads_of(s.proc.pid)
@@ -285,7 +289,6 @@ def test_an_unknown_user_costs_the_same_hash_as_a_known_one(auth_server, counted
 def test_a_storm_of_wrong_passwords_gets_few_hashes(auth_server, counted_checkpw):
     """8 clients sending wrong passwords as fast as they can: the hashes they cause fit a
     fifth of one core (counted in hashes of the users' cost, with a 2x margin)."""
-    from gputop.webconfig import BCRYPT_BURST_S, BCRYPT_SHARE
 
     statuses: list[int] = []
 
@@ -504,7 +507,6 @@ def test_frames_are_encoded_outside_the_sessions_lock(big_host, monkeypatch):
 
 def test_a_frames_answer_is_capped_and_remote_still_reads_every_frame(big_host):
     from gputop.remote import RemoteFeed
-    from gputop.serve import ANSWER_BYTES
 
     _session, _server, url = big_host
     body = get(url + "/frames?since=-1", timeout=60)[2]
@@ -568,3 +570,11 @@ def test_sigterm_while_the_main_thread_holds_the_samplers_event_lock(tmp_path, c
             proc.kill()
             proc.wait()
     assert "Traceback" not in proc.stderr.read()
+
+
+def test_the_promised_bounds_are_the_codes():
+    from gputop import bounded_http, serve, webconfig
+
+    assert (bounded_http.REQUEST_S, bounded_http.MAX_CONNECTIONS) == (REQUEST_S, MAX_CONNECTIONS)
+    assert (webconfig.BCRYPT_SHARE, webconfig.BCRYPT_BURST_S) == (BCRYPT_SHARE, BCRYPT_BURST_S)
+    assert serve.ANSWER_BYTES == ANSWER_BYTES
