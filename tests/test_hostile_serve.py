@@ -288,7 +288,7 @@ def test_an_unknown_user_costs_the_same_hash_as_a_known_one(auth_server, counted
 
 def test_a_storm_of_wrong_passwords_gets_few_hashes(auth_server, counted_checkpw):
     """8 clients sending wrong passwords as fast as they can: the hashes they cause fit a
-    fifth of one core (counted in hashes of the users' cost, with a 2x margin)."""
+    fifth of one core (counted in hashes of the users' cost)."""
 
     statuses: list[int] = []
 
@@ -298,12 +298,13 @@ def test_a_storm_of_wrong_passwords_gets_few_hashes(auth_server, counted_checkpw
             statuses.append(status_of(auth_server + "/metrics", basic("prom", f"bad{n}-{i}")))
             i += 1
 
-    one = time.perf_counter()
-    bcrypt.checkpw(b"x", bcrypt.hashpw(b"y", bcrypt.gensalt(rounds=10)))
-    hash_s = time.perf_counter() - one  # one hash at the users' cost, here and now
+    salt = bcrypt.gensalt(rounds=10)
+    one = time.thread_time()
+    bcrypt.hashpw(b"y", salt)  # the work of one check at the users' cost...
+    hash_s = time.thread_time() - one  # ...in CPU time: no check takes less, crowded or not
     elapsed = concurrently(client, 8, 4)
     assert set(statuses) <= {401, 429} and 429 in statuses
-    allowed = (BCRYPT_BURST_S + BCRYPT_SHARE * elapsed) / (0.5 * hash_s) + 1
+    allowed = (BCRYPT_BURST_S + BCRYPT_SHARE * elapsed) / (0.8 * hash_s) + 1
     assert len(counted_checkpw) <= allowed, \
         f"{len(counted_checkpw)} hashes of ~{hash_s * 1000:.0f} ms in {elapsed:.1f}s"
     time.sleep(BCRYPT_BURST_S / BCRYPT_SHARE)  # the budget refills: the scraper gets in
