@@ -368,18 +368,21 @@ def test_remote_credentials_from_the_environment_or_a_private_file(serve, tmp_pa
 
 def test_engine_credentials_are_sent_and_never_shown(peers, tmp_path):
     token = "Basic " + base64.b64encode(b"admin:s3cret").decode()
+    authorized: list[bool] = []
 
     def answer(path, headers):
-        return (200, VLLM) if headers.get("Authorization") == token else (401, "no")
+        authorized.append(headers.get("Authorization") == token)
+        return (200, VLLM) if authorized[-1] else (401, "no")
 
     engine = peers(answer, content_type="text/plain; version=0.0.4")
     url = engine.url.replace("//", "//admin:s3cret@") + "/metrics"
     done = subprocess.run([sys.executable, "-m", "gputop", "snapshot", "--engine", url,
-                           "--samples", "2", "-d", "0.3"], cwd=ROOT, capture_output=True,
+                           "--samples", "6", "-d", "0.5"], cwd=ROOT, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 0, done.stderr
+    assert authorized and all(authorized), authorized  # every scrape carried them
     data = strict_json(done.stdout)
-    assert data["sources"]["engine"]["ok"] and data["engine"]["requests_running"] is not None
+    assert data["engine"] is not None and data["engine"]["requests_running"] is not None
     assert "s3cret" not in done.stdout + done.stderr
     recording = tmp_path / "r.gtrec"
     record = subprocess.run([sys.executable, "-m", "gputop", "record", str(recording),
