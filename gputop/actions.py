@@ -3,8 +3,9 @@
 gputop often runs as root on a shared server, so the checks come before the kill: the
 process must be the one the user saw (same PID *and* start time: PIDs recycle while
 a menu is open; without a known start time nothing is sent), another user's process
-needs root, and ``--readonly`` (or
-``readonly = true`` in the config) turns every action off.  The result is one line
+needs root, and ``--readonly`` (or ``readonly = true`` in the config) turns every action
+off.  The demo's processes go through the same menu and confirmation, and are then only
+told what would have happened.  The result is one line
 for the status bar; nothing here raises.
 """
 
@@ -21,12 +22,15 @@ from gputop.sources.procinfo import same_start
 SIGNALS = ("TERM", "INT", "KILL", "HUP", "STOP", "CONT")
 
 
-def refusal(proc: ProcSample, *, readonly: bool, live: bool) -> str | None:
-    """Why gputop will not act on ``proc``, or None when it may try."""
+def refusal(proc: ProcSample, *, readonly: bool, live: bool, simulated: bool = False) -> str | None:
+    """Why gputop will not act on ``proc``, or None when it may try (``simulated``: the
+    demo's processes, which go through every step and are then not sent anything)."""
     if readonly:
         return "read-only: actions are disabled (--readonly or readonly = true in the config)"
+    if simulated:
+        return None
     if not live:
-        return f"pid {proc.pid} is not a live process here (demo, replay or remote view)"
+        return f"pid {proc.pid} is not a live process here (a replay or a remote host's view)"
     if os.geteuid() != 0:
         try:
             owner = psutil.Process(proc.pid).uids().real
@@ -40,13 +44,18 @@ def refusal(proc: ProcSample, *, readonly: bool, live: bool) -> str | None:
     return None
 
 
-def send_signal(proc: ProcSample, name: str, *, readonly: bool, live: bool = True) -> tuple[bool, str]:
-    """(sent?, one line saying what happened) for SIG``name`` to ``proc``."""
+def send_signal(proc: ProcSample, name: str, *, readonly: bool, live: bool = True,
+                simulated: bool = False) -> tuple[bool, str]:
+    """(sent?, one line saying what happened) for SIG``name`` to ``proc``; a simulated
+    process is never signalled: the line says what would have been done."""
     if name not in SIGNALS:
         return False, f"unknown signal {name}"
-    why = refusal(proc, readonly=readonly, live=live)
+    why = refusal(proc, readonly=readonly, live=live, simulated=simulated)
     if why:
         return False, why
+    if simulated:
+        return False, (f"demo: SIG{name} not sent, pid {proc.pid} ({proc.name or '?'}) is "
+                       "simulated; on a live host it would be sent now")
     if proc.start_time_s is None:
         # nothing to tell the process shown from one that took its PID since (a PID from
         # another namespace, one gputop may not read): a KILL could reach a stranger

@@ -6,6 +6,7 @@ Bad input ends in one line on stderr and exit status 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import re
@@ -19,7 +20,7 @@ from gputop.model.detect import DetectConfig
 from gputop.record.timespec import parse_duration, parse_size
 from gputop.sampler import parse_delay
 from gputop.sources.sim import SCENARIOS
-from gputop.units import printable
+from gputop.units import plural, printable
 
 EXIT_USAGE = 2
 
@@ -33,11 +34,17 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see '{self.prog} --help')")
 
 
+def _expected(what: str, text: str, choices=()) -> argparse.ArgumentTypeError:
+    from gputop.config import expected
+
+    return argparse.ArgumentTypeError(expected(what, text, choices))
+
+
 def _scenario(text: str) -> str:
     if text == "cycle" or text in SCENARIOS:
         return text
-    raise argparse.ArgumentTypeError(
-        f"unknown scenario {text!r}; choose one of: cycle, " + ", ".join(SCENARIOS))
+    choices = ("cycle", *SCENARIOS)
+    raise _expected("a scenario (" + ", ".join(choices) + ")", text, choices)
 
 
 def _checked(parse):
@@ -57,19 +64,43 @@ def _check_url(text: str) -> str:
     return check_url(text)
 
 
+def _serve_url(text: str) -> str:
+    from gputop.remote import base_serve_url
+
+    return base_serve_url(text)
+
+
+def _prometheus_url(text: str) -> str:
+    from gputop.fleet import base_prometheus_url
+
+    return base_prometheus_url(text)
+
+
 _delay = _checked(parse_delay)
 _duration = _checked(parse_duration)
 _size = _checked(parse_size)
 _url = _checked(_check_url)
+_serve = _checked(_serve_url)
+_prometheus = _checked(_prometheus_url)
+
+
+def _counter_name(text: str) -> str:
+    """A Prometheus metric name (a trainer's progress counter), refused in one line otherwise."""
+    import re
+
+    if len(text) > 200 or not re.fullmatch(r"[a-zA-Z_:][a-zA-Z0-9_:]*", text):
+        raise argparse.ArgumentTypeError(f"expected a metric name such as samples_total, "
+                                         f"got {text[:60]!r}")
+    return text
 
 
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        raise _expected("a whole number", text) from None
     if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {text!r}")
+        raise _expected("a number >= 1", text)
     return value
 
 
@@ -81,7 +112,7 @@ def _number_in(what: str, low: float, high: float, include_high: bool = True):
         except ValueError:
             value = float("nan")
         if not (low < value and (value <= high if include_high else value < high)):
-            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+            raise _expected(what, text)
         return value
     return convert
 
@@ -93,14 +124,25 @@ _duty = _number_in("a fraction of the time above 0 and at most 1 (e.g. 0.1)", 0.
 
 
 _window = _number_in("a window of 5 to 86400 seconds", 4.999, 86400.0)
+HOLD_MAX_S = 600.0
+
+
+def _hold(text: str) -> float:
+    """--hold-s: seconds from 0 (open at once) to 10 minutes; NaN is refused."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 <= value <= HOLD_MAX_S:
+        raise _expected(f"seconds from 0 to {HOLD_MAX_S:.0f}", text)
+    return value
 
 
 def _theme(text: str) -> str:
     from gputop.config import THEMES
 
     if text not in THEMES:
-        raise argparse.ArgumentTypeError(f"unknown theme {text!r}; choose one of: "
-                                         + ", ".join(THEMES))
+        raise _expected("a theme (" + ", ".join(THEMES) + ")", text, THEMES)
     return text
 
 
@@ -108,7 +150,7 @@ def _pane(text: str) -> str:
     from gputop.config import PANES
 
     if text not in PANES:
-        raise argparse.ArgumentTypeError(f"expected a pane 1-8, got {text!r}")
+        raise _expected("a pane 1-8", text)
     return text
 
 
@@ -121,7 +163,7 @@ def _pane_list(text: str) -> list[str]:
 
 def _ebpf_mode(text: str) -> str:
     if text not in ("full", "light", "off"):
-        raise argparse.ArgumentTypeError(f"expected full, light or off, got {text!r}")
+        raise _expected("full, light or off", text, ("full", "light", "off"))
     return text
 
 
@@ -129,9 +171,9 @@ def _gpu_list(text: str) -> list[int]:
     try:
         indexes = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected GPU indexes like 0,2, got {text!r}") from None
+        raise _expected("GPU indexes like 0,2", text) from None
     if not indexes or any(i < 0 for i in indexes):
-        raise argparse.ArgumentTypeError(f"expected GPU indexes like 0,2, got {text!r}")
+        raise _expected("GPU indexes like 0,2", text)
     return sorted(set(indexes))
 
 
@@ -144,7 +186,7 @@ def _add_source_options(parser: argparse.ArgumentParser, suppress: bool = False)
     parser.add_argument("--demo", nargs="?", const="cycle", type=_scenario, metavar="SCENARIO",
                         default=default(None),
                         help="simulated GPUs, no GPU needed: " + ", ".join(SCENARIOS)
-                        + " (default: cycle through all)")
+                        + " (default: cycle through all, the storm first)")
     parser.add_argument("-i", "--gpu", type=_gpu_list, default=default(None), metavar="0,2",
                         help="only these GPUs (NVML indexes)")
     parser.add_argument("--dcgm", type=_url, default=default(None), metavar="URL",
@@ -154,11 +196,15 @@ def _add_source_options(parser: argparse.ArgumentParser, suppress: bool = False)
                         help="a serving engine's /metrics URL (vLLM, SGLang, TGI, llama.cpp); "
                         "repeat it for replicas read as one service; without it, engines among "
                         "the GPU processes are found by their ports")
+    parser.add_argument("--work-counter", type=_counter_name, default=default(None),
+                        metavar="NAME",
+                        help="a training job's progress counter on the --engine page (e.g. "
+                        "train_tokens_total, samples_total): the job is judged by its rate over "
+                        "whole steps")
     parser.add_argument("--model", default=default(None), metavar="PATH_OR_ID",
                         help="the engine's model directory, config.json or a model id in the local "
                         "Hugging Face cache (for the weights / KV split of VRAM)")
-    parser.add_argument("--ebpf", type=_ebpf_mode, choices=["full", "light", "off"],
-                        default=default("off"),
+    parser.add_argument("--ebpf", type=_ebpf_mode, default=default("off"),
                         help="host launch latency from eBPF uprobes on libcudart/libcuda (root): "
                         "full = call durations, light = calls/s and gaps (cheaper); default off")
     parser.add_argument("--ebpf-duty", type=_duty, default=default(1.0), metavar="FRACTION",
@@ -176,11 +222,11 @@ def _add_source_options(parser: argparse.ArgumentParser, suppress: bool = False)
     parser.add_argument("--pod", default=default(None), metavar="NAME",
                         help="pin to the processes of this Kubernetes pod (name, "
                         "namespace/name or UID)")
-    parser.add_argument("--remote", type=_url, default=default(None), metavar="URL",
-                        help="show another host: the URL of its 'gputop serve' "
-                        "(http://HOST:9464); basic auth from GPUTOP_AUTH=user:password or "
-                        "GPUTOP_AUTH_FILE=FILE (user:password@ in the URL works, but shows "
-                        "in ps)")
+    parser.add_argument("--remote", type=_serve, default=default(None), metavar="URL",
+                        help="show another host: the address of its 'gputop serve' "
+                        "(http://HOST:9464 or HOST:9464); basic auth from "
+                        "GPUTOP_AUTH=user:password or GPUTOP_AUTH_FILE=FILE (user:password@ "
+                        "in the URL works, but shows in ps)")
     parser.add_argument("--gpus", type=_positive_int, default=default(None), help="number of simulated GPUs (demo)")
     parser.add_argument("--seed", type=int, default=default(0), help="simulator seed (demo)")
     parser.add_argument("-d", "--delay", type=_delay, default=default(1.0), metavar="SECONDS",
@@ -195,7 +241,7 @@ def _add_source_options(parser: argparse.ArgumentParser, suppress: bool = False)
     parser.add_argument("--max-size", type=_size, default=default(500 * 2**20), metavar="500MB",
                         help="keep a recording (record, --record, the r key) under this size by "
                         "dropping its oldest frames (default 500MB)")
-    parser.add_argument("--hold-s", type=float, default=default(3.0),
+    parser.add_argument("--hold-s", type=_hold, default=default(3.0),
                         help="seconds a condition must hold before the banner changes (3)")
 
 
@@ -203,10 +249,55 @@ MODEL_OVERRIDE_HELP = ("read the engine as serving this model (config.json, a mo
                        "or a local HF cache id): KV bytes per token and weights derived again")
 
 
+QUICK_START = """\
+quick start:
+  gputop --demo                    no GPU needed: simulated GPUs, the storm first
+  gputop                           every NVIDIA GPU of this machine (NVML)
+  gputop --engine http://127.0.0.1:8000/metrics
+                                   a vLLM / SGLang / TGI / llama.cpp server's tokens/s,
+                                   latency and KV cache beside its GPU (found by itself
+                                   when the engine runs on this machine)
+  gputop --match 'vllm serve'      pin every pane to a process tree (or p in the dashboard)
+  sudo gputop --ebpf full          host-side CUDA launch latency from eBPF (root)
+  gputop serve                     headless /metrics for Prometheus on 127.0.0.1:9464
+  gputop --remote HOST:9464        another host's dashboard, from its gputop serve
+  gputop fleet --prometheus http://HOST:9090
+                                   every GPU of many hosts, worst first
+  gputop record run.gtrec          record frames; gputop replay run.gtrec plays them back
+  gputop doctor                    what works on this machine and how to fix the rest
+"""
+
+
+def _epilog() -> str:
+    """Everything a user needs without the README: quick start, keys, settings, exits."""
+    from gputop.tui.keys import KEYS  # no Textual: the keys are plain data
+
+    import textwrap
+
+    keys = "\n".join(textwrap.fill(what, 79, initial_indent=f"  {key:<18} ",
+                                   subsequent_indent=" " * 21) for key, what in KEYS)
+    return (QUICK_START + "\nkeys in the dashboard (? lists them with every metric's "
+            "definition,\ne explains the focused pane):\n" + keys + "\n\n"
+            "The banner lights when GPU-Util stays >= 90% while tokens/s falls to <= 50% of\n"
+            "its baseline or the engine's latency p99 rises to >= 2x its baseline; it names the\n"
+            "evidence and the likely cause. Unknown values read n/a (reason), never 0.\n\n"
+            "settings: command line > GPUTOP_* environment > $XDG_CONFIG_HOME/gputop/config.toml\n"
+            "  (~/.config/gputop/config.toml, or GPUTOP_CONFIG) > defaults; 'gputop config\n"
+            "  --print' shows each one, where it came from and its variable.\n"
+            "NO_COLOR=1 or --no-color: no colour at all; alarms in reverse video.\n"
+            "exit status: 0 done, 1 doctor found no readable GPU, 2 bad input or nothing to\n"
+            "  read (one line on stderr), 130 interrupted.\n"
+            "each command has its own help: gputop serve --help, gputop fleet --help, ...")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="gputop", description="What an NVIDIA GPU is really doing.")
+    parser = _Parser(prog="gputop", description="What an NVIDIA GPU is really doing: GPU-Util "
+                     "next to the signals that explain it\n(SM activity, tokens/s, the VRAM "
+                     "split, launch latency, host CPU).", epilog=_epilog(),
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"gputop {__version__}")
-    parser.add_argument("--no-color", action="store_true", help="monochrome output")
+    parser.add_argument("--no-color", action="store_true",
+                        help="no colour (as NO_COLOR=1): alarms in reverse video")
     parser.add_argument("--record", metavar="FILE", help="record while showing the dashboard "
                         "(r toggles recording too)")
     view = parser.add_argument_group("view (also in the config file: gputop config --print)")
@@ -253,9 +344,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_source_options(serve, suppress=True)
     fleet = sub.add_parser("fleet", help="every GPU of many hosts, worst first, from their "
                            "'gputop serve' endpoints or from Prometheus")
-    fleet.add_argument("urls", nargs="*", metavar="URL", type=_url,
-                       help="gputop serve endpoints (http://HOST:9464)")
-    fleet.add_argument("--prometheus", type=_url, metavar="URL",
+    fleet.add_argument("urls", nargs="*", metavar="URL", type=_serve,
+                       help="gputop serve endpoints (http://HOST:9464 or HOST:9464)")
+    fleet.add_argument("--prometheus", type=_prometheus, metavar="URL",
                        help="a Prometheus that scrapes gputop serve (http://HOST:9090)")
     fleet.add_argument("--every", type=_delay, default=5.0, metavar="SECONDS",
                        help="how often to ask (default 5)")
@@ -284,6 +375,14 @@ def build_parser() -> argparse.ArgumentParser:
     kv.add_argument("--kv-dtype", default="auto", choices=["auto", "bf16", "fp16", "fp8", "fp32"])
     kv.add_argument("--tp", type=_positive_int, default=1, help="tensor-parallel size")
     kv.add_argument("--json", action="store_true", help="JSON for scripts")
+    capture = sub.add_parser(
+        "capture-engine", help="save an engine's /metrics page with model names, addresses and "
+        "adapter names anonymised, to attach to a bug report")
+    capture.add_argument("url", metavar="URL", help="the engine's metrics URL "
+                         "(http://127.0.0.1:8000/metrics)")
+    capture.add_argument("-o", "--output", metavar="FILE", default=None,
+                         help="where to write it (default engine-metrics-DATE.txt; - for "
+                         "standard output); never over an existing file")
     doctor = sub.add_parser("doctor", help="what works on this machine and how to fix the rest")
     doctor.add_argument("-i", "--gpu", type=_gpu_list, default=argparse.SUPPRESS, metavar="0,2")
     doctor.add_argument("--ebpf-source", choices=["full", "light"], nargs="?", const="full",
@@ -292,8 +391,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _detect_config(args) -> DetectConfig:
-    if not 0 <= args.hold_s <= 600:
-        raise UsageError(f"--hold-s must be between 0 and 600 seconds, got {args.hold_s}")
     return DetectConfig(busy_util_pct=args.busy_util_pct, collapse_ratio=args.collapse_ratio,
                         hold_s=args.hold_s, clear_ratio=min(0.95, args.collapse_ratio + 0.1),
                         latency_factor=args.latency_factor)
@@ -427,7 +524,8 @@ def cmd_record(args) -> int:
         session.run()
     finally:
         session.close()
-    print(f"gputop: {recorder.frames_written} frames, {recorder.size_bytes() / 1024:.0f} KiB "
+    print(f"gputop: {plural(recorder.frames_written, 'frame')}, "
+          f"{recorder.size_bytes() / 1024:.0f} KiB "
           f"in {printable(args.file)}"
           + (f" ({recorder.frames_capped} oldest dropped for the cap)"
              if recorder.frames_capped else ""), file=sys.stderr)
@@ -495,7 +593,8 @@ def cmd_export(args) -> int:
         raise UsageError(f"no frame of {args.file} could be exported "
                          f"({recording.skipped_frames} damaged)")
     if args.output != "-":
-        print(f"gputop: exported {count} frames to {printable(args.output)}", file=sys.stderr)
+        print(f"gputop: exported {plural(count, 'frame')} to {printable(args.output)}",
+              file=sys.stderr)
     return 0
 
 
@@ -580,7 +679,7 @@ def cmd_fleet(args) -> int:
     elif args.urls:
         def ask():
             return fleet.ask_serves(args.urls)
-        source = f"{len(args.urls)} gputop serve endpoint(s)"
+        source = plural(len(args.urls), "gputop serve endpoint")
     else:
         raise UsageError("name the hosts' gputop serve URLs, or --prometheus URL")
     _prepare_terminal(args)
@@ -609,6 +708,10 @@ def view_settings(args):
 
 
 def cmd_live(args) -> int:
+    if args.demo is not None:
+        from gputop.demo import lead_frames
+
+        args.demo_lead_frames = lead_frames(args.delay)
     session, pin = _setup(args)
     _prepare_terminal(args)
     from gputop.record.store import RecordingError
@@ -620,6 +723,8 @@ def cmd_live(args) -> int:
         except RecordingError as exc:
             raise UsageError(str(exc)) from None
     session.open()
+    if args.demo is not None:  # the lead-in is history already: the first screen shows it
+        session.ticks(args.demo_lead_frames)
     app = GputopApp(session, interval_s=args.delay, pin=pin, record_max_bytes=args.max_size,
                     view=view_settings(args))
     if getattr(args, "start_gpu", None) is not None:  # from the fleet: the row's GPU first
@@ -662,10 +767,25 @@ def _join_negative_times(argv: list[str]) -> list[str]:
     return out
 
 
+SUBCOMMANDS = ("config", "capture-engine", "snapshot", "record", "serve", "fleet", "replay",
+               "export", "report", "kv", "doctor")
+
+
+def _demo_before_subcommand(argv: list[str]) -> list[str]:
+    """``--demo config`` as ``--demo=cycle config``: the scenario is optional, and argparse
+    would take a subcommand's name for it ("unknown scenario 'config'")."""
+    out: list[str] = []
+    for i, arg in enumerate(argv):
+        if arg == "--demo" and i + 1 < len(argv) and argv[i + 1] in SUBCOMMANDS:
+            arg = "--demo=cycle"
+        out.append(arg)
+    return out
+
+
 def _config_parsers() -> dict:
     return {"delay": _delay, "window": _window, "theme": _theme, "pane": _pane,
-            "ebpf": _ebpf_mode, "url": _url, "percent": _percent,
-            "ratio": _ratio, "factor": _factor, "duty": _duty}
+            "ebpf": _ebpf_mode, "url": _url, "counter": _counter_name, "percent": _percent,
+            "ratio": _ratio, "factor": _factor, "duty": _duty, "hold": _hold}
 
 
 def _apply_config(args, argv: list[str]) -> dict:
@@ -707,8 +827,38 @@ def cmd_config(args, effective: dict) -> int:
     return 0
 
 
+def cmd_capture_engine(args) -> int:
+    """Fetch, redact and save one metrics page; one line and exit 2 when it cannot."""
+    import datetime as dt
+
+    from gputop.sources.base import SourceError
+    from gputop.sources.engine_capture import capture, write_new
+
+    try:
+        text, summary = capture(args.url)
+    except (SourceError, ValueError) as exc:
+        raise UsageError(f"capture-engine: {exc}") from None
+    if args.output == "-":
+        sys.stdout.write(text)
+        print(f"gputop: {summary}", file=sys.stderr)
+        return 0
+    path = args.output or dt.datetime.now().strftime("engine-metrics-%Y%m%d-%H%M%S.txt")
+    try:
+        write_new(path, text)
+    except FileExistsError:
+        if os.path.islink(path):
+            raise UsageError(f"capture-engine: {path} is a symbolic link: not followed") from None
+        raise UsageError(f"capture-engine: {path} exists: choose another name") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UsageError(f"capture-engine: {path} is a symbolic link: not followed") from None
+        raise UsageError(f"capture-engine: cannot write {path}: {exc.strerror or exc}") from None
+    print(f"gputop: wrote {path}: {summary}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
-    argv = _join_negative_times(sys.argv[1:] if argv is None else argv)
+    argv = _demo_before_subcommand(_join_negative_times(sys.argv[1:] if argv is None else argv))
     try:
         args = build_parser().parse_args(argv)
         effective = _apply_config(args, argv)
@@ -720,6 +870,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_doctor(args)
         if args.command == "kv":
             return cmd_kv(args)
+        if args.command == "capture-engine":
+            return cmd_capture_engine(args)
         if args.command in ("record", "replay", "export", "report", "serve", "fleet"):
             return {"record": cmd_record, "replay": cmd_replay, "export": cmd_export,
                     "report": cmd_report, "serve": cmd_serve,

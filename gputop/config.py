@@ -35,6 +35,27 @@ class ConfigError(ValueError):
     """A setting that cannot be used: one line naming the key, its line and why."""
 
 
+def did_you_mean(word: str, choices) -> str:
+    """ "; did you mean 'theme'?" for a typo of one of ``choices``, a key given without its
+    table ('hold_s' for 'detector.hold_s') or the one choice containing it ('storm');
+    "" when nothing is close."""
+    import difflib
+
+    choices = [str(c) for c in choices]
+    names = {c.rpartition(".")[2]: c for c in choices}  # a key's last part: its table's key
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.7) or \
+        [names[n] for n in difflib.get_close_matches(word, list(names), n=1, cutoff=0.75)]
+    if not close and len(word) >= 3:
+        containing = [c for c in choices if word.lower() in c.lower()]
+        close = containing if len(containing) == 1 else []
+    return f"; did you mean {close[0]!r}?" if close and close[0] != word else ""
+
+
+def expected(what: str, got, choices=()) -> str:
+    """The one voice of every refused value: "expected WHAT, got 'X'" (+ did you mean)."""
+    return f"expected {what}, got {got!r}" + (did_you_mean(str(got), choices) if choices else "")
+
+
 @dataclass(frozen=True)
 class Setting:
     key: str  # in the file: "delay_s", or "detector.hold_s" for a key in a [detector] table
@@ -51,7 +72,7 @@ class Setting:
 
 def settings(parsers: dict[str, Callable]) -> tuple[Setting, ...]:
     """The settings, with ``parsers`` (name -> the CLI's argument parser function); what
-    each means is the option's own --help and the README's Configuration section."""
+    each means is the option's own --help and docs/configuration.md."""
     p = parsers
     return (
         Setting("delay_s", "delay", "-d/--delay", float, p["delay"]),
@@ -66,13 +87,14 @@ def settings(parsers: dict[str, Callable]) -> tuple[Setting, ...]:
         Setting("ebpf", "ebpf", "--ebpf", str, p["ebpf"]),
         Setting("ebpf_duty", "ebpf_duty", "--ebpf-duty", float, p["duty"]),
         Setting("engines", "engine", "--engine", list, p["url"]),
+        Setting("work_counter", "work_counter", "--work-counter", str, p["counter"]),
         Setting("detector.busy_util_pct", "busy_util_pct", "--busy-util-pct", float,
                 p["percent"]),
         Setting("detector.collapse_ratio", "collapse_ratio", "--collapse-ratio", float,
                 p["ratio"]),
         Setting("detector.latency_factor", "latency_factor", "--latency-factor", float,
                 p["factor"]),
-        Setting("detector.hold_s", "hold_s", "--hold-s", float, float),
+        Setting("detector.hold_s", "hold_s", "--hold-s", float, p["hold"]),
         Setting("serve.listen", "listen", "--listen", str, str, command="serve"),
     )
 
@@ -139,23 +161,23 @@ def _convert(setting: Setting, value: Any, where: str) -> Any:
                 return True
             if value.lower() in ("0", "false", "no", "off"):
                 return False
-            raise bad(f"must be true or false, got {value!r}")
+            raise bad(expected("true or false", value))
         if not isinstance(value, bool):
-            raise bad(f"must be true or false, got {value!r}")
+            raise bad(expected("true or false", value))
         return value
     if setting.kind is list:
         items = value.split(",") if isinstance(value, str) else value
         if not isinstance(items, list):
-            raise bad(f"must be a list, got {value!r}")
+            raise bad(expected("a list", value))
         try:
             return [setting.parse(str(item).strip()) for item in items if str(item).strip()]
         except (ValueError, TypeError, argparse.ArgumentTypeError) as exc:
             raise bad(str(exc)) from None
     if isinstance(value, bool) or isinstance(value, (list, dict)):
         kind = "a number" if setting.kind is float else f"a {setting.kind.__name__}"
-        raise bad(f"must be {kind}, got {value!r}")
+        raise bad(expected(kind, value))
     if setting.kind is float and not isinstance(value, (int, float, str)):
-        raise bad(f"must be a number, got {value!r}")
+        raise bad(expected("a number", value))
     try:
         return setting.parse(str(value)) if setting.parse else value
     except (ValueError, TypeError, argparse.ArgumentTypeError) as exc:
@@ -180,7 +202,8 @@ def layered(all_settings: tuple[Setting, ...], defaults: dict[str, Any],
         if key not in known:
             line = key_line(text, key)
             raise ConfigError(f"config {path}" + (f" line {line}" if line else "")
-                              + f": unknown key {key!r} (gputop config --print lists them)")
+                              + f": unknown key {key!r}" + did_you_mean(key, known)
+                              + " (gputop config --print lists them)")
     out = {}
     for s in all_settings:
         if s.env in environ:

@@ -1,4 +1,5 @@
-"""Deterministic frame sequences from the simulator, for screenshots, tests and benchmarks."""
+"""Deterministic frame sequences from the simulator, for screenshots, tests and benchmarks,
+and how far into its story the live demo starts."""
 
 from __future__ import annotations
 
@@ -18,3 +19,14 @@ def demo_frames(scenario: str | None, count: int, gpus: int | None = None, seed:
         return [sampler.tick() for _ in range(count)]
     finally:
         sampler.close()
+
+
+# The live ``--demo`` starts this far into its first scenario: the healthy lead-in that sets
+# the baseline is already on the plots, and the storm's episode is open on the first screen
+# instead of ~8 s later (the frames before "now" are made at once, on the virtual clock).
+LIVE_LEAD_S = 10.0
+
+
+def lead_frames(delay_s: float) -> int:
+    """How many frames the live demo makes before its first screen."""
+    return max(0, round(LIVE_LEAD_S / delay_s))

@@ -20,13 +20,12 @@ from __future__ import annotations
 import concurrent.futures as cf
 import json
 import math
+import re
+import threading
 import urllib.parse
 from dataclasses import dataclass, field
 
-import re
-import threading
-
-from gputop.remote import serve_url
+from gputop.remote import SERVE_EXAMPLE, explain, pasted_base_url, serve_url
 from gputop.schema import MAX_GPUS
 from gputop.sources import prom
 from gputop.sources.base import SourceError
@@ -128,6 +127,10 @@ def _json(text: str):
 
 # ---------------------------------------------------------------- gputop serve endpoints
 
+PROMETHEUS_EXAMPLE = "http://HOST:9090"
+PROMETHEUS_PAGES = ("/api/v1/query", "/api/v1", "/graph", "/query", "/targets", "/alerts")
+
+
 def base_url(url: str) -> tuple[str, dict[str, str]]:
     """(scheme://host:port/path-prefix, basic-auth headers from user:password@ in the URL,
     or GPUTOP_AUTH): a Prometheus or a serve behind a proxy keeps its path
@@ -137,6 +140,12 @@ def base_url(url: str) -> tuple[str, dict[str, str]]:
     for page in ("/metrics", "/snapshot.json", "/frames", "/healthz"):
         path = path.removesuffix(page)
     return urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, "", "")), headers
+
+
+def base_prometheus_url(text: str) -> str:
+    """A Prometheus' base URL from what a user typed: ``host:port`` gets http://, a page
+    of its UI or API pasted from the browser is cut off."""
+    return pasted_base_url(text, PROMETHEUS_EXAMPLE, PROMETHEUS_PAGES)
 
 
 def rows_from_snapshot(host: str, url: str, data: dict) -> list[GpuRow]:
@@ -190,8 +199,13 @@ def ask_serve(url: str, timeout_s: float = TIMEOUT_S) -> list[GpuRow]:
         if not isinstance(data, dict):
             raise ValueError("its snapshot is not a JSON object")
         rows = rows_from_snapshot(host, dashboard, data)
-    except (SourceError, ValueError, RecursionError) as exc:
-        return [GpuRow(host=host, url=dashboard, gpu=None, error=str(exc)[:160])]
+    except SourceError as exc:
+        return [GpuRow(host=host, url=dashboard, gpu=None,
+                       error=explain(exc, base, "/snapshot.json")[:200])]
+    except (ValueError, RecursionError):
+        return [GpuRow(host=host, url=dashboard, gpu=None,
+                       error=f"not a gputop serve: its /snapshot.json is not a JSON object; "
+                       f"give the address 'gputop serve' prints (e.g. {SERVE_EXAMPLE})")]
     except Exception as exc:  # noqa: BLE001 - one host's answer must never hide the others
         return [GpuRow(host=host, url=dashboard, gpu=None,
                        error=f"its snapshot cannot be read ({type(exc).__name__})")]
@@ -332,6 +346,9 @@ def ask_prometheus(url: str, timeout_s: float = TIMEOUT_S) -> list[GpuRow]:
                                 headers=headers)
             with _PARSING:
                 return parse_vector(json.loads(answer.text))
+        except prom.FetchError as exc:  # kept (its HTTP status names the fix)...
+            exc.__traceback__ = exc.__context__ = None  # ...without the frames' locals
+            return exc
         except (SourceError, ValueError, RecursionError) as exc:
             # a new exception, without the traceback: that would keep the decoded answer
             # (its frames' locals) alive until every query is done
@@ -340,8 +357,11 @@ def ask_prometheus(url: str, timeout_s: float = TIMEOUT_S) -> list[GpuRow]:
     with cf.ThreadPoolExecutor(max_workers=len(QUERIES)) as pool:  # one deadline, not eleven
         answers = dict(zip(QUERIES, pool.map(ask, QUERIES.values())))
     if isinstance(answers["info"], Exception):
+        exc = answers["info"]
+        why = explain(exc, base, "/api/v1/query", "prometheus") \
+            if isinstance(exc, SourceError) else str(exc)
         return [GpuRow(host=urllib.parse.urlsplit(base).netloc, url=None, gpu=None,
-                       error=f"Prometheus: {str(answers['info'])[:150]}")]
+                       error=f"Prometheus: {why[:200]}")]
     try:
         return rows_from_prometheus({name: [] if isinstance(a, Exception) else a
                                      for name, a in answers.items()})

@@ -66,20 +66,76 @@ def auth_from_environment(environ=os.environ) -> dict[str, str]:
     return {"Authorization": "Basic " + base64.b64encode(text.encode()).decode()}
 
 
+PROBE_TIMEOUT_S = 3.0
+SERVE_EXAMPLE = "http://HOST:9464"
+# what a user may paste: the address 'gputop serve' prints ends in /metrics
+SERVE_PATHS = ("/metrics", "/frames", "/snapshot.json", "/healthz")
+FRAMES_TYPE = "application/x-ndjson"
+
+
+def base_serve_url(text: str, example: str = SERVE_EXAMPLE) -> str:
+    """The base URL of a ``gputop serve`` from what a user typed: ``host:port`` gets
+    http://, one of serve's own pages (the ``.../metrics`` it prints) is cut off; anything
+    else that is not an http(s) URL is a ValueError naming the right example."""
+    return pasted_base_url(text, example, SERVE_PATHS)
+
+
+def pasted_base_url(text: str, example: str, pages: tuple[str, ...]) -> str:
+    """``text`` as a base URL: http:// added to a bare ``host:port``, a trailing one of
+    ``pages`` (what a browser's address bar holds) cut off, the rest of the path kept (a
+    reverse proxy's prefix)."""
+    text = text.strip()
+    if "://" not in text and text and not text.startswith("/"):
+        text = "http://" + text
+    prom.check_url(text, example)
+    parts = urllib.parse.urlsplit(text)
+    path = parts.path.rstrip("/")
+    for page in pages:
+        if path.endswith(page):
+            path = path[: -len(page)]
+            break
+    return urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+
+
+HINTS = {  # (what it should be, what to give instead, who listens there)
+    "serve": ("a gputop serve", f"the address 'gputop serve' prints, without /metrics (e.g. "
+              f"{SERVE_EXAMPLE})", "is 'gputop serve' running there? it listens on "
+              "127.0.0.1:9464 unless --listen says otherwise"),
+    "prometheus": ("a Prometheus", "its base URL (e.g. http://HOST:9090); for gputop serve "
+                   "endpoints use 'gputop fleet URL...' without --prometheus",
+                   "is Prometheus running there?"),
+}
+
+
+def explain(exc: SourceError, base: str, page: str, kind: str = "serve") -> str:
+    """A fetch failure in words that say what to do: the right address, credentials, or
+    whether anything listens there at all."""
+    what, instead, listening = HINTS[kind]
+    status = getattr(exc, "status", None)
+    if status == 404:
+        return f"{base} is not {what} (HTTP 404 for {page}): give {instead}"
+    if status == 401:
+        return (f"{base} refused the credentials (HTTP 401): give them in GPUTOP_AUTH="
+                "user:password or GPUTOP_AUTH_FILE=FILE (or user:password@ in the URL)")
+    text = str(exc)
+    if "Connection refused" in text:
+        return f"cannot reach {base}: connection refused ({listening})"
+    return text
+
+
 def serve_url(url: str) -> tuple[urllib.parse.SplitResult, dict[str, str]]:
     """A ``gputop serve`` URL without its credentials, and the headers carrying them
-    (from the URL, else from GPUTOP_AUTH / GPUTOP_AUTH_FILE)."""
-    prom.check_url(url)
+    (from the URL, else from GPUTOP_AUTH / GPUTOP_AUTH_FILE; sent as basic auth, never
+    shown or put in a request line)."""
+    prom.check_url(url, SERVE_EXAMPLE)
     bare, headers = prom.split_credentials(url)
     return urllib.parse.urlsplit(bare), headers or auth_from_environment()
 
 
 def frames_url(url: str) -> tuple[str, dict[str, str]]:
     """(the /frames URL without credentials, headers carrying them) for a serve URL."""
-    parts, headers = serve_url(url)
-    path = parts.path.rstrip("/")
-    if not path.endswith("/frames"):
-        path += "/frames"
+    parts, headers = serve_url(base_serve_url(url))
+    path = parts.path.rstrip("/") + "/frames"
     return urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, "", "")), headers
 
 
@@ -105,6 +161,7 @@ class RemoteFeed:
 
     def __init__(self, url: str, interval_s: float = 1.0, timeout_s: float = TIMEOUT_S):
         self.url, self._headers = frames_url(url)  # AuthError: a ValueError, one line
+        self.base = self.url.removesuffix("/frames")
         self.interval_s = interval_s
         self.timeout_s = timeout_s
         self.error: str | None = None
@@ -122,14 +179,32 @@ class RemoteFeed:
     def open(self) -> None:
         pass
 
+    def probe(self) -> None:
+        """Ask once, at once: a host that refuses, a 404 or a server that is not a gputop
+        serve is an error now (SourceError, with what to do), not after 15 s of retries;
+        only what can pass (a timeout, a 5xx) is left to the retries."""
+        try:
+            self._get(f"{self.url}?since={2**62}", min(self.timeout_s, PROBE_TIMEOUT_S))
+        except prom.FetchError as exc:
+            if not exc.transient:
+                raise SourceError(explain(exc, self.base, "/frames")) from None
+            self.error = str(exc)
+
+    def _get(self, url: str, timeout_s: float) -> prom.Fetched:
+        answer = prom.fetch(url, timeout_s, MAX_ANSWER_BYTES, accept=FRAMES_TYPE,
+                            headers=self._headers)
+        if not answer.content_type.startswith(FRAMES_TYPE):
+            raise prom.FetchError(f"{self.base} is not a gputop serve (its /frames answered "
+                                  f"{answer.content_type or 'no content type'}, not frames); "
+                                  f"give the address 'gputop serve' prints (e.g. "
+                                  f"{SERVE_EXAMPLE})", transient=False)
+        return answer
+
     def fetch(self) -> list[Frame]:
         """The frames after the newest one seen (raising SourceError when the host cannot say)."""
-        answer = prom.fetch(f"{self.url}?since={self._remote_seq}", self.timeout_s,
-                            MAX_ANSWER_BYTES, accept="application/x-ndjson",
-                            headers=self._headers)
+        answer = self._get(f"{self.url}?since={self._remote_seq}", self.timeout_s)
         if self._restarted(answer.headers):
-            answer = prom.fetch(f"{self.url}?since=-1", self.timeout_s, MAX_ANSWER_BYTES,
-                                accept="application/x-ndjson", headers=self._headers)
+            answer = self._get(f"{self.url}?since=-1", self.timeout_s)
         frames = []
         for frame in parse_frames(answer.text, self.url):
             if frame.seq <= self._remote_seq:
@@ -198,6 +273,10 @@ class RemoteFeed:
                     if max_frames is not None and produced >= max_frames:
                         return
                 self.error = self._stalled()
+            except prom.FetchError as exc:
+                self.error = explain(exc, self.base, "/frames")
+                if give_up_s is not None and not exc.transient and not produced:
+                    raise SourceError(self.error) from None  # asking again will not help
             except SourceError as exc:
                 self.error = str(exc)
             self._stop.wait(max(0.0, self.interval_s - (time.monotonic() - started)))

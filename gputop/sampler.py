@@ -38,9 +38,10 @@ def parse_delay(text: str) -> float:
     try:
         value = float(text)
     except (TypeError, ValueError):
-        raise ValueError(f"--delay must be a number of seconds, got {text!r}") from None
+        raise ValueError(f"expected a number of seconds above 0 and at most 3600, got "
+                         f"{text!r}") from None
     if not (value > 0) or value > 3600 or value != value:
-        raise ValueError(f"--delay must be > 0 and <= 3600 seconds, got {text!r}")
+        raise ValueError(f"expected a number of seconds above 0 and at most 3600, got {text!r}")
     return value
 
 
@@ -278,8 +279,13 @@ def _merge_gpus(samples: list[GpuSample]) -> tuple[GpuSample, ...]:
 
 SUMMED = ("generation_tokens_total", "prompt_tokens_total", "requests_finished_total",
           "requests_running", "requests_waiting", "preemptions_total", "cpu_s",
-          "ctx_involuntary", "prompt_tokens_cached_total", "retracted_requests_total")
-AVERAGED = ("kv_usage_ratio", "flops_total", "read_bytes_total", "write_bytes_total")  # per GPU
+          "ctx_involuntary", "prompt_tokens_cached_total", "retracted_requests_total",
+          "retracted_input_tokens_total", "spec_drafts_total", "spec_draft_tokens_total",
+          "spec_accepted_tokens_total", "prefill_seconds_total", "decode_seconds_total",
+          "forward_seconds_total", "decode_steps_total", "corrupted_requests_total",
+          "kv_used_tokens", "kv_free_tokens", "kv_evictable_tokens")
+AVERAGED = ("kv_usage_ratio", "flops_total", "read_bytes_total", "write_bytes_total",
+            "spec_accept_ratio", "spec_accept_length")  # per GPU
 
 
 def _summed_histograms(samples: list[EngineSample]) -> tuple[EngineHistogram, ...]:
@@ -338,6 +344,11 @@ def _merge_engines(samples: list[EngineSample]) -> EngineSample | None:
                                               for s in samples) else {},
         cache_dtype=same("cache_dtype") or "",
         data_parallel=sum(s.data_parallel or 1 for s in samples),
+        # each endpoint is a replica (or brings its own): judged on its own GPUs
+        replicas=tuple(r for s in samples
+                       for r in (s.replicas or (dataclasses.replace(s, replica=s.url),))),
+        lora_running=tuple(dict.fromkeys(n for s in samples for n in s.lora_running)),
+        lora_waiting=tuple(dict.fromkeys(n for s in samples for n in s.lora_waiting)),
         note="; ".join(s.note for s in samples if s.note))
 
 

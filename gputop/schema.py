@@ -192,6 +192,36 @@ class EngineSample:
     ctx_involuntary: int | None = None
     busiest_thread_cpu_s: float | None = None  # the thread that launches, usually
     busiest_thread: str = ""
+    # KV pool in tokens as the engine counts it (SGLang kv_used/available/evictable_tokens:
+    # evictable is radix-cached KV no request holds, reusable or freed on demand)
+    kv_used_tokens: float | None = None
+    kv_free_tokens: float | None = None
+    kv_evictable_tokens: float | None = None
+    retracted_input_tokens_total: float | None = None  # prompt tokens of retracted requests
+    # speculative decoding, cumulative (vLLM spec_decode_*, llama.cpp likewise); SGLang
+    # reports only the current acceptance as gauges
+    spec_drafts_total: float | None = None
+    spec_draft_tokens_total: float | None = None
+    spec_accepted_tokens_total: float | None = None
+    spec_accept_ratio: float | None = None  # gauge, 0..1 (SGLang spec_accept_rate)
+    spec_accept_length: float | None = None  # gauge: tokens per verification (SGLang)
+    # seconds requests spent in prefill / decode, summed over requests (vLLM's phase
+    # histograms' sums, llama.cpp prompt_seconds / tokens_predicted_seconds)
+    prefill_seconds_total: float | None = None
+    decode_seconds_total: float | None = None
+    forward_seconds_total: float | None = None  # the engine's own GPU-busy time (SGLang)
+    decode_steps_total: float | None = None  # forward passes (llama.cpp n_decode_total)
+    corrupted_requests_total: float | None = None  # vLLM: requests with NaN logits
+    lora_running: tuple[str, ...] = ()  # adapter names (vLLM lora_requests_info)
+    lora_waiting: tuple[str, ...] = ()
+    lora_max: int | None = None
+    # which replica of the page this is ("engine=1", "model_name=b", "dp_rank=0",
+    # "worker_addr=..."); "" for the page as a whole
+    replica: str = ""
+    # data-parallel engines and models behind one endpoint, each with its own counters,
+    # gauges, histograms and (where the page or the process tree ties them) pids; the
+    # fields above stay the sum over the page.  Empty when the page is one engine.
+    replicas: tuple["EngineSample", ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,6 +246,7 @@ class HostSample:
     cpu_pressure_some_pct: float | None = None  # /proc/pressure/cpu "some" avg10
     run_queue: int | None = None  # procs_running in /proc/stat
     cpus: int | None = None  # logical CPUs
+    ctx_switches_total: int | None = None  # the whole host's, since boot ("ctxt" in /proc/stat)
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,13 +341,19 @@ def frame_from_dict(data: dict) -> Frame:
     for name, most in (("gpus", MAX_GPUS), ("processes", MAX_PROCESSES)):
         if isinstance(data.get(name), list) and len(data[name]) > most:
             raise SchemaError(f"a frame with {len(data[name]):,} {name}: more than {most:,}")
-    frame = _build(Frame, data)
+    try:
+        frame = _build(Frame, data)
+    except RecursionError:  # replicas of replicas ... nested by a hostile file
+        raise SchemaError("frame is nested too deeply") from None
+    if frame.engine is not None and any(r.replicas for r in frame.engine.replicas):
+        raise SchemaError("an engine replica holds replicas of its own")
     if frame.engine is not None:
-        for hist in frame.engine.histograms:
-            if len(hist.upper_bounds) > MAX_ENGINE_BUCKETS:
-                raise SchemaError(f"engine histogram {hist.name[:40]!r}: "
-                                  f"{len(hist.upper_bounds):,} buckets, more than "
-                                  f"{MAX_ENGINE_BUCKETS}")
+        for engine in (frame.engine, *frame.engine.replicas):
+            for hist in engine.histograms:
+                if len(hist.upper_bounds) > MAX_ENGINE_BUCKETS:
+                    raise SchemaError(f"engine histogram {hist.name[:40]!r}: "
+                                      f"{len(hist.upper_bounds):,} buckets, more than "
+                                      f"{MAX_ENGINE_BUCKETS}")
     for t in (frame.time_wall_s, *(e.time_wall_s for e in (frame.engine,) if e is not None)):
         if t is not None and not 0 <= t <= WALL_TIME_MAX_S:
             raise SchemaError(f"wall time {t} is out of range")

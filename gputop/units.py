@@ -82,3 +82,12 @@ def printable(text: str) -> str:
         return text
     return "".join(ch if ch.isprintable() and ord(ch) not in _BIDI else _visible(ch)
                    for ch in text)
+
+
+def plural(count: int | float, word: str, many: str | None = None) -> str:
+    """ "1 GPU", "2 GPUs", "1 process", "3 processes" (``many`` for irregular plurals)."""
+    if count == 1:
+        return f"{count:g} {word}" if isinstance(count, float) else f"{count} {word}"
+    if many is None:
+        many = word + ("es" if word.endswith(("s", "sh", "ch", "x")) else "s")
+    return f"{count:g} {many}" if isinstance(count, float) else f"{count:,} {many}"

@@ -6,13 +6,7 @@
 # Usage: OUT=/some/dir bash scripts/gpu-check.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
-export OUT="${OUT:-out}" PYTHONUNBUFFERED=1
-mkdir -p "$OUT"
-exec > >(tee "$OUT/log.txt") 2>&1
-if [ -d .whl ]; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-        --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
-fi
+. scripts/device-env.sh
 nvidia-smi -L
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
 python3 -c "import pynvml, psutil, prometheus_client, zstandard, textual, regex, yaml" \

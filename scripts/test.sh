@@ -11,6 +11,10 @@ command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)  # a TLS certificate for serve's test
 command -v tmux >/dev/null 2>&1 || missing+=(tmux)
 command -v gcc >/dev/null 2>&1 || missing+=(gcc)  # the stand-in CUDA and NVML libraries
+if [ "${GPUTOP_SKIP_LLAMACPP:-0}" != "1" ]; then  # llama-server from source
+    command -v cmake >/dev/null 2>&1 || missing+=(cmake)
+    command -v g++ >/dev/null 2>&1 || missing+=(g++)
+fi
 { command -v sshd >/dev/null 2>&1 || [ -x /usr/sbin/sshd ]; } || missing+=(openssh-server)
 command -v ssh >/dev/null 2>&1 || missing+=(openssh-client)
 if [ ${#missing[@]} -gt 0 ]; then
@@ -27,10 +31,18 @@ if [ "$(id -u)" -eq 0 ]; then
     bash scripts/setup-ebpf.sh
 fi
 
-# A real vLLM (CPU build) and a tiny model for tests/test_vllm.py (~4 minutes the first time;
+# A real vLLM (CPU build) and a tiny model for tests/test_vllm.py, its torch and transformers
+# for the GPU lab on the CPU (tests/test_lab.py) (~4 minutes the first time;
 # GPUTOP_SKIP_VLLM=1 skips both on purpose).
 if [ "${GPUTOP_SKIP_VLLM:-0}" != "1" ]; then
     bash scripts/vllm-env.sh
+fi
+
+# A real llama.cpp llama-server built from source and a tiny GGUF model for
+# tests/test_llamacpp.py (~4-6 minutes on two cores the first time, seconds after;
+# GPUTOP_SKIP_LLAMACPP=1 skips both on purpose). Needs cmake and a C++ compiler.
+if [ "${GPUTOP_SKIP_LLAMACPP:-0}" != "1" ]; then
+    bash scripts/llamacpp-env.sh
 fi
 
 python3 -m venv .venv

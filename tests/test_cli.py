@@ -27,10 +27,15 @@ def assert_one_line_error(result, *fragments):
 
 
 @pytest.mark.parametrize("args, fragment", [
-    (["--demo", "nope"], "unknown scenario 'nope'"),
-    (["--demo", "serving", "-d", "0"], "--delay must be > 0"),
+    (["--demo", "nope"], "got 'nope'"),
+    (["--demo", "storm"], "got 'storm'; did you mean 'logprobs-storm'?"),
+    (["--demo", "serving", "-d", "0"], "--delay: expected a number of seconds above 0"),
     (["--demo", "serving", "-d", "-1"], "--delay"),
-    (["--demo", "serving", "-d", "fast"], "must be a number of seconds"),
+    (["--demo", "serving", "-d", "fast"], "expected a number of seconds"),
+    (["--demo", "serving", "--hold-s", "x"], "--hold-s: expected seconds from 0 to 600, got 'x'"),
+    (["--demo", "serving", "--hold-s", "9999"], "expected seconds from 0 to 600"),
+    (["--theme", "drak", "--demo"], "got 'drak'; did you mean 'dark'?"),
+    (["--ebpf", "ful", "--demo"], "expected full, light or off, got 'ful'; did you mean 'full'?"),
     (["snapshot", "--demo", "serving", "--samples", "0"], "expected a number >= 1"),
     (["--demo", "serving", "--gpus", "99"], "--gpus must be between 1 and 16"),
     (["--demo", "serving", "--collapse-ratio", "2"], "ratio between 0 and 1"),
@@ -126,3 +131,37 @@ def test_help_lists_scenarios():
     result = gputop("--help")
     assert result.returncode == 0
     assert "logprobs-storm" in result.stdout
+
+
+def test_demo_without_a_scenario_never_swallows_a_subcommand():
+    """`--demo` takes an optional scenario: `gputop --demo config --print` read 'config'
+    as the scenario ("unknown scenario 'config'")."""
+    from gputop import cli
+
+    done = gputop("--demo", "config", "--print")
+    assert done.returncode == 0 and "# precedence:" in done.stdout, done.stderr
+    done = gputop("--demo", "snapshot", "--samples", "1")
+    assert done.returncode == 0 and json.loads(done.stdout)["source"] == "demo:cycle"
+    parser = cli.build_parser()
+    commands = next(a for a in parser._actions if a.dest == "command").choices
+    assert set(cli.SUBCOMMANDS) == set(commands)  # the list the rewrite uses is complete
+
+
+def test_help_is_enough_to_start_without_the_readme():
+    """`gputop --help`: a quick start per use, every key of the dashboard (the same list
+    its ? screen shows), the settings' order, NO_COLOR and the exit codes."""
+    from gputop.tui.keys import KEYS
+
+    done = gputop("--help")
+    assert done.returncode == 0
+    text = done.stdout
+    for command in ("gputop --demo", "--engine http://127.0.0.1:8000/metrics", "gputop serve",
+                    "--remote HOST:9464", "gputop fleet --prometheus", "gputop record",
+                    "sudo gputop --ebpf full"):
+        assert command in text, command
+    for key, _what in KEYS:
+        assert f"  {key} " in text, key
+    assert "q / F10 / Ctrl-C" in text  # the help and the README agree
+    assert "GPUTOP_*" in text and "config --print" in text and "NO_COLOR=1" in text
+    assert "exit status: 0" in text
+    assert max(len(line) for line in text.splitlines()) <= 100

@@ -90,13 +90,20 @@ def test_settings_reach_the_commands(tmp_path):
 
 @pytest.mark.parametrize("config, message", [
     ('theme = "light"\ndelay_s = "fast"\n', "line 2: delay_s"),
-    ('theme = "light"\n\n[detector]\nhold_s = true\n', "line 4: detector.hold_s must be a number"),
-    ('theme = "purple"\n', "line 1: theme unknown theme 'purple'"),
+    ('theme = "light"\n\n[detector]\nhold_s = true\n',
+     "line 4: detector.hold_s expected a number, got True"),
+    ('[detector]\nhold_s = "x"\n', "line 2: detector.hold_s expected seconds from 0 to 600, got 'x'"),
+    ('theme = "purple"\n', "line 1: theme expected a theme (dark, light, colorblind, "
+     "high-contrast), got 'purple'"),
+    ('theme = "drak"\n', "got 'drak'; did you mean 'dark'?"),
+    ('ebpf = "ful"\n', "line 1: ebpf expected full, light or off, got 'ful'; did you mean 'full'?"),
     ('bogus = 1\n', "line 1: unknown key 'bogus'"),
+    ('thmee = "dark"\n', "line 1: unknown key 'thmee'; did you mean 'theme'?"),
+    ('hold_s = 3\n', "line 1: unknown key 'hold_s'; did you mean 'detector.hold_s'?"),
     ('[detector]\nbusy_util_pct = 250\n', "line 2: detector.busy_util_pct"),
     ('hidden_panes = [9]\n', "line 1: hidden_panes"),
     ('theme = "light\n', "at line 1"),
-    ('readonly = "maybe"\n', "line 1: readonly must be true or false"),
+    ('readonly = "maybe"\n', "line 1: readonly expected true or false, got 'maybe'"),
 ])
 def test_a_bad_config_is_one_line_with_its_line_and_exit_2(tmp_path, config, message):
     for args in (("--demo", "serving", "snapshot"), ("config",)):

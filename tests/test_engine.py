@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -59,8 +60,41 @@ def test_vllm_cache_config_and_data_parallel_engines():
     assert recognise(text("sglang.txt")).cache["kv_pool_tokens"] == "80000"
 
 
+TRAINER_PAGE = """# HELP trainer_tokens_total Training tokens processed.
+# TYPE trainer_tokens_total counter
+trainer_tokens_total 65536.0
+# TYPE trainer_samples_total counter
+trainer_samples_total 128.0
+# TYPE trainer_steps_total counter
+trainer_steps_total 16.0
+"""
+
+
+def test_a_training_jobs_counter_reads_as_a_trainer():
+    """lab/train_loop.py's page: progress in tokens (else samples), steps as the finished
+    count, and no queue or KV cache (unknown, not 0)."""
+    parsed = recognise(TRAINER_PAGE)
+    assert (parsed.kind, parsed.work_unit) == ("trainer", "tokens")
+    assert parsed.values["generation_tokens_total"] == 65536.0
+    assert parsed.values["requests_finished_total"] == 16.0
+    assert parsed.values["requests_running"] is None and parsed.values["kv_usage_ratio"] is None
+    samples_only = "\n".join(line for line in TRAINER_PAGE.splitlines() if "tokens" not in line)
+    parsed = recognise(samples_only + "\n")
+    assert (parsed.work_unit, parsed.values["generation_tokens_total"]) == ("samples", 128.0)
+    assert recognise(text("vllm_v1.txt")).work_unit == ""
+
+
+def test_a_trainer_served_over_http_gives_its_rate_and_unit():
+    pages = [TRAINER_PAGE.replace("65536.0", f"{v:.1f}") for v in (1000, 3000, 6000)]
+    with ScriptedServer([Response(p) for p in pages]) as server:
+        timeline = run_ticks(EngineSource(server.url), 3)
+    state = timeline.state(2)
+    assert state.point.engine_kind == "trainer" and state.point.tokens_per_s == 3000.0
+    assert timeline.frame(2).engine.work_unit == "tokens"
+
+
 @pytest.mark.parametrize("bad, reason", [
-    ("# TYPE up gauge\nup 1\n", "no vLLM, SGLang, TGI or llama.cpp metrics"),
+    ("# TYPE up gauge\nup 1\n", "no vLLM, SGLang, TGI, llama.cpp or trainer_ metrics"),
     ("vllm:num_requests_running{engine=\"0\" 3\n", "is not Prometheus text"),
 ])
 def test_unrecognised_text(bad, reason):
@@ -342,3 +376,59 @@ def test_one_of_two_engines_down_is_reported_and_the_other_still_counts():
     frame = timeline.frame(1)
     assert frame.sources["engine"].ok and not frame.sources["engine2"].ok
     assert frame.engine is not None and frame.engine.kind == "vllm"
+
+
+def test_a_forked_child_holding_the_listening_socket_is_not_the_engine():
+    """A DataLoader worker (or a pre-fork server's worker) inherits the listening socket,
+    and psutil names whichever holder it met last; the lab's training loop showed gputop
+    tying the trainer to one of its workers.  The listener is the topmost holder."""
+    import psutil
+
+    from gputop.sources.engine import listener_root
+
+    code = ("import os, socket, sys, time\n"
+            "s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()\n"
+            "print(s.getsockname()[1], flush=True)\n"
+            "if os.fork() == 0:\n    time.sleep(30); os._exit(0)\n"
+            "time.sleep(30)\n")
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(parent.stdout.readline())
+        for _ in range(100):
+            children = psutil.Process(parent.pid).children()
+            if children:
+                break
+            time.sleep(0.05)
+        (child,) = children
+        assert listener_root(child, port).pid == parent.pid
+        assert listener_root(psutil.Process(parent.pid), port).pid == parent.pid
+    finally:
+        for proc in psutil.Process(parent.pid).children():
+            proc.kill()
+        parent.kill()
+        parent.wait()
+
+
+def test_a_training_jobs_own_counter_given_by_name_reads_as_a_trainer():
+    """--work-counter samples_total: a job that exports its progress under any name (not
+    trainer_*) is read as a trainer, its unit from the name, other families ignored."""
+    from gputop.sources.base import SourceError
+    from gputop.sources.engine_metrics import recognise
+
+    page = ("# TYPE samples_total counter\nsamples_total 1536.0\n"
+            "# TYPE train_loss gauge\ntrain_loss 2.5\n"
+            "# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total 12.0\n")
+    parsed = recognise(page, "http://127.0.0.1:9100/metrics", "samples_total")
+    assert parsed.kind == "trainer" and parsed.work_unit == "samples"
+    assert parsed.values["generation_tokens_total"] == 1536.0
+    tokens = recognise("train_tokens_total 9e6\n", "u", "train_tokens_total")
+    assert tokens.work_unit == "tokens" and tokens.values["generation_tokens_total"] == 9e6
+    with pytest.raises(SourceError, match="no counter 'steps_total'"):
+        recognise(page, "u", "steps_total")
+
+
+def test_work_counter_option_refuses_what_is_not_a_metric_name():
+    done = subprocess.run([sys.executable, "-m", "gputop", "--work-counter", "x y;rm",
+                           "snapshot"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "expected a metric name" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -120,3 +120,27 @@ def test_the_overview_shows_the_graph_phase_gap():
     svg = html.unescape((DATA / "overview-graph-phase.svg").read_text()).replace("\xa0", " ")
     text = "".join(re.findall(r">([^<]*)</text>", svg))
     assert re.search(r"H200\s+100%\s+0%", text), text[:400]
+
+
+def test_the_verdict_on_the_real_h200_names_the_graph_phase_and_nothing_else():
+    """100% GPU-Util on 0% SM for 20 s (one-element kernels replayed from a CUDA graph) is
+    tiny kernels, from the GPU alone (no engine); the matmul, copy, idle and reserve phases,
+    and the launch-bound tiny phase at < 50% util, raise nothing."""
+    from gputop.record.report import report
+
+    phases = {p["phase"]: p for p in json.loads((DATA / "results.json").read_text())["phases"]
+              if "start_wall_s" in p}
+    recording = Recording(DATA / "h200.gputop")
+    views = list(recorded_views(recording))
+    text = report(recording)
+    recording.close()
+    episodes = {(e.subject, e.start_wall_s): e for v in views
+                for e in list(v.detector.episodes) + list(v.detector.actives)}
+    assert len(episodes) == 1, [e.headline for e in episodes.values()]
+    episode = next(iter(episodes.values()))
+    graph = phases["graph"]
+    assert graph["start_wall_s"] <= episode.start_wall_s <= graph["start_wall_s"] + 10
+    assert episode.end_wall_s is not None and episode.end_wall_s <= graph["end_wall_s"] + 5
+    assert episode.suspects[0][0] == "tiny_kernels" and episode.measure == "hollow"
+    assert episode.gpus == (0,) and episode.kind == "busy_unproductive"
+    assert "busy-but-unproductive episodes: 1" in text and "likely tiny_kernels" in text

@@ -87,7 +87,7 @@ async def test_overview_shows_every_gpu_and_enter_selects_one(size):
         await pilot.press("down", "down", "down", "enter")
         await pilot.pause()
         assert app.gpu_index == 3 and app.zoomed is None and app.current_pane == "1"
-        assert "GPU 3 (8)" in text_rows(app.query_one("#status"))[0]
+        assert "GPU 3 of 8" in text_rows(app.query_one("#status"))[0]
 
 
 async def test_double_click_on_a_gpu_row_selects_it():

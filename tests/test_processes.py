@@ -116,6 +116,10 @@ def test_readonly_demo_exited_and_recycled_pids_are_refused():
         assert not sent and text.startswith("read-only")
         sent, text = actions.send_signal(sample, "KILL", readonly=False, live=False)
         assert not sent and "not a live process" in text
+        # the demo's path goes all the way and still sends nothing, even to a real pid
+        sent, text = actions.send_signal(sample, "KILL", readonly=False, live=False,
+                                         simulated=True)
+        assert not sent and text.startswith("demo: SIGKILL not sent")
         recycled = _replace(sample, start_time_s=sample.start_time_s - 3600)
         sent, text = actions.send_signal(recycled, "KILL", readonly=False)
         assert not sent and "PID was reused" in text
@@ -203,15 +207,57 @@ async def test_sort_keys_header_click_filter_and_tree():
         assert pane.sort_column == "gpu"
 
 
-async def test_signal_in_the_demo_and_readonly_is_refused_on_the_status_line():
-    for view, expected in (({}, "not a live process"), ({"readonly": True}, "read-only")):
-        app = app_with(**view)
-        async with app.run_test(size=(160, 45)) as pilot:
-            await pilot.press("8", "down", "k")
-            await pilot.pause()
-            status = text_of(app.query_one("#status"))
-            assert expected in status, status
-            assert not app.screen.is_modal  # refused before any menu
+async def test_readonly_refuses_a_signal_on_the_status_line_before_any_menu():
+    app = app_with(readonly=True)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.press("8", "down", "k")
+        await pilot.pause()
+        status = text_of(app.query_one("#status"))
+        assert "read-only" in status, status
+        assert not app.screen.is_modal  # refused before any menu
+
+
+async def test_a_signal_in_the_demo_is_walked_through_and_not_sent():
+    """The demo's processes exist only in the simulator: k goes through the menu and the
+    confirmation, then says what it would have done (on main it refused at once)."""
+    app = app_with()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.press("8", "down")  # the second row: alice's notebook
+        await pilot.pause()
+        assert app._pane("8").selected_row().sample.pid == 3377
+        await pilot.press("k")
+        await pilot.pause()
+        assert app.screen.is_modal  # the signal menu
+        await pilot.press("enter")  # its first entry: TERM
+        await pilot.pause()
+        question = str(app.screen.query_one("Static").render())
+        assert "SIGTERM to pid 3377" in question and "nothing will be sent" in question
+        await pilot.press("y")
+        await pilot.pause()
+        assert not app.screen.is_modal
+        status = text_of(app.query_one("#status"))
+        assert "demo: SIGTERM not sent, pid 3377" in status, status
+
+
+async def test_tree_groups_workers_under_their_parent_in_the_demo():
+    app = app_with("allreduce-straggler")
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.press("8", "t")
+        await pilot.pause()
+        pane = app._pane("8")
+        listed = [(r.sample.pid, r.context, depth) for r, depth in pane._listed]
+        # torchrun (5000, no GPU memory) above its four ranks; the notebook alone
+        assert listed[0] == (5000, True, 0)
+        assert [(pid, depth) for pid, _, depth in listed[1:5]] == [(5001, 1), (5002, 1),
+                                                                    (5003, 1), (5004, 1)]
+        assert (3377, False, 0) in listed
+        rows = text_rows(pane)
+        assert "└─ torchrun" in rows[2] and "holds no GPU memory" in rows[1]
+        assert "children under their parents" in text_of(app.query_one("#status"))
+        await pilot.press("k")  # on the parent's row: refused, it is not a GPU process
+        await pilot.pause()
+        assert "holds no GPU memory" in text_of(app.query_one("#status"))
+        assert not app.screen.is_modal
 
 
 async def test_mouse_wheel_scrolls_and_click_selects():

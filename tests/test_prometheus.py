@@ -199,6 +199,24 @@ def test_every_alert_rule_evaluates_cleanly(fleet):
     assert {r["name"] for r in rules if r["type"] == "alerting"} == {n for n, _ in rule_exprs("alert")}
 
 
+def test_a_healthy_host_fires_no_alert(fleet):
+    """The healthy serving host (4 GPUs): no alert expression selects it, whatever its
+    `for:` would add.  Its cudaStreamSynchronize lasts ~15 ms (the GPU's work it waits
+    for): LaunchLatencyHigh fired on it before synchronize calls were left out."""
+    prom, hosts = fleet
+    instance = hosts["four"].url.split("//")[1]
+    wait_for(prom, f'gputop:launch_duration_seconds:p99_5m{{instance="{instance}", '
+                   'api="cudaStreamSynchronize"} > 0.001')  # the slow calls are there
+    time.sleep(3)  # a few evaluations of every rule
+    for name, expr in rule_exprs("alert"):
+        selected = [r["metric"] for r in prom.query(expr)
+                    if r["metric"].get("instance") == instance]
+        assert not selected, (name, selected)
+    firing = [a for a in prom.api("alerts")["alerts"]
+              if a["labels"].get("instance") == instance]
+    assert not firing, firing
+
+
 def test_fleet_through_promql_puts_the_storm_host_first(fleet):
     from gputop.fleet import ask_prometheus, ranked
 

@@ -115,6 +115,36 @@ def test_monochrome_full_screen(terminal):
     assert term.exit_status() == 0
 
 
+def test_the_readme_demo_opens_on_the_storm(terminal):
+    """`gputop --demo`, the README's first command, at a default 80x24: the first screen
+    already shows the storm's episode and says which scenario and phase it is in."""
+    term = terminal("--demo", width=80, height=24,
+                    env={"TERM": "xterm-256color", "TZ": "UTC", "PYTHONPATH": os.getcwd()})
+    screen = term.wait_for("1 GPU-Util")
+    assert "⚠ GPUs 0-3 busy" in screen, screen
+    assert "demo logprobs-storm · the storm" in screen.splitlines()[0], screen
+    term.keys("q")
+    assert term.exit_status() == 0
+
+
+def test_no_color_sends_no_colour_and_marks_alarms_in_reverse(terminal):
+    """NO_COLOR on a colour terminal: not one colour escape reaches it (Textual's greys
+    were colours), and the alarms are in reverse video."""
+    import re
+
+    term = terminal("--demo", "logprobs-storm", width=132, height=40,
+                    env={"TERM": "xterm-256color", "NO_COLOR": "1", "PYTHONPATH": os.getcwd()})
+    term.wait_for("likely: oversized request")
+    raw = tmux("capture-pane", "-p", "-e", "-t", term.name).stdout
+    codes = [c for seq in re.findall(r"\x1b\[([0-9;]*)m", raw) for c in seq.split(";") if c]
+    colours = [c for c in codes if c in ("38", "48") or 30 <= int(c) <= 37 or 40 <= int(c) <= 47
+               or 90 <= int(c) <= 107]
+    assert not colours, sorted(set(colours))
+    assert "7" in codes  # reverse video: the alarms
+    term.keys("q")
+    assert term.exit_status() == 0
+
+
 def test_monochrome_and_tiny_terminal(terminal):
     term = terminal("--demo", "serving", "--no-color", width=36, height=10,
                     env={"TERM": "vt100", "PYTHONPATH": os.getcwd()})

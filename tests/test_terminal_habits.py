@@ -57,7 +57,7 @@ def test_overview_of_8_gpus_in_a_real_terminal(tmp_path, width, height):
         if width >= 200:
             assert "NVLINK" in screen and "XID" in screen and "FAN" in screen, screen
         term.keys("Down", "Down", "Enter")
-        screen = term.wait_for("GPU 2 (8)")
+        screen = term.wait_for("GPU 2 of 8")
         assert "1 GPU-Util" in screen  # back on the grid (80x24: pane 1 alone)
         quit_ok(term)
     finally:

@@ -40,7 +40,7 @@ async def test_all_six_panes_render_with_the_banner():
         assert "tok/s" in text_of(pane(app, "3"))
         assert "KV free" in text_of(pane(app, "4"))
         assert "cudaLaunchKernel" in text_of(pane(app, "5"))
-        assert "press p to pin a process" in text_of(pane(app, "6"))
+        assert "p pins a process tree" in text_of(pane(app, "6"))
         banner = app.query_one(Banner)
         assert banner.display and "busy" in text_of(banner) and "oversized request" in text_of(banner)
         assert pane(app, "1").has_class("alert") and pane(app, "3").has_class("alert")
@@ -131,7 +131,7 @@ async def test_brackets_switch_gpu():
         await pilot.press("right_square_bracket", "right_square_bracket")
         await pilot.pause()
         assert app.gpu_index == 3
-        assert "GPU 3 (4)" in text_of(app.query_one(StatusBar))
+        assert "GPU 3 of 4" in text_of(app.query_one(StatusBar))
         await pilot.press("right_square_bracket")
         assert app.gpu_index == 0
         await pilot.press("left_square_bracket")
@@ -182,21 +182,27 @@ async def test_q_quits():
     assert app.return_code == 0
 
 
-async def test_80x24_is_one_pane_with_a_summary():
-    app = make_app()
-    async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
-        assert app.has_class("-narrow")
-        assert [p.key for p in app.panes if p.display] == ["1"]
-        summary = app.query_one(Summary)
-        assert summary.display and "tok/s" in text_of(summary)
-        await pilot.press("3")
-        await pilot.pause()
-        assert [p.key for p in app.panes if p.display] == ["3"]
-        assert "gen tok/s" in text_of(pane(app, "3"))
-        await pilot.press("tab")
-        await pilot.pause()
-        assert [p.key for p in app.panes if p.display] == ["4"]
+async def test_80x24_is_one_pane_under_at_most_three_rows_of_chrome():
+    for scenario, banner in (("serving", False), ("logprobs-storm", True)):
+        app = make_app(scenario)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            assert app.has_class("-narrow")
+            assert [p.key for p in app.panes if p.display] == ["1"]
+            summary = app.query_one(Summary)
+            # the summary line, or the two-line banner in its place: never both
+            assert app.query_one(Banner).display is banner
+            assert summary.display is not banner
+            if not banner:
+                assert "tok/s" in text_of(summary)
+            assert pane(app, "1").region.y <= 3  # status + at most two more rows above it
+            await pilot.press("3")
+            await pilot.pause()
+            assert [p.key for p in app.panes if p.display] == ["3"]
+            assert "gen tok/s" in text_of(pane(app, "3"))
+            await pilot.press("tab")
+            await pilot.pause()
+            assert [p.key for p in app.panes if p.display] == ["4"]
 
 
 async def test_too_small_terminal_says_so():

@@ -13,6 +13,7 @@ command lines (other users' commands are private).
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import socket
 import threading
 from collections.abc import Iterator
@@ -24,15 +25,20 @@ from gputop import __version__
 from gputop.buckets import bucket_mid_ns
 from gputop.model.derive import OFF_CPU, View
 from gputop.model.detect import CAUSES
-from gputop.model.signals import ENGINE, GPU, HOST, Signal
+from gputop.model.signals import ENGINE, GPU, HOST, REPLICA, Signal
 from gputop.schema import THROTTLE_REASONS
 from gputop.units import printable
 
 # launch durations: le from 1 us, doubling, to 8.4 s (then +Inf)
 LAUNCH_BOUNDS_S = tuple(1e-6 * 2**k for k in range(24))
 EPISODE_KINDS = ("busy_unproductive", "starved")
-VRAM_PARTS = ("weights", "kv_used", "kv_free", "engine_other", "other_processes", "free",
-              "unsplit", "overflow")
+# each replica's engine families: gputop_engine_X -> gputop_engine_replica_X{replica, model,
+# gpus}, so the page's own (unlabelled) series keep meaning the whole endpoint
+REPLICA_SIGNALS = tuple(dataclasses.replace(s, prom=s.prom.replace("gputop_engine_",
+                                                                    "gputop_engine_replica_", 1))
+                        for s in REPLICA if s.prom)
+VRAM_PARTS = ("weights", "kv_used", "kv_free", "kv_pool", "engine_other", "other_processes",
+              "free", "unsplit", "overflow")  # kv_pool: a KV pool whose use is unknown
 
 
 class _Cumulative:
@@ -68,7 +74,7 @@ class Exporter:
         self._offcpu = _Cumulative()
         self._traced_s: float | None = None  # probes attached so far, when sampled
         self._episodes: dict[str, int] = dict.fromkeys(EPISODE_KINDS, 0)
-        self._open_episode: tuple[str, float] | None = None  # (kind, start) counted already
+        self._open_episodes: set[tuple[str, str, float]] = set()  # counted already
 
     # ------------------------------------------------------------ fed by the session
 
@@ -80,11 +86,10 @@ class Exporter:
                 target.add(hist.buckets, hist.sum_ns)
             if view.frame.launch_armed_s is not None:
                 self._traced_s = (self._traced_s or 0.0) + view.frame.launch_armed_s
-            active = view.detector.active
-            key = None if active is None else (active.kind, active.start_wall_s)
-            if key is not None and key != self._open_episode:  # one episode is open at a time
-                self._episodes[active.kind] = self._episodes.get(active.kind, 0) + 1
-            self._open_episode = key
+            keys = {(e.subject, e.kind, e.start_wall_s) for e in view.detector.actives}
+            for _, kind, _ in keys - self._open_episodes:  # each subject may have one open
+                self._episodes[kind] = self._episodes.get(kind, 0) + 1
+            self._open_episodes = keys
             self._view = view
 
     @property
@@ -205,6 +210,18 @@ class Exporter:
         info.add_metric([engine.sample.kind, printable(engine.sample.model)], 1)
         yield info
         yield from self._signals(ENGINE, [((), engine)])
+        if engine.replicas:
+            replica = GaugeMetricFamily(
+                "gputop_engine_replica_info",
+                "a data-parallel engine or model behind the endpoint, and the GPUs its "
+                "processes are on", labels=["replica", "model", "gpus"])
+            scoped = []
+            for r in engine.replicas:
+                labels = (r.sample.replica, r.sample.model, ",".join(map(str, r.gpus)))
+                replica.add_metric(list(labels), 1)
+                scoped.append((labels, r))
+            yield replica
+            yield from self._signals(REPLICA_SIGNALS, scoped, ("replica", "model", "gpus"))
 
     @staticmethod
     def _launch_families(launch, offcpu, traced_s):
@@ -237,14 +254,13 @@ class Exporter:
                                     labels=["gpu", "cause"])
         total = CounterMetricFamily("gputop_episodes", "episodes opened since gputop started",
                                     labels=["kind"])
-        episode = view.detector.active
         for g in view.gpus:
             gpu = str(g.sample.index)
+            episode = view.alert_for(g.sample.index)
             for kind in EPISODE_KINDS:
-                on = episode is not None and episode.kind == kind and \
-                    (g.sample.index in episode.gpus or not episode.gpus)
-                active.add_metric([gpu, kind], 1 if on else 0)
-            if episode is not None and (g.sample.index in episode.gpus or not episode.gpus):
+                active.add_metric([gpu, kind], 1 if episode is not None and episode.kind == kind
+                                  else 0)
+            if episode is not None:
                 for cause, score in episode.suspects:
                     if cause in CAUSES:
                         suspect.add_metric([gpu, cause], score)

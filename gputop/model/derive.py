@@ -11,7 +11,7 @@ import datetime as dt
 import functools
 from dataclasses import dataclass, field
 
-from gputop.model import kv, signals
+from gputop.model import engine_rates, kv, signals
 from gputop.model import latency
 from gputop.patterns import CmdlinePattern, PatternError
 from gputop.model.detect import DetectState, Episode
@@ -50,6 +50,11 @@ class EngineView:
     mem_bytes_per_s: float | None = None
     peak: Peak | None = None  # the datasheet peak of the engine's GPU
     age_s: float = 0.0  # how old the reading is at the view's frame
+    # the newer families' rates and ratios (model/engine_rates.py), by name
+    rates: dict[str, float | None] = field(default_factory=dict)
+    gpus: tuple[int, ...] = ()  # the GPUs its processes are on (NVML's process lists)
+    # data-parallel engines / models behind the endpoint, each on its own GPUs
+    replicas: tuple["EngineView", ...] = ()
 
     @property
     def kv_pool_bytes(self) -> int | None:
@@ -125,10 +130,12 @@ class View:
     def alert(self) -> Episode | None:
         return self.detector.active
 
+    def alert_for(self, gpu_index: int) -> Episode | None:
+        """The open episode about this GPU, if any (several subjects may have one)."""
+        return next((e for e in self.detector.actives if e.covers(gpu_index)), None)
+
     def alert_covers(self, gpu_index: int) -> bool:
-        """Whether the open episode is about this GPU (one naming no GPU covers all)."""
-        alert = self.alert
-        return alert is not None and (gpu_index in alert.gpus or not alert.gpus)
+        return self.alert_for(gpu_index) is not None
 
     def gpu(self, index: int) -> GpuView | None:
         for g in self.gpus:
@@ -171,14 +178,26 @@ def _pool_provenance(engine: EngineSample) -> str:
     if engine.kv_pool_bytes is not None:
         return f"KV pool: {engine.kv_pool_bytes:,} B reported by the engine ({engine.kind})"
     if kv_pool_bytes(engine) is not None and engine.kv_pool_tokens is not None:
+        source = "llama-server's --ctx-size (one KV cell per token, allocated at start)" \
+            if engine.kind == "llamacpp" else f"{engine.kind} metrics"
         return (f"KV pool: {engine.kv_pool_tokens:,} tokens x "
-                f"{size_text(per_token)}/token{how}, from {engine.kind} metrics")
+                f"{size_text(per_token)}/token{how}, from {source}")
     if kv_pool_bytes(engine) is not None:
         return (f"KV pool: {engine.num_gpu_blocks:,} blocks x {engine.block_size} tokens x "
                 f"{size_text(per_token)}/token{how}, from {engine.kind} cache config")
     if per_token is None and (engine.num_gpu_blocks or engine.kv_pool_tokens):
         return "KV pool: unknown (KV bytes per token needs the model's config: --model PATH)"
-    return "KV pool: unknown (the engine does not report its cache config)"
+    return "KV pool: unknown (" + NO_POOL.get(engine.kind, "the engine does not report its "
+                                                           "cache config") + ")"
+
+
+# why an engine's page cannot give the KV pool, for the VRAM split's provenance
+NO_POOL = {
+    "llamacpp": "llama.cpp's /metrics reports no KV pool: it removed kv_cache_usage_ratio and "
+                "kv_cache_tokens (llama.cpp #13660); its pool is the context it was started "
+                "with (--ctx-size x KV bytes per token), which the page does not carry",
+    "tgi": "TGI reports no KV-cache metric",
+}
 
 
 def engine_on_gpu(engine: EngineSample | None, gpu_index: int,
@@ -223,7 +242,8 @@ def vram_split(gpu: GpuSample, processes: tuple[ProcSample, ...],
         else "weights: unknown (no safetensors found for the model: --model PATH)",
         _pool_provenance(engine),
         f"KV used: pool x {engine.kind} KV usage {engine.kv_usage_ratio:.1%}"
-        if engine.kv_usage_ratio is not None else "KV used: unknown",
+        if engine.kv_usage_ratio is not None else
+        f"KV used: unknown ({engine.kind} reports no KV usage)",
         f"engine process memory: {size_text(engine_bytes)} from the per-process list"
         if engine_bytes is not None else "engine process memory: unknown (not in the process list)",
     )
@@ -254,15 +274,21 @@ def pin_from_processes(frame: Frame, pids: tuple[int, ...], pattern: str | None)
             seen.add(current)
             current = parents.get(current)
     label = next((p.cmdline or p.name for p in frame.processes if p.pid in roots), "")
+    # the tree's CPU time from the recorded processes (each pid once: one per GPU it uses)
+    cpu = {p.pid: p.cpu_s for p in frame.processes if p.pid in tree and p.cpu_s is not None}
     return PinnedSample(label=shorten(label, 60), pattern=pattern, root_pids=tuple(sorted(roots)),
                         tree_pids=tuple(sorted(tree)),
-                        waiting=None if roots else "no such process in this frame")
+                        waiting=None if roots else "no such process in this frame",
+                        cpu_s=round(sum(cpu.values()), 6) if cpu else None)
 
 
-def _pinned_view(timeline: Timeline, index: int, sample: PinnedSample) -> PinnedView:
+def _pinned_view(timeline: Timeline, index: int, sample: PinnedSample,
+                 pin: tuple[tuple[int, ...], str | None] | None = None) -> PinnedView:
     frame = timeline.frame(index)
     before = timeline.frame(index - 1) if index > 0 else None
     previous = before.pinned if before is not None else None
+    if pin is not None and before is not None:  # pinned from the frames: the one before too
+        previous = pin_from_processes(before, *pin)
     seconds = frame.time_mono_s - before.time_mono_s if before is not None else 0.0
     same = previous is not None and previous.root_pids == sample.root_pids
 
@@ -304,7 +330,8 @@ def derive(timeline: Timeline, index: int, launch_window_s: float = LAUNCH_WINDO
     # gives: an engine that answered late is not "unsplit" memory
     layout = frame.engine or (last_engine.sample if last_engine is not None else None)
     gpus = tuple(
-        GpuView(sample=g, vram=vram_split(g, frame.processes, layout, tree),
+        GpuView(sample=g, vram=vram_split(g, frame.processes,
+                                          replica_on_gpu(layout, g.index, frame.processes), tree),
                 processes=tuple(sorted((p for p in procs if p.gpu_index == g.index),
                                        key=lambda p: -(p.mem_bytes or 0))))
         for g in frame.gpus
@@ -313,7 +340,8 @@ def derive(timeline: Timeline, index: int, launch_window_s: float = LAUNCH_WINDO
     return View(index=index, frame=frame, gpus=gpus, engine=engine,
                 launch=launch, launch_window_s=launch_window_s, launch_traced_s=launch_traced_s,
                 detector=state, sources=frame.sources,
-                pinned=_pinned_view(timeline, index, pinned_sample) if pinned_sample else None,
+                pinned=_pinned_view(timeline, index, pinned_sample, pin) if pinned_sample
+                else None,
                 last_engine=last_engine)
 
 
@@ -326,13 +354,52 @@ def engine_view(timeline: Timeline, index: int, now_mono_s: float | None = None)
     gpu_names = [g.name for g in frame.gpus if g.index in sample.gpu_indices] or \
         [g.name for g in frame.gpus]
     now = frame.time_mono_s if now_mono_s is None else now_mono_s
+    before = engine_rates.previous_reading(timeline, index)
+    seconds = read_time(frame) - read_time(before) if before is not None else 0.0
+    age_s = max(0.0, now - read_time(frame))
+    replicas = tuple(_replica_view(timeline, index, frame, state, r, before, seconds, age_s)
+                     for r in sample.replicas)
     return EngineView(sample, p.tokens_per_s, p.prompt_tokens_per_s, p.requests_per_s,
                       state.baseline_tokens_per_s, latency=dict(p.latency),
                       baseline_latency_s=dict(state.baseline_latency_s),
                       preemptions_per_s=p.preemptions_per_s, flops_per_s=p.flops_per_s,
                       mem_bytes_per_s=p.mem_bytes_per_s,
                       peak=peak_for(gpu_names[0]) if gpu_names else None,
-                      age_s=max(0.0, now - read_time(frame)))
+                      age_s=age_s,
+                      rates=engine_rates.rates(before.engine if before else None, sample, seconds),
+                      gpus=engine_rates.gpus_of(sample, frame.processes), replicas=replicas)
+
+
+def _replica_view(timeline: Timeline, index: int, frame: Frame, state: DetectState,
+                  replica: EngineSample, before: Frame | None, seconds: float,
+                  age_s: float) -> EngineView:
+    """One replica as an engine of its own: its rates, its latency over the detector's
+    window, its GPUs and their datasheet peak (no baseline: the detector keeps those)."""
+    earlier = engine_rates.replica_of(before.engine if before else None, replica.replica)
+    rates = engine_rates.rates(earlier, replica, seconds)
+    gpus = engine_rates.gpus_of(replica, frame.processes)
+    names = [g.name for g in frame.gpus if g.index in gpus]
+    label = replica.replica
+    return EngineView(
+        replica, rates["tokens_per_s"], rates["prompt_tokens_per_s"], rates["requests_per_s"],
+        None, latency=engine_rates.window_latency(
+            timeline, index, state.config.latency_window_s,
+            lambda e: engine_rates.replica_of(e, label)),
+        preemptions_per_s=rates["preemptions_per_s"], flops_per_s=rates["flops_per_s"],
+        mem_bytes_per_s=rates["mem_bytes_per_s"], peak=peak_for(names[0]) if names else None,
+        age_s=age_s, rates=rates, gpus=gpus)
+
+
+def replica_on_gpu(engine: EngineSample | None, gpu_index: int,
+                   processes: tuple[ProcSample, ...]) -> EngineSample | None:
+    """The replica of ``engine`` whose processes are on this GPU (its own KV pool and
+    usage split the card), else the engine as a whole."""
+    if engine is None or not engine.replicas:
+        return engine
+    for replica in engine.replicas:
+        if engine_on_gpu(replica, gpu_index, processes):
+            return replica
+    return engine
 
 
 def _launch(timeline: Timeline, index: int,
@@ -399,6 +466,19 @@ def _r(value: float | None, digits: int = 2) -> float | None:
     return None if value is None else round(value, digits)
 
 
+def _engine_extra(e: EngineView) -> dict:
+    """Snapshot fields of an engine or replica beyond the catalogue's numbers: where it
+    runs, its LoRA adapters, its per-stage latency (SGLang's stages, by name)."""
+    return {
+        "gpus": list(e.gpus), "pids": list(e.sample.pids),
+        "lora_running": list(e.sample.lora_running), "lora_waiting": list(e.sample.lora_waiting),
+        "lora_max": e.sample.lora_max,
+        "stage_latency_s": {name.removeprefix("stage:"): {"p50_s": _r(p50, 6), "p99_s": _r(p99, 6)}
+                            for name, (p50, p99) in sorted(e.latency.items())
+                            if name.startswith("stage:")},
+    }
+
+
 def snapshot_dict(view: View, source_label: str) -> dict:
     """The ``snapshot --json`` contract (FACTS.md section 7): stable names, null for unknown."""
     frame = view.frame
@@ -431,6 +511,14 @@ def snapshot_dict(view: View, source_label: str) -> dict:
             "peak": None if e.peak is None else {
                 "model": e.peak.model, "tflops_bf16": e.peak.tflops_bf16,
                 "mem_tb_per_s": e.peak.mem_tb_per_s, "source": e.peak.source},
+            **_engine_extra(e),
+            "replicas": [{"replica": r.sample.replica, "model": r.sample.model,
+                          **{signal.name: signal.json_value(r) for signal in signals.REPLICA},
+                          "num_gpu_blocks": r.sample.num_gpu_blocks,
+                          "block_size": r.sample.block_size, "kv_pool_bytes": r.kv_pool_bytes,
+                          "waiting_by_reason": dict(r.sample.waiting_by_reason),
+                          **_engine_extra(r)}
+                         for r in e.replicas],
         }
     offcpu = next((a for a in view.launch if a.api == OFF_CPU), None)
     launch = {
@@ -447,17 +535,18 @@ def snapshot_dict(view: View, source_label: str) -> dict:
     }
     host = frame.host
     alerts = []
-    episodes = list(view.detector.episodes[-10:])
-    if view.alert is not None:
-        episodes.append(view.alert)
+    episodes = list(view.detector.episodes[-10:]) + list(view.detector.actives)
     for ep in episodes:
         alerts.append({
             "kind": ep.kind, "gpu": ep.gpus[0] if ep.gpus else None, "gpus": list(ep.gpus),
+            "job_gpus": list(ep.job_gpus or ep.gpus), "subject": ep.subject,
+            "measure": ep.measure,
             "active": ep.end_wall_s is None,
             "since": _iso(ep.start_wall_s),
             "until": None if ep.end_wall_s is None else _iso(ep.end_wall_s),
             "headline": ep.headline, "evidence": list(ep.evidence),
             "suspects": [{"cause": c, "score": s} for c, s in ep.suspects],
+            "verdict_history": [{"time": _iso(t), "cause": c} for t, c in ep.history],
         })
     return {
         "schema": 1,

@@ -1,55 +1,62 @@
-""""Busy but unproductive": GPU-Util high while throughput collapsed, with evidence.
+"""The verdict: when a GPU's work is unproductive, and the likely cause with its evidence.
 
-A pure fold over frames (``fold(previous_state, recent_frames) -> state``); the
-timeline keeps the state after every frame so pause and replay show what the
-live screen showed.  Hysteresis: an episode opens after the condition holds
-``hold_s`` and closes after it has been false ``hold_s``; the thresholds to
-clear are looser than those to fire, so a value sitting at the threshold does
-not flap.
+A pure fold over frames (``fold(previous_state, recent_frames) -> state``); the timeline
+keeps the state after every frame, so pause, replay, ``report`` and the exporter show what
+the live screen showed.
 
-Two kinds of episode:
-- ``busy_unproductive``: GPU-Util >= busy_util_pct while the work is unproductive by
-  either measure: tokens/s <= collapse_ratio x baseline, or the engine's inter-token
-  latency p99 (or time-to-first-token p99) >= latency_factor x its baseline while
-  requests are running.  One n=8 / logprobs=20 request can slow everyone else while
-  total tokens/s even rises (it generates 8 sequences): latency shows it, tokens don't;
-- ``starved``: tokens/s collapsed and GPU-Util fell too, while demand is still
-  there (requests waiting, or a training loop): the GPU waits on the host.
-Traffic that simply drops (util falls, nothing waiting) is no episode.
+Each *subject* (an engine on its GPUs, or any CUDA job on its, ``subjects.py``) is judged
+against its own healthy baseline (``baseline.py``).  An episode opens when a *trigger* holds
+for ``hold_s`` (a job's GPU patterns: ``job_hold_s``) and closes when it has been false as
+long, with looser thresholds to clear than to fire so a value at the threshold does not
+flap.  Triggers say the work is unproductive, whatever GPU-Util reads:
+- an engine: inter-token latency (or TTFT, while fewer tokens come out) at >= 2x its healthy
+  value *at the same batch size*, with many slow observations in several readings (one slow
+  request is one); tokens/s at <= 50% of baseline while demand is still there (a fall in
+  traffic is no collapse); the queue growing while tokens/s does not; GPU-Util falling while
+  requests wait (the GPU waits on the host);
+- any job: GPU-Util high on a sliver of the SMs (hollow); steps and waits alternating (a
+  saw-tooth) well below its own util; one GPU of a multi-GPU job out of step while the
+  others wait; another process taking its GPU's SM time; its clocks held down; a trainer's
+  counter (steps or samples) falling, over whole steps.
+The kind says which: ``busy_unproductive`` (the GPU is busy but its work is not) or
+``starved`` (GPU-Util fell: the GPU waits on the host).  The causes are scored from declared
+signatures (``signatures.py``) on every tick the trigger holds, and the verdict is their
+mean over those ticks: recovery ticks never change it.
 """
 
 from __future__ import annotations
 
 import math
-import statistics
-import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
-from gputop.model import enginehist
-from gputop.model.point import Point, point
+from gputop.model import enginehist, signatures, words
+from gputop.model.baseline import Baseline, Sample
+from gputop.model.enginehist import HistDelta
+from gputop.model.evidence import Evidence, merge
+from gputop.model.features import Features, signals
+from gputop.model.point import Point, point, work_rate_now
+from gputop.model.signatures import BY_CAUSE, CAUSES
+from gputop.model.subjects import Subject, subjects_of
+from gputop.model.thresholds import t
 from gputop.schema import Frame
 
-CAUSES = (
-    "oversized_request", "prefill_interference", "collective_straggler", "input_stall",
-    "host_launch_jitter", "tiny_kernels", "memory_bandwidth", "throttling",
-)
+__all__ = ("CAUSES", "DetectConfig", "DetectState", "Episode", "make_fold", "step",
+           "sm_far_below_util")
 
 
 @dataclass(frozen=True)
 class DetectConfig:
-    busy_util_pct: float = 90.0
-    collapse_ratio: float = 0.5
+    busy_util_pct: float = 90.0  # at or above: "busy" (the kind of an episode)
+    collapse_ratio: float = 0.5  # tokens/s at or below this x baseline is a collapse
     hold_s: float = 3.0
-    clear_util_margin_pct: float = 5.0  # clears below busy_util_pct - margin
+    clear_util_margin_pct: float = 5.0
     clear_ratio: float = 0.6  # clears when tokens/s >= clear_ratio x baseline
-    baseline_window_s: float = 60.0
+    baseline_window_s: float = 120.0
     min_baseline_points: int = 3
-    smooth_points: int = 3  # GPU-Util is averaged over this many ticks
+    smooth_points: int = 3
     latency_factor: float = 2.0  # ITL / TTFT p99 at or above this x baseline is a collapse
     latency_window_s: float = 5.0  # engine latency percentiles cover this many seconds
     min_latency_observations: int = 20  # fewer ITL observations in the window: too few
-    # a latency p99 counts only when this many observations are beyond the threshold: one
-    # slow request in a quiet 5 s window moves the p99 by itself, and is no collapse
     min_slow_observations: int = 3
     large_n: float = 8  # a request with n >= this (vllm:request_params_n) is evidence
     large_max_tokens: float = 8192  # likewise for max_tokens
@@ -61,71 +68,206 @@ class DetectConfig:
 
 
 LATENCY_MEASURES = ("itl", "ttft")
-MEASURE_TEXT = {"itl": "inter-token latency", "ttft": "time to first token"}
+ENGINE_MEASURES = ("itl", "ttft", "tokens", "queue", "util", "kv", "step", "share", "cpu")
+MAX_EPISODES = 50
+RECENT_S = 12.0  # points kept for windows (the saw-tooth reads 10 s)
+RECENT_MAX = 48
 NOTABLE_KEEP_S = 120.0
+NOTABLE_GRACE_S = 30.0  # a notable request this close before an episode is its cause, not routine
+FANOUT_KEEP_S = 180.0
+REOPEN_S = 30.0
+JUMP_KEEP_S = 120.0  # a jump of the batch stays evidence while its sequences may run  # a fan-out's batch judged as the change for at most this long
+ENGINE_GRACE_S = 120.0  # an engine gone this long is forgotten (its GPUs become jobs)
+
+
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """The causes' scores summed over the ticks an episode's trigger held."""
+
+    ticks: int = 0
+    sums: dict[str, float] = field(default_factory=dict)
+    # oversized_request as it would score with evidence that shows late or briefly but stands
+    # for the whole episode: a request with n=8 (vLLM observes n when the request ends), the
+    # batch doubling at once as its n sequences join (they may finish in bursts)
+    latched: dict[str, float] = field(default_factory=dict)
+    seen: frozenset[str] = frozenset()  # which of those were seen during the episode
+    where: dict[str, tuple[int, ...]] = field(default_factory=dict)  # at the cause's best
+    best: dict[str, float] = field(default_factory=dict)
+    losing: dict[str, str] = field(default_factory=dict)  # why each cause scored less
+
+    def add(self, scores: dict[str, float], latched: dict[str, float], seen: set[str],
+            where: dict[str, tuple[int, ...]], losing: dict[str, str]) -> Tally:
+        sums = {c: self.sums.get(c, 0.0) + s for c, s in scores.items()}
+        best, at = dict(self.best), dict(self.where)
+        for cause, score in scores.items():
+            if score >= best.get(cause, 0.0) and where.get(cause):
+                best[cause], at[cause] = score, where[cause]
+        return Tally(self.ticks + 1, sums,
+                     {k: self.latched.get(k, 0.0) + x for k, x in latched.items()},
+                     self.seen | frozenset(seen), at, best, {**self.losing, **losing})
+
+    def merged(self, other: Tally) -> Tally:
+        """This tally and ``other`` as one (an episode reopened after a short lull)."""
+        return Tally(self.ticks + other.ticks,
+                     {c: self.sums.get(c, 0.0) + other.sums.get(c, 0.0)
+                      for c in {*self.sums, *other.sums}},
+                     {k: self.latched.get(k, 0.0) + other.latched.get(k, 0.0)
+                      for k in {*self.latched, *other.latched}},
+                     self.seen | other.seen, {**self.where, **other.where},
+                     {c: max(self.best.get(c, 0.0), other.best.get(c, 0.0))
+                      for c in {*self.best, *other.best}}, {**self.losing, **other.losing})
+
+    def ranked(self, notable: bool = False) -> tuple[tuple[str, float], ...]:
+        if not self.ticks:
+            return ()
+        means = {c: s / self.ticks for c, s in self.sums.items()}
+        seen = self.seen | ({"notable"} if notable else set())
+        for name in ("notable", "fanout"):
+            if name in seen:
+                means["oversized_request"] = max(means.get("oversized_request", 0.0),
+                                                 self.latched.get(name, 0.0) / self.ticks)
+        ranked = sorted(((c, round(s, 3)) for c, s in means.items() if s > 0.05),
+                        key=lambda cs: (-cs[1], CAUSES.index(cs[0])))
+        return tuple(ranked)
 
 
 @dataclass(frozen=True, slots=True)
 class Episode:
-    kind: str
-    gpus: tuple[int, ...]
+    kind: str  # "busy_unproductive" | "starved"
+    gpus: tuple[int, ...]  # the GPUs it names, the one it is about first
     start_wall_s: float
     end_wall_s: float | None
     baseline_tokens_per_s: float
     tokens_per_s: float | None
     util_pct: float
-    evidence: tuple[str, ...]
+    facts: tuple[Evidence, ...]
     suspects: tuple[tuple[str, float], ...]
-    measure: str = "tokens"  # what collapsed: "tokens", "itl" or "ttft"
+    measure: str = "tokens"  # what tripped it: tokens itl ttft queue util hollow stall ...
     latency_p99_s: float | None = None  # of that measure, when it is a latency
     latency_baseline_s: float | None = None
+    subject: str = "engine"
+    subject_label: str = ""
+    job_gpus: tuple[int, ...] = ()  # all the GPUs of its subject
+    values: dict[str, float | None] = field(default_factory=dict)  # what the headline quotes
+    history: tuple[tuple[float, str], ...] = ()  # (wall time, top cause) when it changed
+    why_not: dict[str, str] = field(default_factory=dict)  # why each other cause lost
 
     @property
     def headline(self) -> str:
-        gpus = ",".join(str(g) for g in self.gpus)
-        verb = "busy" if self.kind == "busy_unproductive" else "starved at"
-        if self.measure in MEASURE_TEXT and self.latency_p99_s and self.latency_baseline_s:
-            return (f"GPU {gpus} {verb} {self.util_pct:.0f}% but {MEASURE_TEXT[self.measure]} "
-                    f"p99 {self.latency_p99_s / self.latency_baseline_s:.1f}x baseline "
-                    f"({_fmt_s(self.latency_p99_s)} vs {_fmt_s(self.latency_baseline_s)})")
-        tps = "n/a" if self.tokens_per_s is None else f"{self.tokens_per_s:,.0f}"
-        return (f"GPU {gpus} {verb} {self.util_pct:.0f}% but {tps} tok/s "
-                f"(baseline {self.baseline_tokens_per_s:,.0f})")
+        return words.headline(self)
+
+    def covers(self, gpu_index: int) -> bool:
+        """Whether the episode is about this GPU: the ones it names and the rest of its
+        job (a straggler's peers wait too); one naming no GPU covers all."""
+        return gpu_index in self.gpus or gpu_index in self.job_gpus or not self.gpus
+
+    @property
+    def evidence(self) -> tuple[str, ...]:
+        return words.evidence_lines(self)
+
+
+@dataclass(frozen=True, slots=True)
+class SubjectState:
+    subject: Subject
+    first_seen_mono_s: float
+    last_seen_mono_s: float
+    base: Baseline = Baseline()
+    warmup_since_mono_s: float | None = None  # restarted: baselines wait for steady service
+    settle_until_mono_s: float = -math.inf
+    pending: tuple[float, float] | None = None  # (mono, wall) the trigger began
+    pending_measure: str | None = None
+    pending_tally: Tally = Tally()
+    clearing: tuple[float, float] | None = None
+    active: Episode | None = None
+    tally: Tally = Tally()
+    slow_times: tuple[tuple[str, float], ...] = ()  # readings with slow observations
+    # healthy samples not yet in the baseline: an onset's first ticks look almost healthy,
+    # so samples wait PROBATION_S and are dropped when a trigger starts
+    probation: tuple[Sample, ...] = ()
+    engine_url: str | None = None
+    engine_pids: frozenset[int] = frozenset()
+    notable_healthy_mono_s: float = -math.inf  # a notable request while all was well
+    # the episode that closed last, kept REOPEN_S: one that starts again so soon is the same
+    # episode (one cause's phases: long prompts, then the KV pool full), not a new one
+    last_closed: Episode | None = None
+    last_tally: Tally = Tally()
+    last_closed_mono_s: float = -math.inf
+    pause_since_mono_s: float | None = None  # a rank off the GPU, the others in a barrier
+    jump: tuple[float, float] | None = None  # (when, batch before): the batch doubled at once
+    surge_since_mono_s: float | None = None  # more prompts of the usual length arriving
 
 
 @dataclass(frozen=True, slots=True)
 class DetectState:
     point: Point
-    recent: tuple[Point, ...]  # last few points, newest last
-    healthy: tuple[Point, ...]  # points that feed the baseline (inside baseline_window_s)
-    baseline_tokens_per_s: float | None
-    pending_since: Point | None = None
-    clearing_since: Point | None = None
-    active: Episode | None = None
+    recent: tuple[Point, ...]  # the last RECENT_S of points, newest last
+    subjects: tuple[SubjectState, ...] = ()
     episodes: tuple[Episode, ...] = ()  # closed ones, newest last, bounded
     config: DetectConfig = DetectConfig()
-    # p99 baselines of the engine's latencies (median over healthy points), by name
-    baseline_latency_s: tuple[tuple[str, float], ...] = ()
-    # requests that are evidence by themselves (n >= 8, huge max_tokens): (time, text)
-    notable: tuple[tuple[float, str], ...] = ()
+    notable: tuple[tuple[float, Evidence], ...] = ()  # (mono time, request) seen recently
     # the newest frame with an engine reading: rates after a gap of any length start there
     last_reading: Frame | None = None
+
+    @property
+    def actives(self) -> tuple[Episode, ...]:
+        """Open episodes, the most severe first (an engine's before a job's)."""
+        found = [s.active for s in self.subjects if s.active is not None]
+        return tuple(sorted(found, key=lambda e: (e.subject != "engine", -(e.suspects[0][1]
+                                                  if e.suspects else 0.0), e.start_wall_s)))
+
+    @property
+    def active(self) -> Episode | None:
+        actives = self.actives
+        return actives[0] if actives else None
+
+    def subject(self, key: str) -> SubjectState | None:
+        for s in self.subjects:
+            if s.subject.key == key:
+                return s
+        return None
+
+    @property
+    def _engine(self) -> SubjectState | None:
+        return self.subject("engine")
+
+    @property
+    def baseline_tokens_per_s(self) -> float | None:
+        engine = self._engine
+        if engine is None:
+            return None
+        return engine.base.get("work" if engine.subject.kind == "trainer" else "tokens")
+
+    @property
+    def baseline_latency_s(self) -> tuple[tuple[str, float], ...]:
+        engine = self._engine
+        if engine is None:
+            return ()
+        running = self.point.requests_running
+        out = []
+        for name in LATENCY_MEASURES:
+            value = engine.base.latency_at(name, running)
+            if value:
+                out.append((name, value))
+        return tuple(out)
 
     def latency_baseline(self, name: str) -> float | None:
         return dict(self.baseline_latency_s).get(name)
 
     @property
     def note(self) -> str | None:
-        """Why the detector cannot judge right now (None when it can)."""
-        if self.point.engine_kind is None:
-            return "needs a throughput source (engine metrics)"
-        if self.baseline_tokens_per_s is None:
+        """What the detector cannot judge right now (None when it can)."""
+        if not self.subjects:
+            return "no GPU readings to judge"
+        engine = self._engine
+        if engine is not None and self.point.engine_kind is None:
+            return "the engine is not answering: its GPUs are judged when it is back"
+        if engine is not None and engine.warmup_since_mono_s is not None:
+            return "the engine restarted: learning its baseline from steady service"
+        if engine is not None and not engine.base.ready:
             return "learning the throughput baseline"
+        if engine is None and self.point.engine_kind is None:
+            return "judging from the GPU alone (no engine metrics: --engine URL adds them)"
         return None
-
-
-MAX_EPISODES = 50
-RECENT_POINTS = 10
 
 
 def make_fold(config: DetectConfig = DetectConfig()):
@@ -137,15 +279,22 @@ def make_fold(config: DetectConfig = DetectConfig()):
     return fold
 
 
-def _with_window_latency(points: tuple[Point, ...], now: Point, previous: DetectState,
-                         config: DetectConfig) -> Point:
-    """``now`` with p50 / p99 of each engine histogram over the latency window (each engine
-    reading counted once: carried readings have no observations), and how many
-    observations lie beyond the firing and clearing thresholds of each latency measure."""
+def sm_far_below_util(util_pct: float | None, sm_pct: float | None) -> bool:
+    """SM activity under half of GPU-Util: busy time spent with most SMs idle (the
+    detector's evidence, and what the panes show in red)."""
+    return bool(util_pct) and sm_pct is not None and sm_pct < 0.5 * util_pct
+
+
+# ---------------------------------------------------------------- the fold
+
+def _windows(points: tuple[Point, ...], now: Point,
+             config: DetectConfig) -> tuple[Point, dict[str, HistDelta]]:
+    """``now`` with p50 / p99 of each engine histogram over the latency window (each reading
+    counted once: carried readings have no observations), and the merged windows."""
     horizon = now.time_mono_s - config.latency_window_s
     window = [p for p in points if p.time_mono_s > horizon]
     names = {name for p in window for name in p.engine_hist}
-    latency, slow = {}, {}
+    latency, merged_by_name = {}, {}
     for name in sorted(names):
         merged = enginehist.merge(p.engine_hist[name] for p in window if name in p.engine_hist)
         enough = merged is not None and merged.total >= (
@@ -153,374 +302,573 @@ def _with_window_latency(points: tuple[Point, ...], now: Point, previous: Detect
         if not enough:
             continue
         latency[name] = (enginehist.quantile(merged, 0.5), enginehist.quantile(merged, 0.99))
-        base = previous.latency_baseline(name)
-        if name in LATENCY_MEASURES and base:
-            slow[name] = (enginehist.count_above(merged, config.latency_factor * base),
-                          enginehist.count_above(merged, config.latency_clear_factor * base))
-    return replace(now, latency=latency, latency_slow=slow)
+        merged_by_name[name] = merged
+    return replace(now, latency=latency), merged_by_name
 
 
-def _notable(now: Point, config: DetectConfig) -> list[str]:
+def _notable(now: Point, config: DetectConfig) -> list[Evidence]:
     """Requests that are evidence by themselves, from this interval's parameter histograms."""
     found = []
-    clock = time.strftime("%H:%M:%S", time.localtime(now.time_wall_s))
     for name, threshold, label in (("params_n", config.large_n, "n"),
                                    ("params_max_tokens", config.large_max_tokens, "max_tokens")):
         big = enginehist.large_values(now.engine_hist.get(name), threshold)
         if big is not None:
             count, size = big
-            many = f"{count:.0f} requests" if count > 1 else "a request"
-            found.append(f"{many} with {label}={size} finished by {clock}")
+            found.append(Evidence(f"notable_{label}", None, count=count, detail=size,
+                                  when_wall_s=now.time_wall_s))
     return found
-
-
-def _mean_util(points: tuple[Point, ...], gpus: list[int]) -> dict[int, float]:
-    out = {}
-    for g in gpus:
-        values = [p.util_pct[g] for p in points if g in p.util_pct]
-        if values:
-            out[g] = sum(values) / len(values)
-    return out
 
 
 def step(previous: DetectState | None, now: Point, config: DetectConfig) -> DetectState:
     if previous is None:
-        previous = DetectState(point=now, recent=(), healthy=(), baseline_tokens_per_s=None,
-                               config=config)
-    now = _with_window_latency(previous.recent + (now,), now, previous, config)
-    recent = (previous.recent + (now,))[-RECENT_POINTS:]
-    smooth = recent[-config.smooth_points:]
-    util = _mean_util(smooth, sorted(now.util_pct))
-    notable = tuple((t, text) for t, text in previous.notable
-                    if now.time_mono_s - t <= NOTABLE_KEEP_S)
-    notable += tuple((now.time_mono_s, text) for text in _notable(now, config))
-    state = replace(previous, point=now, recent=recent, config=config, notable=notable)
-    top_util = max(util.values()) if util else None
+        previous = DetectState(point=now, recent=(), config=config)
+    now, windows = _windows(previous.recent + (now,), now, config)
+    horizon = now.time_mono_s - RECENT_S
+    recent = tuple(p for p in previous.recent if p.time_mono_s > horizon)[-(RECENT_MAX - 1):]
+    recent += (now,)
+    notable = tuple((m, e) for m, e in previous.notable if now.time_mono_s - m <= NOTABLE_KEEP_S)
+    notable += tuple((now.time_mono_s, e) for e in _notable(now, config))
 
-    if state.active is None:
-        found = _condition(state, now, top_util, config, clearing=False)
-        if found is None:
-            state = replace(state, pending_since=None)
-            return _feed_baseline(state, now, config)
-        pending = state.pending_since or now
-        state = replace(state, pending_since=pending)
-        if now.time_mono_s - pending.time_mono_s >= config.hold_s:
-            kind, measure = found
-            state = replace(state, pending_since=None, clearing_since=None,
-                            active=_episode(kind, measure, pending.time_wall_s, state, util, config))
-        return state
-
-    relaxed = _condition(state, now, top_util, config, clearing=True)
-    if relaxed is not None:
-        kind, measure = relaxed
-        if measure != state.active.measure and state.active.measure in LATENCY_MEASURES \
-                and measure in LATENCY_MEASURES:
-            measure = state.active.measure  # keep naming what opened it while it still holds
-        return replace(state, clearing_since=None,
-                       active=_episode(state.active.kind, measure, state.active.start_wall_s,
-                                       state, util, config, previous_episode=state.active))
-    clearing = state.clearing_since or now
-    state = replace(state, clearing_since=clearing,
-                    active=_with_late_evidence(state.active, state))
-    if now.time_mono_s - clearing.time_mono_s >= config.hold_s:
-        closed = replace(state.active, end_wall_s=clearing.time_wall_s)
-        state = replace(state, active=None, clearing_since=None,
-                        episodes=(state.episodes + (closed,))[-MAX_EPISODES:])
-    return state
+    tick_s = now.time_mono_s - previous.recent[-1].time_mono_s if previous.recent else 1.0
+    old = {s.subject.key: s for s in previous.subjects}
+    engine_old = old.get("engine")
+    held = ()
+    if now.engine_kind is None and engine_old is not None \
+            and now.time_mono_s - engine_old.last_seen_mono_s <= ENGINE_GRACE_S:
+        held = engine_old.subject.gpus
+    closed = list(previous.episodes)
+    states = []
+    for subject in subjects_of(now, held):
+        st = old.pop(subject.key, None)
+        st = _identify(st, subject, now, tick_s)
+        before = st.last_closed
+        st, ended = _advance(st, subject, recent, windows, config, notable)
+        if ended is not None:
+            closed.append(ended)
+        if before is not None and st.last_closed is None and st.active is not None:
+            # reopened: the closed copy gives way to the open one (same subject and start)
+            closed = [e for e in closed if (e.subject, e.start_wall_s)
+                      != (before.subject, before.start_wall_s)]
+        states.append(st)
+    for key, st in old.items():  # gone this tick
+        gone_for = now.time_mono_s - st.last_seen_mono_s
+        keep = key == "engine" and gone_for <= ENGINE_GRACE_S
+        st, ended = _absent(st, now, config, final=not keep)
+        if ended is not None:
+            closed.append(ended)
+        if keep:
+            states.append(st)
+    return replace(previous, point=now, recent=recent, subjects=tuple(states),
+                   episodes=tuple(closed[-MAX_EPISODES:]), config=config, notable=notable)
 
 
-def _condition(state: DetectState, now: Point, top_util: float | None, config: DetectConfig,
-               clearing: bool) -> tuple[str, str] | None:
-    """(episode kind, what collapsed) when the work is unproductive now, else None.
-    ``clearing`` applies the looser thresholds an open episode needs to close."""
-    if top_util is None:
-        return None
-    ratio = config.clear_ratio if clearing else config.collapse_ratio
-    busy = config.busy_util_pct - (config.clear_util_margin_pct if clearing else 0.0)
-    factor = config.latency_clear_factor if clearing else config.latency_factor
-    baseline, tps = state.baseline_tokens_per_s, now.tokens_per_s
-    if tps is not None and baseline is not None and baseline > 0 and tps <= ratio * baseline:
-        if top_util >= busy:
-            return "busy_unproductive", "tokens"
-        demand = now.engine_kind == "trainer" or (now.requests_waiting or 0) > 0
-        return ("starved", "tokens") if demand else None
-    if top_util < busy or not (now.requests_running or 0) > 0:
-        return None
-    for name in LATENCY_MEASURES:
-        p99 = now.latency.get(name, (None, None))[1]
-        base = state.latency_baseline(name)
-        slow = now.latency_slow.get(name, (0.0, 0.0))[1 if clearing else 0]
-        if p99 is not None and base and p99 >= factor * base \
-                and slow >= config.min_slow_observations:
-            return "busy_unproductive", name
+AWAY_S = 10.0  # an engine that answered nothing this long and comes back has restarted
+
+
+def _identify(st: SubjectState | None, subject: Subject, now: Point,
+              tick_s: float) -> SubjectState:
+    """The subject's state, fresh when it is new or restarted: an engine whose url changed,
+    whose counters went down, whose processes are all new or that was away (a scrape or
+    two that failed is not a restart); a job whose processes are all new."""
+    t_now = now.time_mono_s
+    if st is None:
+        return SubjectState(subject, t_now, t_now, engine_url=now.engine_url,
+                            engine_pids=frozenset(now.engine_pids))
+    restarted = False
+    if subject.key == "engine":
+        away = t_now - st.last_seen_mono_s > max(AWAY_S, 3 * tick_s)
+        new_pids = bool(st.engine_pids) and bool(now.engine_pids) \
+            and not (st.engine_pids & set(now.engine_pids))
+        restarted = now.engine_url != st.engine_url or now.counters_reset or new_pids or away
+    elif st.subject.pids and subject.pids and not (st.subject.pids & subject.pids):
+        restarted = True
+    if restarted:
+        fresh = SubjectState(subject, t_now, t_now, engine_url=now.engine_url,
+                             engine_pids=frozenset(now.engine_pids),
+                             warmup_since_mono_s=t_now if subject.key == "engine" else None)
+        return replace(fresh, active=st.active, clearing=st.clearing or (
+            (t_now, now.time_wall_s) if st.active else None), tally=st.tally)
+    return replace(st, subject=subject, last_seen_mono_s=t_now,
+                   engine_pids=frozenset(now.engine_pids) or st.engine_pids)
+
+
+def _absent(st: SubjectState, now: Point, config: DetectConfig,
+            final: bool) -> tuple[SubjectState, Episode | None]:
+    """A subject not seen this tick: its episode cannot be judged, so it clears."""
+    if st.active is None:
+        return replace(st, pending=None, pending_tally=Tally()), None
+    clearing = st.clearing or (now.time_mono_s, now.time_wall_s)
+    if final or now.time_mono_s - clearing[0] >= config.hold_s:
+        ended = replace(st.active, end_wall_s=clearing[1])
+        return replace(st, active=None, clearing=None, tally=Tally()), ended
+    return replace(st, clearing=clearing), None
+
+
+def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
+             windows: dict[str, HistDelta], config: DetectConfig,
+             notable: tuple[tuple[float, Evidence], ...]) -> tuple[SubjectState, Episode | None]:
+    now = recent[-1]
+    since = st.pending[0] if st.pending else (
+        _episode_start_mono(st, now) if st.active else now.time_mono_s)
+    mine = tuple(e for m, e in notable if m >= since - 2 * config.hold_s) \
+        if subject.kind == "engine" else ()
+    routine = subject.kind == "engine" and \
+        since - NOTABLE_KEEP_S <= st.notable_healthy_mono_s < since - NOTABLE_GRACE_S
+    strength = (0.3 if routine else 1.0) if mine else 0.0
+    jump = st.jump if st.jump is not None and now.time_mono_s - st.jump[0] <= JUMP_KEEP_S \
+        else None
+    feats = signals(subject, recent, st.base, windows, config, strength,
+                    jump[1] if jump is not None else None)
+    if feats.v.get("jump_from") is not None and jump is None:
+        jump = (now.time_mono_s, feats.v["jump_from"])
+    if jump != st.jump:
+        st = replace(st, jump=jump)
+    paused = feats.v.get("paused_rank") is not None
+    if paused != (st.pause_since_mono_s is not None):
+        st = replace(st, pause_since_mono_s=now.time_mono_s if paused else None)
+    surging = feats.s.get("surge", 0.0) >= 0.5
+    if surging != (st.surge_since_mono_s is not None):
+        st = replace(st, surge_since_mono_s=now.time_mono_s if surging else None)
+    slow = tuple((n, m) for n, m in st.slow_times if now.time_mono_s - m <= 2 * config.hold_s)
+    slow += tuple((n, now.time_mono_s) for n, hit in feats.slow_reading.items() if hit)
+    if slow != st.slow_times:
+        st = replace(st, slow_times=slow)
+
+    def judged():  # the causes' scores: only while a trigger holds
+        scores = signatures.scores(feats.s)
+        oversized = BY_CAUSE["oversized_request"]
+        harm = feats.s.get("harm", 0.0)
+        latched = {"notable": oversized.score({**feats.s, "notable": 1.0}),
+                   "fanout": oversized.score({**feats.s, "fanout": 1.0,
+                                              "fanout_harm": 0.7 * harm})}
+        seen = {name for name in latched if feats.s.get(name, 0.0) >= 0.5}
+        return scores, latched, seen, _where(subject, feats), _losing(feats.s, scores)
+
+    if st.active is None:
+        measure = _trigger(st, subject, feats, config, clearing=False)
+        if measure is not None and measure in LATENCY_MEASURES:
+            hits = {m for n, m in slow if n == measure
+                    and now.time_mono_s - m <= config.hold_s + 0.5}
+            if len(hits) < t("min_slow_readings"):
+                measure = None if st.pending is None else st.pending_measure
+        if measure is None:
+            if mine and st.pending is None and subject.kind == "engine":
+                st = replace(st, notable_healthy_mono_s=now.time_mono_s)
+            if st.pending is not None:
+                st = replace(st, pending=None, pending_measure=None, pending_tally=Tally())
+            return _feed(st, subject, recent, feats, config), None
+        if st.pending is None:
+            st = replace(st, probation=())
+        pending = st.pending or (now.time_mono_s, now.time_wall_s)
+        tally = st.pending_tally.add(*judged())
+        st = replace(st, pending=pending, pending_measure=st.pending_measure or measure,
+                     pending_tally=tally)
+        hold = config.hold_s if measure in ENGINE_MEASURES else max(config.hold_s,
+                                                                     t("job_hold_s"))
+        if measure in LATENCY_MEASURES and (feats.v.get(f"{measure}_ratio") or 0.0) < \
+                t("latency_severe") and not any(
+                    _trigger_holds(m, st, subject, feats, config, clearing=False)
+                    for m in ENGINE_MEASURES if m not in LATENCY_MEASURES):
+            hold *= 2  # a moderate latency rise alone must last: bursts give a few seconds
+        if now.time_mono_s - pending[0] < hold:
+            return st, None
+        old = None
+        if st.last_closed is not None and pending[0] - st.last_closed_mono_s <= REOPEN_S:
+            old = replace(st.last_closed, end_wall_s=None)  # the same episode, again
+            tally = st.last_tally.merged(tally)
+        episode = _episode(st, subject, feats, tally, bool(mine),
+                           old.start_wall_s if old else pending[1],
+                           old.measure if old else st.pending_measure or measure, old, config)
+        return replace(st, active=episode, tally=tally, pending=None, pending_measure=None,
+                       pending_tally=Tally(), clearing=None, last_closed=None), None
+
+    measure = _trigger(st, subject, feats, config, clearing=True)
+    if measure is not None:
+        keep = st.active.measure
+        if keep != measure and _trigger_holds(keep, st, subject, feats, config):
+            measure = keep
+        tally = st.tally.add(*judged())
+        episode = _episode(st, subject, feats, tally, bool(mine), st.active.start_wall_s,
+                           measure, st.active, config)
+        return replace(st, active=episode, tally=tally, clearing=None), None
+    clearing = st.clearing or (now.time_mono_s, now.time_wall_s)
+    episode = st.active
+    if mine and not any(e.signal.startswith("notable") for e in episode.facts):
+        # a request that ends as the episode clears (vLLM observes n when it ends) is still
+        # its evidence: the verdict takes it as if seen all along
+        suspects = st.tally.ranked(True)
+        episode = replace(episode, facts=merge(episode.facts, mine), suspects=suspects,
+                          gpus=_gpus_for(suspects, st.tally, subject),
+                          history=_history(episode, suspects, now.time_wall_s))
+    st = replace(st, clearing=clearing, active=episode)
+    if now.time_mono_s - clearing[0] >= config.hold_s:
+        ended = replace(episode, end_wall_s=clearing[1])
+        return replace(st, active=None, clearing=None, tally=Tally(), last_closed=ended,
+                       last_tally=st.tally, last_closed_mono_s=clearing[0],
+                       settle_until_mono_s=now.time_mono_s + t("settle_s")), ended
+    return st, None
+
+
+def _episode_start_mono(st: SubjectState, now: Point) -> float:
+    return now.time_mono_s - (now.time_wall_s - st.active.start_wall_s)
+
+
+def _losing(s: dict[str, float], scores: dict[str, float]) -> dict[str, str]:
+    """Why each cause scored what it did, for the explain page: the veto that cost it most,
+    else its weakest requirement."""
+    out = {}
+    for cause, score in scores.items():
+        sig = BY_CAUSE[cause]
+        veto = sig.strongest_veto(s)
+        if veto is not None and veto[1] >= 0.2:
+            out[cause] = f"{words.signal_text(veto[0])} speaks against it"
+        else:
+            name, value = sig.weakest_requirement(s)
+            out[cause] = f"weakest sign: {words.signal_text(name)} ({value:.2f})"
+    return out
+
+
+def _where(subject: Subject, feats: Features) -> dict[str, tuple[int, ...]]:
+    named = {"odd": (feats.odd_gpu,) if feats.odd_gpu is not None else (),
+             "shared": feats.shared_gpus, "throttled": feats.throttled_gpus,
+             "dram": feats.dram_gpus, "stalled": feats.stalled_gpus}
+    return {sig.cause: named.get(sig.where) or subject.gpus for sig in signatures.SIGNATURES}
+
+
+def _gpus_for(suspects, tally: Tally, subject: Subject) -> tuple[int, ...]:
+    if not suspects:
+        return subject.gpus
+    return tally.where.get(suspects[0][0]) or subject.gpus
+
+
+def _history(old: Episode | None, suspects, wall_s: float) -> tuple[tuple[float, str], ...]:
+    history = old.history if old is not None else ()
+    top = suspects[0][0] if suspects else "unknown"
+    if not history or history[-1][1] != top:
+        history = (history + ((wall_s, top),))[-10:]
+    return history
+
+
+def _episode(st: SubjectState, subject: Subject, feats: Features, tally: Tally, notable: bool,
+             start_wall_s: float, measure: str, old: Episode | None,
+             config: DetectConfig) -> Episode:
+    v = feats.v
+    suspects = tally.ranked(notable or (old is not None and any(
+        e.signal.startswith("notable") for e in old.facts)))
+    facts = merge(old.facts if old is not None else (), feats.evidence)
+    horizon = feats.evidence[0].when_wall_s - 15.0 if feats.evidence else None
+    if horizon is not None:  # findings that stopped showing fall off, requests stay
+        facts = tuple(e for e in facts if e.signal.startswith("notable")
+                      or (e.until_wall_s or e.when_wall_s or 0.0) >= horizon)
+    util = v.get("util") or 0.0
+    if old is not None:
+        kind = old.kind
+    elif measure in ("util", "stall") or (
+            v.get("util_base") is not None and util < config.busy_util_pct - 5
+            and v["util_base"] - util >= 10 and measure in ("tokens", "queue", "work")):
+        kind = "starved"
+    else:
+        kind = "busy_unproductive"
+    latency = measure in LATENCY_MEASURES
+    wall = feats.evidence[0].when_wall_s if feats.evidence else start_wall_s
+    return Episode(
+        kind=kind, gpus=_gpus_for(suspects, tally, subject), start_wall_s=start_wall_s,
+        end_wall_s=None, baseline_tokens_per_s=v.get("tokens_base") or 0.0,
+        tokens_per_s=v.get("tokens"), util_pct=util, facts=facts, suspects=suspects,
+        measure=measure,
+        latency_p99_s=v.get(f"{measure}_p99") if latency else None,
+        latency_baseline_s=v.get(f"{measure}_expected") if latency else None,
+        subject=subject.key, subject_label=subject.label, job_gpus=subject.gpus,
+        values={k: x for k, x in v.items() if isinstance(x, (int, float))},
+        history=_history(old, suspects, wall),
+        why_not={c: why for c, why in tally.losing.items()
+                 if suspects and c != suspects[0][0]})
+
+
+# ---------------------------------------------------------------- triggers
+
+def _trigger(st: SubjectState, subject: Subject, feats: Features, config: DetectConfig,
+             clearing: bool) -> str | None:
+    """What says the work is unproductive now (the measure), or None.  ``clearing`` applies
+    the looser thresholds an open episode needs to close."""
+    order = _ENGINE_ORDER if subject.kind == "engine" else _JOB_ORDER
+    for measure in order:
+        if _trigger_holds(measure, st, subject, feats, config, clearing):
+            return measure
     return None
 
 
-def _feed_baseline(state: DetectState, now: Point, config: DetectConfig) -> DetectState:
-    """A healthy point joins the baselines (tokens/s and each latency p99: medians over
-    the baseline window); baselines are frozen while a condition is pending or open."""
-    if now.tokens_per_s is None and not now.latency:
-        return state
-    horizon = now.time_mono_s - config.baseline_window_s
-    healthy = tuple(p for p in state.healthy if p.time_mono_s > horizon) + (now,)
-
-    def median(values):
-        values = [v for v in values if v is not None]
-        return statistics.median(values) if len(values) >= config.min_baseline_points else None
-
-    latency = []
-    for name in LATENCY_MEASURES:
-        value = median(p.latency.get(name, (None, None))[1] for p in healthy)
-        if value is not None and value > 0:
-            latency.append((name, value))
-    return replace(state, healthy=healthy,
-                   baseline_tokens_per_s=median(p.tokens_per_s for p in healthy),
-                   baseline_latency_s=tuple(latency))
+_ENGINE_ORDER = ("itl", "tokens", "queue", "util", "ttft", "kv", "step", "share", "cpu",
+                 "straggler", "shared", "clock", "hollow")
+_JOB_ORDER = ("work", "hollow", "stall", "straggler", "shared", "clock")
 
 
-def _episode(kind: str, measure: str, start_wall_s: float, state: DetectState,
-             util: dict[int, float], config: DetectConfig,
-             previous_episode: Episode | None = None) -> Episode:
-    if kind == "busy_unproductive":
-        gpus = tuple(g for g, u in sorted(util.items()) if u >= config.busy_util_pct - config.clear_util_margin_pct)
-    else:
-        gpus = tuple(sorted(util))
-    evidence, features = _evidence(state, util)
-    p99 = state.point.latency.get(measure, (None, None))[1] if measure != "tokens" else None
-    notable = _notable_since(state, start_wall_s)
-    if previous_episode is not None:  # evidence named once stays named
-        notable = tuple(dict.fromkeys(
-            [e for e in previous_episode.evidence if e in notable or "finished by" in e]
-            + list(notable)))
-    return Episode(
-        kind=kind,
-        gpus=gpus or tuple(sorted(util)),
-        start_wall_s=start_wall_s,
-        end_wall_s=None,
-        baseline_tokens_per_s=state.baseline_tokens_per_s or 0.0,
-        tokens_per_s=state.point.tokens_per_s,
-        util_pct=max(util.values()) if util else 0.0,
-        evidence=tuple(notable) + evidence,
-        suspects=_suspects({**features, "notable": 1.0 if notable else 0.0}),
-        measure=measure,
-        latency_p99_s=p99,
-        latency_baseline_s=state.latency_baseline(measure) if measure != "tokens" else None,
-    )
+def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Features,
+                   config: DetectConfig, clearing: bool = True) -> bool:
+    s, v = feats.s, feats.v
+    base = st.base
+    now_age = st.last_seen_mono_s - st.first_seen_mono_s
+    if st.warmup_since_mono_s is not None:
+        return False
+    util = v.get("util")
+    if measure in ("itl", "ttft", "tokens", "queue") and not clearing and \
+            s.get("surge", 0.0) >= 0.5 and st.surge_since_mono_s is not None and \
+            st.last_seen_mono_s - st.surge_since_mono_s < t("surge_s"):
+        return False  # arrivals beyond capacity for a while: queueing, not a stall
+    if measure in LATENCY_MEASURES:
+        ratio = v.get(f"{measure}_ratio")
+        gate = v.get(f"{measure}_clear_gate" if clearing else f"{measure}_gate")
+        factor = config.latency_clear_factor if clearing else config.latency_factor
+        if ratio is None or not gate or ratio < factor:
+            return False
+        if (v.get("running") or 0) <= 0 and v.get("running") is not None:
+            return False
+        if measure == "ttft":  # a longer wait for the first token alone is demand, not harm
+            return (v.get("tokens_ratio") or 1.0) <= 0.7 and bool(v.get("demand_kept"))
+        return True
+    if measure == "tokens":
+        # a quiet server's tokens/s follows its one or two requests: no collapse to judge
+        if v.get("running_base") is not None and v["running_base"] < 3:
+            return False
+        ratio = v.get("tokens_ratio")
+        limit = config.clear_ratio if clearing else config.collapse_ratio
+        return ratio is not None and ratio < limit + (0.0 if clearing else 1e-9) \
+            and bool(v.get("demand_kept"))
+    if measure == "queue":
+        growth, scale = v.get("queue_growth"), v.get("queue_scale")
+        if growth is None or not scale:
+            return False
+        # an engine at capacity queues too, producing as much as ever: only a queue that grows
+        # while tokens/s fell well below its baseline is the engine's own doing
+        if clearing:
+            return growth >= 0.5 * scale and (v.get("tokens_ratio") or 1.0) <= 0.8
+        return growth >= scale and bool(v.get("queue_rising")) \
+            and (v.get("tokens_ratio") or 1.0) <= 0.7 and s.get("running_flat", 0.0) >= 0.5
+    if measure == "util":
+        # the GPU less busy while the work did not shrink: it waits on something (the host)
+        base_util, waiting, running = v.get("util_base"), v.get("waiting"), v.get("running")
+        if util is None or base_util is None:
+            return False
+        drop = t("util_drop_pts") * (0.6 if clearing else 1.0)
+        if base_util - util < drop:
+            return False
+        need = max(4.0, 0.25 * (v.get("running_base") or 0.0))
+        queued = waiting is not None and v.get("waiting_base") is not None and \
+            waiting - v["waiting_base"] >= (0.5 * need if clearing else need)
+        same_batch = running is not None and v.get("running_base") is not None and \
+            v["running_base"] >= 1 and running >= 0.9 * v["running_base"]
+        less_prompt = (v.get("prompt_ratio") or 1.0) <= 0.5  # less prefill work explains it
+        return queued or (same_batch and not less_prompt)
+    if measure == "cpu":
+        # the engine's processes get a third less CPU with the run queue over the CPUs, and
+        # its output fell with demand still there: the host starves it (seen from /proc,
+        # whatever the GPU reads; a stand-in or a GPU without util says nothing)
+        if not v.get("demand_kept") or (v.get("running_base") or 0) < 1:
+            return False
+        return s.get("cpu_lost", 0.0) >= (0.3 if clearing else 0.5) and \
+            (v.get("tokens_ratio") or 1.0) <= (0.85 if clearing else 0.75)
+    if measure == "share":
+        # the requests finish at half their rate or less while tokens/s holds and every
+        # token is slower: the batch's work goes to a few requests (n sequences of one)
+        ratio, step = v.get("finished_ratio"), v.get("step_ratio")
+        per_request = v.get("tokens_per_request_ratio")
+        if ratio is None or step is None or per_request is None \
+                or (v.get("running_base") or 0) < 3:
+            return False
+        # (longer contexts slow every token too, and show as DRAM traffic: that is the
+        # bandwidth's, not a few requests'; n sequences of one prompt add little KV to read)
+        return ratio <= (0.65 if clearing else 0.5) and step >= (1.4 if clearing else 1.8) \
+            and per_request >= (1.6 if clearing else 2.0) and bool(v.get("demand_kept")) \
+            and (v.get("dram_rise") or 0.0) < 6.0
+    if measure == "kv":
+        # the pool full and work thrown away (preempted, retracted: computed again later);
+        # requests that only wait for blocks are an engine at its capacity
+        # (SGLang reserves room at admission and mostly holds requests back instead: a queue
+        # growing with the pool all but full is the same shortage)
+        full = s.get("kv_full", 0.0) >= (0.3 if clearing else 0.5)
+        thrown = s.get("preempt", 0.0) >= (0.3 if clearing else 0.5)
+        held_back = (v.get("kv") or 0.0) >= t("kv_full") and s.get("queue", 0.0) >= (
+            0.3 if clearing else 0.5) and (clearing or bool(v.get("queue_rising")))
+        return full and (thrown or held_back)
+    if measure == "step":
+        # every token slower while the memory traffic rose: decode at the bandwidth roofline
+        ratio, rise = v.get("step_ratio"), v.get("dram_rise")
+        return ratio is not None and rise is not None and \
+            ratio >= (1.6 if clearing else t("step_slow")) and rise >= t("dram_rise_pts") * (
+                0.6 if clearing else 1.0)
+    if measure == "work":
+        # fewer steps while the GPU looks as it always did is the job's own doing (an eval
+        # pass, a checkpoint: the counter stops, the GPU idles or runs forward passes); fewer
+        # steps *with* a GPU-side finding is an episode
+        ratio = v.get("tokens_ratio")
+        gpu_side = max(s.get("util_drop", 0.0), s.get("hollow_new", 0.0), s.get("sawtooth", 0.0),
+                       s.get("odd", 0.0) * s.get("peers_wait", 0.0), s.get("clock_all", 0.0),
+                       s.get("shared", 0.0))
+        return ratio is not None and ratio <= (0.7 if clearing else t("work_drop")) \
+            and (util or 0.0) >= 20 and gpu_side >= (0.2 if clearing else 0.3)
+    if now_age < t("job_min_age_s") and not clearing:
+        return False
+    if measure == "hollow":
+        # the others wait in a barrier for a rank that is off the GPU (rank 0 writing a
+        # checkpoint): a pause, unless it lasts long enough to be a hang
+        if st.pause_since_mono_s is not None and not clearing and \
+                st.last_seen_mono_s - st.pause_since_mono_s < t("pause_s"):
+            return False
+        ratio = v.get("sm_ratio")
+        if ratio is None or util is None or util < (70.0 if clearing else t("hollow_util_pct")):
+            return False
+        if ratio <= (0.2 if clearing else t("hollow_sm_ratio")):
+            return True
+        ratio_base = base.get("sm_ratio")
+        return ratio_base is not None and ratio_base >= 0.25 and ratio <= 0.3 \
+            and ratio <= t("hollow_relative") * ratio_base * (1.3 if clearing else 1.0)
+    if measure == "stall":
+        return s.get("sawtooth", 0.0) >= (0.3 if clearing else 0.5)
+    if measure == "straggler":
+        return len(subject.gpus) >= 2 and (util or 0.0) >= 50 \
+            and s.get("odd", 0.0) >= (0.3 if clearing else 0.5) \
+            and s.get("peers_wait", 0.0) >= (0.3 if clearing else 0.4)
+    if measure == "shared":
+        return s.get("shared", 0.0) >= (0.3 if clearing else 0.5) and max(
+            s.get("own_drop", 0.0), s.get("work_down", 0.0), s.get("tokens_down", 0.0)) \
+            >= (0.2 if clearing else 0.3)
+    if measure == "clock":
+        if (util or 0.0) < 50:
+            return False
+        drop = v.get("clock_drop") or 0.0  # the least-slowed of the job's busy GPUs
+        reasons = s.get("throttle_new", 0.0) >= 1.0
+        return (reasons and drop >= (0.12 if clearing else 0.2)) \
+            or drop >= (0.25 if clearing else 0.35)
+    return False
 
 
-def _notable_since(state: DetectState, start_wall_s: float) -> tuple[str, ...]:
-    """Notable requests seen since shortly before the episode began (a request that
-    finished just before is still the likely culprit)."""
-    start_mono = state.point.time_mono_s - (state.point.time_wall_s - start_wall_s)
-    return tuple(text for t, text in state.notable if t >= start_mono - 2 * state.config.hold_s)
+# ---------------------------------------------------------------- baselines
+
+def _feed(st: SubjectState, subject: Subject, recent: tuple[Point, ...], feats: Features,
+          config: DetectConfig) -> SubjectState:
+    """A healthy tick joins the subject's baseline: never while a trigger is pending or an
+    episode open (the caller), while the backlog of one settles, or after a restart until
+    service looks steady (a load balancer's slow start is no baseline)."""
+    now = recent[-1]
+    if now.time_mono_s < st.settle_until_mono_s:
+        return st
+    if st.warmup_since_mono_s is not None:
+        if not _steady(recent, now, st.warmup_since_mono_s):
+            return st
+        st = replace(st, warmup_since_mono_s=None)
+    sample = _sample(subject, now, feats) if _clean(feats) else None
+    probation = st.probation + ((sample,) if sample is not None else ())
+    base = st.base
+    while probation and now.time_mono_s - probation[0].time_mono_s >= PROBATION_S:
+        added = base.add(probation[0], config.baseline_window_s)
+        base = added.renewed() if added is not base else base
+        probation = probation[1:]
+    return replace(st, base=base, probation=probation)
 
 
-def _with_late_evidence(episode: Episode, state: DetectState) -> Episode:
-    """While an episode is closing, a request that only now finished (vLLM observes
-    ``request_params_n`` when the request ends) still joins its evidence and suspects."""
-    late = [text for text in _notable_since(state, episode.start_wall_s)
-            if text not in episode.evidence]
-    if not late:
-        return episode
-    scores = dict(episode.suspects)
-    scores["oversized_request"] = max(scores.get("oversized_request", 0.0), 1.0)
-    ranked = tuple(sorted(scores.items(), key=lambda cs: (-cs[1], CAUSES.index(cs[0]))))
-    return replace(episode, evidence=tuple(late) + episode.evidence, suspects=ranked)
+PROBATION_S = 1.0
 
 
-def _mean_sm(points: tuple[Point, ...]) -> dict[int, float]:
-    out: dict[int, list[float]] = {}
-    for p in points:
-        for g, v in p.sm_active_pct.items():
-            out.setdefault(g, []).append(v)
-    return {g: sum(v) / len(v) for g, v in out.items()}
+def _clean(feats: Features) -> bool:
+    """A tick that is healthy beyond doubt: no degradation signal even half on, by this
+    tick's own value (a trigger smooths over ticks; the baseline must not learn an onset)."""
+    v, s = feats.v, feats.s
+    if not v.get("batch_steady", 1.0):
+        return False
+    if v.get("demand_kept", 1.0) and (
+            (v.get("tokens_ratio_now") or 1.0) < 0.7 or (v.get("tokens_ratio") or 1.0) < 0.7):
+        return False  # fewer tokens while demand is there; with demand gone, the new normal
+    if any((v.get(f"{m}_ratio") or 0.0) >= 1.5 and v.get(f"{m}_gate") for m in LATENCY_MEASURES):
+        return False
+    if (v.get("prompt_ratio") or 1.0) >= 2.0 or (v.get("step_ratio") or 1.0) >= 1.5:
+        return False  # a prefill burst, or every token slower: an onset, not the normal
+    return max(s.get("queue", 0.0), s.get("util_drop", 0.0), s.get("sawtooth", 0.0),
+               s.get("work_down", 0.0), s.get("odd", 0.0) * s.get("peers_wait", 0.0),
+               s.get("shared", 0.0), s.get("clock_all", 0.0)) < 0.5
 
 
-def _clamp(x: float) -> float:
-    return max(0.0, min(1.0, x))
+def _steady(recent: tuple[Point, ...], now: Point, since: float) -> bool:
+    """Service after a restart looks steady: running long enough, and tokens/s over the
+    last 10 s neither climbing nor falling (the two halves within 25% of each other)."""
+    if now.time_mono_s - since < t("restart_warmup_s"):
+        return False
+    first = [p.tokens_per_s for p in recent if now.time_mono_s - 10 < p.time_mono_s
+             <= now.time_mono_s - 5 and p.tokens_per_s is not None]
+    last = [p.tokens_per_s for p in recent if p.time_mono_s > now.time_mono_s - 5
+            and p.tokens_per_s is not None]
+    if not first or not last:
+        return False
+    a, b = sum(first) / len(first), sum(last) / len(last)
+    return a > 0 and b > 0 and 0.8 <= b / a <= 1.25
 
 
-def _avg(values: list[float]) -> float | None:
-    return sum(values) / len(values) if values else None
+def _sample(subject: Subject, now: Point, feats: Features) -> Sample | None:
+    v = feats.v
+    values: dict[str, float] = {}
 
+    def put(name, value):
+        if value is not None and math.isfinite(value):
+            values[name] = float(value)
 
-def sm_far_below_util(util_pct: float | None, sm_pct: float | None) -> bool:
-    """SM activity under half of GPU-Util: busy time spent with most SMs idle (the
-    detector's evidence, and what the panes show in red)."""
-    return bool(util_pct) and sm_pct is not None and sm_pct < 0.5 * util_pct
-
-
-def _evidence(state: DetectState, util: dict[int, float]) -> tuple[tuple[str, ...], dict[str, float]]:
-    """Human-readable evidence lines and the 0..1 features the suspects are scored from."""
-    now, recent, healthy = state.point, state.recent[-5:], state.healthy
-    evidence: list[str] = []
-    f: dict[str, float] = {}
-    top_gpu = max(util, key=util.get) if util else None
-
-    sm = _mean_sm(state.recent[-state.config.smooth_points:])
-    if top_gpu is not None and top_gpu in sm and util[top_gpu] > 0:
-        gap = (util[top_gpu] - sm[top_gpu]) / util[top_gpu]
-        f["sm_gap"] = _clamp((gap - 0.2) / 0.6)
-        if sm_far_below_util(util[top_gpu], sm[top_gpu]):
-            evidence.append(f"SM active {sm[top_gpu]:.0f}%")
-    if len(sm) >= 2:
-        spread = max(sm.values()) - min(sm.values())
-        f["spread"] = _clamp((spread - 20) / 40)
-        if f["spread"] > 0.3:
-            hi = max(sm, key=sm.get)
-            others = ",".join(str(g) for g in sorted(sm) if g != hi)
-            evidence.append(f"GPU {hi} SM active {sm[hi]:.0f}% while GPUs {others} "
-                            f"wait at {min(sm.values()):.0f}-{max(v for g, v in sm.items() if g != hi):.0f}%")
-
-    waiting_base = _avg([p.requests_waiting for p in healthy if p.requests_waiting is not None])
-    running_base = _avg([p.requests_running for p in healthy if p.requests_running is not None])
-    if now.requests_waiting is not None and waiting_base is not None:
-        growth = now.requests_waiting - waiting_base
-        scale = max(4.0, running_base or 0.0)
-        flat = running_base is None or (now.requests_running or 0) <= running_base * 1.25 + 1
-        f["waiting"] = _clamp(growth / scale) if flat else 0.0
-        if f["waiting"] > 0.2:
-            evidence.append(f"waiting requests {waiting_base:.0f} -> {now.requests_waiting:.0f} "
-                            f"while running stays {now.requests_running or 0:.0f}")
-
-    prompt_base = _avg([p.prompt_tokens_per_s for p in healthy if p.prompt_tokens_per_s is not None])
-    prompt_now = _avg([p.prompt_tokens_per_s for p in recent if p.prompt_tokens_per_s is not None])
-    if prompt_now is not None and prompt_base:
-        ratio = prompt_now / prompt_base
-        f["prefill"] = _clamp((ratio - 1.5) / 2.5)
-        if ratio >= 2:
-            evidence.append(f"prompt tokens/s {ratio:.1f}x baseline (prefill)")
-
-    if now.launch_p50_us and now.launch_p99_us:
-        ratio = now.launch_p99_us / now.launch_p50_us
-        f["jitter"] = _clamp(math.log10(max(ratio, 1.0)) / 2.5 - 0.2)
-        if ratio >= 20 and now.launch_p99_us >= 1000:
-            evidence.append(f"launch p99 {_fmt_us(now.launch_p99_us)} (p50 {_fmt_us(now.launch_p50_us)})")
-
-    if top_gpu is not None:
-        series = [p.util_pct[top_gpu] for p in recent if top_gpu in p.util_pct]
-        if len(series) >= 3:
-            dip, mean = min(series), sum(series) / len(series)
-            swing = max(series) - dip
-            f["input"] = _clamp((swing - 30) / 40) if mean < state.config.busy_util_pct else 0.0
-            if f["input"] > 0.3:
-                evidence.append(f"GPU-Util dips to {dip:.0f}% between steps")
-    if now.host_cpu_pct is not None and now.host_cpu_pct >= 90:
-        evidence.append(f"host CPU {now.host_cpu_pct:.0f}%")
-    f["host"] = _host_contention(state, evidence)
-
-    dram = now.dram_bw_pct.get(top_gpu) if top_gpu is not None else None
-    if dram is not None:
-        f["dram"] = _clamp((dram - 80) / 12)
-        if dram >= 85:
-            evidence.append(f"DRAM bandwidth {dram:.0f}%")
-
-    f["throttle"] = _throttling(state, evidence)
-
-    preempt_base = _avg([p.preemptions_per_s for p in healthy if p.preemptions_per_s is not None])
-    preempt = _avg([p.preemptions_per_s for p in recent if p.preemptions_per_s is not None])
-    if preempt is not None and preempt > max(0.5, 3 * (preempt_base or 0.0)):
-        f["preemptions"] = _clamp(preempt / 5)
-        evidence.append(f"preemptions {preempt:.1f}/s (KV cache full: requests evicted)")
-    return tuple(evidence), f
-
-
-def _host_contention(state: DetectState, evidence: list[str]) -> float:
-    """0..1: the CPU is contended, from what /proc gives without root or eBPF, each against
-    the healthy baseline (a CPU-bound engine is always busy; what matters is what changed):
-    the engine's (or pinned) tree getting less CPU than it had while the run queue is above
-    the CPUs (measured here on a real vLLM with its core crowded: its CPU halved, its
-    involuntary switches *fell*, as it ran less), CPU pressure rising, the run queue
-    growing, and involuntary context switches jumping (a launch thread preempted often)."""
-    recent, healthy = state.recent[-3:], state.healthy
-
-    def now_and_base(name):
-        return (_avg([getattr(p, name) for p in recent if getattr(p, name) is not None]),
-                _avg([getattr(p, name) for p in healthy if getattr(p, name) is not None]))
-
-    score = 0.0
-    queue, queue_base = now_and_base("run_queue")
-    cpus = state.point.cpus
-    crowded = queue is not None and cpus is not None and queue > cpus
-    losses = []
-    for name, label in (("tree_cpu_pct", "the engine's processes"),
-                        ("busiest_thread_pct", "its busiest thread")):
-        value, base = now_and_base(name)
-        if value is not None and base is not None and base >= 30:
-            losses.append(((base - value) / base, label, value, base))
-    if losses:
-        loss, label, value, base = max(losses)
-        score += 0.4 * _clamp((loss - 0.15) / 0.35) * (1.0 if crowded or queue is None else 0.5)
-        if loss >= 0.3 and crowded:
-            evidence.append(f"{label} at {value:.0f}% CPU (baseline {base:.0f}%) with the run "
-                            f"queue at {queue:.0f} on {cpus} CPUs")
-    psi, psi_base = now_and_base("cpu_pressure_pct")
-    if psi is not None:
-        base = psi_base or 0.0
-        score += 0.25 * _clamp((psi - base - 10) / 30)
-        if psi - base >= 15:
-            evidence.append(f"CPU pressure {psi:.0f}% (baseline {base:.0f}%)")
-    if queue is not None and cpus:
-        excess = queue / cpus - max(1.0, (queue_base or 0) / cpus)
-        score += 0.2 * _clamp(excess / 2)
-        if excess >= 1 and not any("run queue" in e for e in evidence):
-            evidence.append(f"run queue {queue:.0f} on {cpus} CPUs (baseline {queue_base or 0:.0f})")
-    inv, inv_base = now_and_base("tree_involuntary_per_s")
-    if inv is not None and inv_base is not None:
-        ratio = inv / max(inv_base, 20.0)
-        score += 0.15 * _clamp((ratio - 1.5) / 3)
-        if ratio >= 2:
-            evidence.append(f"involuntary context switches {inv:,.0f}/s (baseline {inv_base:,.0f}/s)")
-    return _clamp(score)
-
-
-def _throttling(state: DetectState, evidence: list[str]) -> float:
-    """1 when throttle reasons are new against the healthy baseline or the SM clock fell:
-    a loaded H100 reports "power cap" while healthy, which explains nothing."""
-    now, healthy = state.point, state.healthy
-    usual: set[str] = set()
-    for reason in {r for p in healthy for reasons in p.throttle.values() for r in reasons}:
-        seen = sum(1 for p in healthy if any(reason in rs for rs in p.throttle.values()))
-        if seen >= max(1, len(healthy) // 2):
-            usual.add(reason)
-    new = sorted({r for reasons in now.throttle.values() for r in reasons} - usual)
-    fell = []
-    for gpu, clock in now.clock_mhz.items():
-        base = _avg([p.clock_mhz[gpu] for p in healthy if gpu in p.clock_mhz])
-        if base and clock < 0.85 * base and now.util_pct.get(gpu, 0) >= 50:
-            fell.append(f"GPU {gpu} SM clock {clock:,.0f} MHz (baseline {base:,.0f})")
-    if new:
-        evidence.append("clocks throttled: " + ", ".join(new))
-    evidence.extend(fell)
-    return 1.0 if new or fell else 0.0
-
-
-def _suspects(f: dict[str, float]) -> tuple[tuple[str, float], ...]:
-    g = f.get
-    host = max(g("jitter", 0), g("host", 0))
-    scores = {
-        "oversized_request": max(g("notable", 0),
-                                 g("waiting", 0) * (0.6 + 0.4 * g("sm_gap", 0)),
-                                 0.5 * g("preemptions", 0)),
-        "prefill_interference": g("prefill", 0),
-        "collective_straggler": g("spread", 0),
-        "input_stall": g("input", 0),
-        "host_launch_jitter": host,
-        # busy time without SM work: unless something else explains the idle SMs (a host
-        # that cannot feed the GPU explains them first)
-        "tiny_kernels": 0.8 * g("sm_gap", 0) * (1 - g("waiting", 0)) * (1 - g("spread", 0))
-        * (1 - g("prefill", 0)) * (1 - host) ** 2 * (1 - g("notable", 0)),
-        "memory_bandwidth": g("dram", 0),
-        "throttling": g("throttle", 0),
-    }
-    ranked = sorted(((c, round(s, 3)) for c, s in scores.items() if s > 0.05),
-                    key=lambda cs: (-cs[1], CAUSES.index(cs[0])))
-    return tuple(ranked)
-
-
-def _fmt_s(value_s: float) -> str:
-    return _fmt_us(value_s * 1e6)
-
-
-def _fmt_us(value_us: float) -> str:
-    return f"{value_us / 1000:.1f} ms" if value_us >= 1000 else f"{value_us:.0f} us"
+    util = v.get("util")
+    busy = util is not None and util >= 5
+    if busy:
+        put("util", util)
+        put("sm", v.get("sm"))
+        put("dram", v.get("dram"))
+        put("sm_ratio", v.get("sm_ratio"))
+        tensor = [now.tensor_pct[g] for g in subject.gpus if g in now.tensor_pct]
+        put("tensor", sum(tensor) / len(tensor) if tensor else None)
+    if subject.has_engine:
+        if subject.kind == "trainer":
+            put("work", work_rate_now(now))
+        elif (now.tokens_per_s or 0) > 0 or (now.requests_running or 0) > 0:
+            put("tokens", now.tokens_per_s)
+            put("prompt", now.compute_prompt_tokens_per_s)
+            put("prompt_len", v.get("prompt_len"))
+            put("finished", now.requests_per_s)
+        put("running", now.requests_running)
+        put("waiting", now.requests_waiting)
+        put("kv", now.kv_usage_ratio)
+        if now.preemptions_per_s is not None or now.retractions_per_s is not None:
+            put("preempt", (now.preemptions_per_s or 0.0) + (now.retractions_per_s or 0.0))
+        put("tree_cpu", now.tree_cpu_pct)
+        put("busiest_thread", now.busiest_thread_pct)
+    elif subject.pids & now.pinned_pids:
+        put("tree_cpu", now.tree_cpu_pct)
+        put("busiest_thread", now.pinned_thread_pct)
+    if subject.has_engine or subject.pids & now.pinned_pids:
+        put("involuntary", now.tree_involuntary_per_s)
+    put("psi", now.cpu_pressure_pct)
+    put("run_queue", now.run_queue)
+    put("host_cpu", now.host_cpu_pct)
+    put("launch_p99", now.launch_p99_us)
+    put("launch_max", now.launch_max_us)
+    for api, p99 in now.launch_p99_by_api_us.items():
+        put(f"launch_p99:{api}", p99)
+    per_gpu: dict[str, dict[int, float]] = {"clock": {}, "sm": {}, "util": {}, "own_sm": {},
+                                            "other_sm": {}}
+    pids: dict[int, frozenset[int]] = {}
+    for g in subject.gpus:
+        if now.util_pct.get(g, 0.0) >= 40 and g in now.clock_mhz:
+            per_gpu["clock"][g] = now.clock_mhz[g]
+        for name, attr in (("sm", "sm_active_pct"), ("util", "util_pct")):
+            if g in getattr(now, attr):
+                per_gpu[name][g] = getattr(now, attr)[g]
+        procs = now.gpu_procs.get(g, ())
+        pids[g] = frozenset(p.pid for p in procs)
+        own = [p.sm_util_pct for p in procs if p.pid in subject.pids and p.sm_util_pct is not None]
+        other = [p.sm_util_pct for p in procs if p.pid not in subject.pids
+                 and p.sm_util_pct is not None]
+        if own:
+            per_gpu["own_sm"][g] = sum(own)
+        if subject.pids:
+            per_gpu["other_sm"][g] = sum(other)
+    if not values and not any(per_gpu.values()):
+        return None
+    return Sample(now.time_mono_s, values, per_gpu,
+                  {g: frozenset(now.throttle.get(g, ())) for g in subject.gpus}, pids,
+                  running=now.requests_running,
+                  itl_p99_s=now.latency.get("itl", (None, None))[1],
+                  itl_p50_s=now.latency.get("itl", (None, None))[0],
+                  ttft_p99_s=now.latency.get("ttft", (None, None))[1])

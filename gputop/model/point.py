@@ -11,9 +11,23 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from gputop.buckets import bucket_bounds_ns
 from gputop.model import enginehist, latency
 from gputop.model.enginehist import HistDelta
-from gputop.schema import EngineSample, Frame
+from gputop.schema import EngineSample, Frame, ProcSample
+
+
+@dataclass(frozen=True, slots=True)
+class ProcRef:
+    """A GPU process as the diagnosis needs it: who it is, whose child, and what it takes."""
+
+    pid: int
+    ppid: int | None
+    sm_util_pct: float | None
+    mem_bytes: int | None
+    cpu_pct: float | None = None  # over the last tick, from cumulative CPU seconds
+    name: str = ""
+    cmdline: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +49,7 @@ class Point:
     launch_p99_us: float | None
     host_cpu_pct: float | None
     clock_mhz: dict[int, float] = field(default_factory=dict)
+    tensor_pct: dict[int, float] = field(default_factory=dict)
     # the engine reading behind this point: when it was taken, and whether it is new
     engine_read_mono_s: float | None = None
     engine_fresh: bool = False
@@ -54,6 +69,44 @@ class Point:
     latency: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
     # observations in the window beyond (firing, clearing) x the latency baseline, by name
     latency_slow: dict[str, tuple[float, float]] = field(default_factory=dict)
+    # per GPU: what else the diagnosis reads of the card and of the processes on it
+    temp_c: dict[int, float] = field(default_factory=dict)
+    power_w: dict[int, float] = field(default_factory=dict)
+    mem_used_bytes: dict[int, int] = field(default_factory=dict)
+    util_samples_pct: dict[int, tuple[float, ...]] = field(default_factory=dict)
+    gpu_procs: dict[int, tuple[ProcRef, ...]] = field(default_factory=dict)
+    # the engine: who it is (a restart shows as a new url, new pids or counters going down)
+    engine_url: str | None = None
+    engine_pids: tuple[int, ...] = ()
+    engine_gpus: tuple[int, ...] = ()  # reported, else where its processes are
+    counters_reset: bool = False
+    cached_prompt_tokens_per_s: float | None = None
+    retractions_per_s: float | None = None
+    work_unit: str = ""
+    # a counter that moves once per step (a trainer's): its last two changes
+    work_total: float | None = None
+    work_changed_mono_s: float | None = None
+    work_step_per_s: float | None = None  # the rate over the last whole step
+    work_step_s: float | None = None  # how long that step took
+    # the pinned tree (pids) and its busiest thread's CPU over the last tick
+    pinned_pids: frozenset[int] = frozenset()
+    pinned_thread_pct: float | None = None
+    launch_measured: bool = False  # eBPF launch histograms are in the frame
+    # p99 of each launch API with enough calls this tick (a preempted launch thread shows
+    # in its own API's tail first: graph launches are few, kernel launches many)
+    launch_p99_by_api_us: dict[str, float] = field(default_factory=dict)
+    # the longest launch call this tick (exact, from the probes' per-interval max) and how
+    # many launches took 1 ms or more: a few preempted calls in a thousand move no p99
+    launch_max_us: float | None = None
+    launch_slow_calls: int = 0
+    sync_p50_us: float | None = None  # cudaStreamSynchronize / cudaDeviceSynchronize
+
+    @property
+    def compute_prompt_tokens_per_s(self) -> float | None:
+        """Prompt tokens the engine actually computed: prefix-cache hits are not prefill work."""
+        if self.prompt_tokens_per_s is None:
+            return None
+        return max(0.0, self.prompt_tokens_per_s - (self.cached_prompt_tokens_per_s or 0.0))
 
 
 def counter_rate(previous: float | None, current: float | None, seconds: float) -> float | None:
@@ -94,7 +147,9 @@ def _previous_reading(frames: list[Frame], last_reading: Frame | None) -> Frame 
 
 ENGINE_RATES = ("tokens_per_s", "prompt_tokens_per_s", "requests_per_s", "preemptions_per_s",
                 "flops_per_s", "mem_bytes_per_s", "tree_cpu_pct", "tree_involuntary_per_s",
-                "busiest_thread_pct")
+                "busiest_thread_pct", "cached_prompt_tokens_per_s", "retractions_per_s")
+# a counter below its previous reading means the engine restarted
+_RESET_COUNTERS = ("generation_tokens_total", "prompt_tokens_total", "requests_finished_total")
 
 
 def _engine_rates(before: EngineSample, now: EngineSample, seconds: float) -> dict:
@@ -118,7 +173,47 @@ def _engine_rates(before: EngineSample, now: EngineSample, seconds: float) -> di
         "tree_cpu_pct": None if cpu is None else 100.0 * cpu,
         "tree_involuntary_per_s": rate("ctx_involuntary"),
         "busiest_thread_pct": None if busiest is None else 100.0 * busiest,
+        "cached_prompt_tokens_per_s": rate("prompt_tokens_cached_total"),
+        "retractions_per_s": rate("retracted_requests_total"),
     }
+
+
+def _reset(before: EngineSample, now: EngineSample) -> bool:
+    return any(getattr(before, n) is not None and getattr(now, n) is not None
+               and getattr(now, n) < getattr(before, n) for n in _RESET_COUNTERS)
+
+
+def _work(engine: EngineSample, read_s: float, previous: Point | None) -> dict:
+    """A counter that moves once per step (a trainer's): the rate over whole steps, never the
+    0-or-a-whole-step of one tick."""
+    total = engine.generation_tokens_total
+    out = {"work_total": total, "work_changed_mono_s": read_s, "work_step_per_s": None,
+           "work_step_s": None}
+    if total is None or previous is None or previous.work_total is None \
+            or previous.engine_url != engine.url:
+        return out
+    if total == previous.work_total:
+        return {"work_total": total, "work_changed_mono_s": previous.work_changed_mono_s,
+                "work_step_per_s": previous.work_step_per_s, "work_step_s": previous.work_step_s}
+    if total < previous.work_total or previous.work_changed_mono_s is None:
+        return out
+    seconds = read_s - previous.work_changed_mono_s
+    if not seconds > 0:
+        return out
+    return {**out, "work_step_per_s": (total - previous.work_total) / seconds,
+            "work_step_s": seconds}
+
+
+def work_rate_now(p: Point) -> float | None:
+    """The step-based rate as of ``p``: the last whole step's, or less once the next step is
+    overdue (half again the last step's length without a change): a stall shows as the
+    time since the last step grows."""
+    rate, step_s = p.work_step_per_s, p.work_step_s
+    if rate is None or step_s is None or p.work_changed_mono_s is None \
+            or p.engine_read_mono_s is None:
+        return rate
+    since = p.engine_read_mono_s - p.work_changed_mono_s
+    return rate if since <= 1.5 * step_s else rate * step_s / since
 
 
 def _hist_deltas(before: EngineSample | None, now: EngineSample) -> dict[str, HistDelta]:
@@ -143,6 +238,8 @@ def point(frames: list[Frame], previous_point: Point | None = None,
     rates: dict = dict.fromkeys(ENGINE_RATES)
     hist: dict[str, HistDelta] = {}
     fresh = engine is not None
+    reset = False
+    work: dict = {}
     if engine is not None:
         carried = (earlier is not None and _same_engine(earlier.engine, engine)
                    and read_time(earlier) == read_time(frame))
@@ -154,15 +251,20 @@ def point(frames: list[Frame], previous_point: Point | None = None,
             before = _previous_reading(frames, last_reading)
             if before is not None:
                 rates = _engine_rates(before.engine, engine, read_time(frame) - read_time(before))
+                reset = _reset(before.engine, engine)
             hist = _hist_deltas(before.engine if before is not None else None, engine)
+        if engine.kind == "trainer" or engine.work_unit:
+            work = _work(engine, read_time(frame), previous_point)
 
     # Synchronize calls wait for the GPU by design; only launches say anything about jitter.
     buckets = latency.merge(h.buckets for h in frame.launch if "Launch" in h.api)
+    sync = latency.merge(h.buckets for h in frame.launch if "Synchronize" in h.api)
     host = frame.host
     pinned = frame.pinned
-    if rates["tree_involuntary_per_s"] is None and pinned is not None and earlier is not None \
-            and earlier.pinned is not None and earlier.pinned.root_pids == pinned.root_pids:
-        seconds = frame.time_mono_s - earlier.time_mono_s
+    seconds = frame.time_mono_s - earlier.time_mono_s if earlier is not None else 0.0
+    same_pin = pinned is not None and earlier is not None and earlier.pinned is not None \
+        and earlier.pinned.root_pids == pinned.root_pids
+    if rates["tree_involuntary_per_s"] is None and same_pin:
         rates["tree_involuntary_per_s"] = counter_rate(
             earlier.pinned.ctx_involuntary, pinned.ctx_involuntary, seconds)
         cpu = counter_rate(earlier.pinned.cpu_s, pinned.cpu_s, seconds)
@@ -170,6 +272,11 @@ def point(frames: list[Frame], previous_point: Point | None = None,
     pressure = host.cpu_pressure_some_pct if host else None
     if pressure is None and pinned is not None:
         pressure = pinned.cpu_pressure_some_pct
+    procs = _gpu_procs(frame.processes, earlier.processes if earlier is not None else (), seconds)
+    engine_gpus = ()
+    if engine is not None:
+        engine_gpus = tuple(sorted(set(engine.gpu_indices) or {
+            p.gpu_index for p in frame.processes if p.pid in set(engine.pids)}))
     return Point(
         time_mono_s=frame.time_mono_s,
         time_wall_s=frame.time_wall_s,
@@ -180,21 +287,87 @@ def point(frames: list[Frame], previous_point: Point | None = None,
         util_pct={g.index: g.util_gpu_pct for g in frame.gpus if g.util_gpu_pct is not None},
         sm_active_pct={g.index: g.sm_active_pct for g in frame.gpus if g.sm_active_pct is not None},
         dram_bw_pct={g.index: g.dram_bw_pct for g in frame.gpus if g.dram_bw_pct is not None},
+        tensor_pct={g.index: g.tensor_pct for g in frame.gpus if g.tensor_pct is not None},
         throttle={g.index: g.throttle for g in frame.gpus if g.throttle},
         clock_mhz={g.index: g.sm_clock_mhz for g in frame.gpus if g.sm_clock_mhz is not None},
+        temp_c={g.index: g.temp_c for g in frame.gpus if g.temp_c is not None},
+        power_w={g.index: g.power_w for g in frame.gpus if g.power_w is not None},
+        mem_used_bytes={g.index: g.mem_used_bytes for g in frame.gpus
+                        if g.mem_used_bytes is not None},
+        util_samples_pct={g.index: g.util_gpu_samples_pct for g in frame.gpus
+                          if g.util_gpu_samples_pct},
+        gpu_procs=procs,
         launch_p50_us=_us(latency.percentile_ns(buckets, 0.5)),
         launch_p99_us=_us(latency.percentile_ns(buckets, 0.99)),
+        launch_measured=bool(frame.launch),
+        launch_p99_by_api_us=_p99_by_api(frame),
+        launch_max_us=max((h.max_ns / 1000.0 for h in frame.launch if "Launch" in h.api
+                           and h.count), default=None),
+        launch_slow_calls=sum(c for i, c in buckets.items() if bucket_bounds_ns(i)[0] >= 1_000_000),
+        sync_p50_us=_us(latency.percentile_ns(sync, 0.5)),
         host_cpu_pct=host.cpu_pct if host else None,
         engine_read_mono_s=read_time(frame) if engine else None,
         engine_fresh=fresh,
         engine_hist=hist,
+        engine_url=engine.url if engine else None,
+        engine_pids=tuple(engine.pids) if engine else (),
+        engine_gpus=engine_gpus,
+        counters_reset=reset,
+        work_unit=engine.work_unit if engine else "",
         cpu_pressure_pct=pressure,
         run_queue=host.run_queue if host and host.run_queue is not None
         else (pinned.run_queue if pinned else None),
         cpus=(len(pinned.cores) if pinned is not None and pinned.cores else None)
         or (host.cpus if host else None),
+        pinned_pids=frozenset(pinned.tree_pids) if pinned is not None else frozenset(),
+        pinned_thread_pct=_busiest_thread_pct(earlier.pinned, pinned, seconds)
+        if same_pin else None,
         **rates,
+        **work,
     )
+
+
+def _gpu_procs(processes: tuple[ProcSample, ...], before: tuple[ProcSample, ...],
+               seconds: float) -> dict[int, tuple[ProcRef, ...]]:
+    """The processes on each GPU, each with its CPU over the tick (the same pid and start
+    time in the frame before: a recycled pid is another process)."""
+    earlier = {(p.pid, p.start_time_s): p.cpu_s for p in before if p.cpu_s is not None}
+    out: dict[int, list[ProcRef]] = {}
+    for p in processes:
+        cpu = counter_rate(earlier.get((p.pid, p.start_time_s)), p.cpu_s, seconds)
+        out.setdefault(p.gpu_index, []).append(ProcRef(
+            p.pid, p.ppid, p.sm_util_pct, p.mem_bytes,
+            None if cpu is None else 100.0 * cpu, p.name, p.cmdline))
+    return {g: tuple(refs) for g, refs in out.items()}
+
+
+def _busiest_thread_pct(before, now, seconds: float) -> float | None:
+    """The pinned tree's busiest thread over the tick, % of one core (a DataLoader's worker
+    or the input thread at ~100% is what an input stall looks like from the host)."""
+    earlier = {t.tid: t.cpu_s for t in before.threads}
+    best = None
+    for t in now.threads:
+        rate = counter_rate(earlier.get(t.tid), t.cpu_s, seconds)
+        if rate is not None and (best is None or rate > best):
+            best = rate
+    return None if best is None else 100.0 * best
+
+
+MIN_API_CALLS = 20  # fewer calls in a tick make no p99
+
+
+def _p99_by_api(frame: Frame) -> dict[str, float]:
+    per: dict[str, list] = {}
+    for h in frame.launch:
+        if "Launch" in h.api:
+            per.setdefault(h.api, []).append(h)
+    out = {}
+    for api, hists in per.items():
+        if sum(h.count for h in hists) >= MIN_API_CALLS:
+            value = latency.percentile_ns(latency.merge(h.buckets for h in hists), 0.99)
+            if value is not None:
+                out[api] = value / 1000.0
+    return out
 
 
 def _us(ns: float | None) -> float | None:

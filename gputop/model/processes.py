@@ -20,6 +20,9 @@ class ProcRow:
     sample: ProcSample
     cpu_pct: float | None  # over the last tick, 100% = one core
     elapsed_s: float | None  # since the process started, at the frame's wall time
+    # a parent that holds no GPU memory, shown in tree view above its GPU children (vLLM's
+    # engine core above its tensor-parallel workers, torchrun above its ranks)
+    context: bool = False
 
     @property
     def owner(self) -> str:
@@ -107,16 +110,29 @@ def row_filter(text: str):
 
 def tree_order(rows: list[ProcRow]) -> list[tuple[ProcRow, int]]:
     """(row, depth) with every child under its parent (by ppid among the listed processes),
-    siblings in the given order; a process whose parent is not listed is a root."""
+    siblings in the given order.  Processes that share a parent which is not listed (it
+    holds no GPU memory: vLLM's engine core above its tensor-parallel workers, torchrun
+    above its ranks) sit under a context row for that parent; a lone one is a root."""
     listed = {r.sample.pid for r in rows}
+    unlisted = [r.sample.ppid for r in rows if r.sample.ppid is not None
+                and r.sample.ppid not in listed and r.sample.ppid > 1]
+    shared = {pid for pid in unlisted if unlisted.count(pid) >= 2}
     children: dict[int, list[ProcRow]] = {}
     roots = []
+    contexts: dict[int, ProcRow] = {}
     for r in rows:
         parent = r.sample.ppid
         if parent is not None and parent in listed and parent != r.sample.pid:
             children.setdefault(parent, []).append(r)
+        elif parent in shared:
+            if parent not in contexts:
+                contexts[parent] = ProcRow(ProcSample(pid=parent, gpu_index=-1), None, None,
+                                           context=True)
+                roots.append(contexts[parent])
+            children.setdefault(parent, []).append(r)
         else:
             roots.append(r)
+    rows = rows + list(contexts.values())
     out: list[tuple[ProcRow, int]] = []
     seen: set[int] = set()
 

@@ -28,6 +28,9 @@ class Signal:
     prom_labels: dict[str, str] = field(default_factory=dict)  # constant labels of this series
     prom_scale: float = 1.0  # from ``unit`` to the family's base unit
     digits: int | None = 2  # rounding in JSON (None: as is)
+    # an engine signal each replica (data-parallel engine, model) has on its own; False for
+    # what only the detector keeps (baselines) or the page as a whole has
+    replica: bool = True
 
     @property
     def prom_family(self) -> str | None:
@@ -58,6 +61,15 @@ def _gpu(name: str):
 
 def _engine_sample(name: str):
     return lambda e: getattr(e.sample, name)
+
+
+def _engine_rate(name: str):
+    return lambda e: e.rates.get(name)
+
+
+def _count(name: str):
+    return lambda e: float(len(getattr(e.sample, name))) if getattr(e.sample, name) or \
+        e.sample.lora_max is not None else None
 
 
 GPU = (
@@ -142,7 +154,7 @@ ENGINE = (
     Signal("baseline_tokens_per_s", "engine", "tokens/s", "gauge",
            "median generated tokens/s of the last 60 s of healthy ticks (frozen in an episode)",
            lambda e: e.baseline_tokens_per_s,
-           "gputop_engine_generation_tokens_per_second_baseline"),
+           "gputop_engine_generation_tokens_per_second_baseline", replica=False),
     *[Signal(f"{name}_{q}_s", "engine", "s", "gauge",
              f"{label} {q}, over the last 5 s, from the engine's histogram",
              (lambda i, n: lambda e: e.latency.get(n, (None, None))[i])(index, name),
@@ -152,14 +164,76 @@ ENGINE = (
           ("ttft", "time to first token", "gputop_engine_time_to_first_token_seconds"),
           ("tpot", "time per output token", "gputop_engine_time_per_output_token_seconds"),
           ("e2e", "end-to-end request latency", "gputop_engine_e2e_request_latency_seconds"),
-          ("queue", "request queue time", "gputop_engine_queue_time_seconds"))
+          ("queue", "request queue time", "gputop_engine_queue_time_seconds"),
+          # vLLM --kv-cache-metrics: sampled KV blocks; short lives are a pool thrashing
+          ("kv_block_lifetime", "KV block lifetime, allocation to eviction",
+           "gputop_engine_kv_block_lifetime_seconds"),
+          ("kv_block_idle", "KV block idle time before eviction",
+           "gputop_engine_kv_block_idle_before_evict_seconds"),
+          ("kv_block_reuse_gap", "KV block time between reuses",
+           "gputop_engine_kv_block_reuse_gap_seconds"))
       for index, q, quantile in ((0, "p50", "0.5"), (1, "p99", "0.99"))],
     Signal("itl_p99_baseline_s", "engine", "s", "gauge", "inter-token latency p99 when healthy",
            lambda e: e.baseline_latency_s.get("itl"),
-           "gputop_engine_inter_token_latency_p99_baseline_seconds", digits=6),
+           "gputop_engine_inter_token_latency_p99_baseline_seconds", digits=6, replica=False),
     Signal("ttft_p99_baseline_s", "engine", "s", "gauge", "time to first token p99 when healthy",
            lambda e: e.baseline_latency_s.get("ttft"),
-           "gputop_engine_time_to_first_token_p99_baseline_seconds", digits=6),
+           "gputop_engine_time_to_first_token_p99_baseline_seconds", digits=6, replica=False),
+    Signal("cached_prompt_tokens_per_s", "engine", "tokens/s", "gauge",
+           "prompt tokens served from the prefix cache per second (never computed: vLLM "
+           "prompt_tokens_cached, SGLang cached_tokens, llama.cpp prompt_tokens_cached)",
+           _engine_rate("cached_prompt_tokens_per_s"),
+           "gputop_engine_prompt_cached_tokens_per_second"),
+    Signal("prefix_cache_hit_ratio", "engine", "ratio", "gauge",
+           "share of the interval's prompt tokens served from the prefix cache",
+           _engine_rate("prefix_cache_hit_ratio"), "gputop_engine_prefix_cache_hit_ratio",
+           digits=4),
+    Signal("retractions_per_s", "engine", "1/s", "gauge",
+           "requests sent back to the queue because the KV pool ran out (SGLang) per second",
+           _engine_rate("retractions_per_s"), "gputop_engine_retractions_per_second", digits=3),
+    Signal("kv_used_tokens", "engine", "tokens", "gauge",
+           "KV pool slots held by running requests (SGLang kv_used_tokens)",
+           _engine_sample("kv_used_tokens"), "gputop_engine_kv_tokens",
+           prom_labels={"state": "used"}, digits=None),
+    Signal("kv_evictable_tokens", "engine", "tokens", "gauge",
+           "KV pool slots holding prefix-cached KV no request holds: reusable, or freed on "
+           "demand (SGLang kv_evictable_tokens)", _engine_sample("kv_evictable_tokens"),
+           "gputop_engine_kv_tokens", prom_labels={"state": "evictable"}, digits=None),
+    Signal("kv_free_tokens", "engine", "tokens", "gauge",
+           "free KV pool slots (SGLang kv_available_tokens)", _engine_sample("kv_free_tokens"),
+           "gputop_engine_kv_tokens", prom_labels={"state": "free"}, digits=None),
+    Signal("spec_acceptance_ratio", "engine", "ratio", "gauge",
+           "speculative decoding: accepted over proposed draft tokens in the interval (SGLang: "
+           "its own gauge); a collapse wastes the drafts' compute",
+           _engine_rate("spec_acceptance_ratio"), "gputop_engine_spec_decode_acceptance_ratio",
+           digits=4),
+    Signal("spec_acceptance_length", "engine", "tokens", "gauge",
+           "speculative decoding: tokens gained per verification step (accepted drafts + 1)",
+           _engine_rate("spec_acceptance_length"), "gputop_engine_spec_decode_acceptance_length",
+           digits=3),
+    Signal("prefill_time_ratio", "engine", "ratio", "gauge",
+           "share of the interval's request time spent in prefill rather than decode (vLLM "
+           "request_prefill/decode_time_seconds, llama.cpp prompt/tokens_predicted_seconds)",
+           _engine_rate("prefill_time_ratio"), "gputop_engine_prefill_time_ratio", digits=4),
+    Signal("forward_busy_ratio", "engine", "ratio", "gauge",
+           "the engine's own count of time its GPU ran forward passes, per second (SGLang "
+           "forward_execution_seconds_total): compare with GPU-Util",
+           _engine_rate("forward_busy_ratio"), "gputop_engine_forward_busy_ratio", digits=4),
+    Signal("decode_steps_per_s", "engine", "1/s", "gauge",
+           "forward passes per second (llama.cpp n_decode_total)",
+           _engine_rate("decode_steps_per_s"), "gputop_engine_decode_steps_per_second"),
+    Signal("lora_adapters_running", "engine", "count", "gauge",
+           "LoRA adapters with requests running (vLLM lora_requests_info)",
+           _count("lora_running"), "gputop_engine_lora_adapters",
+           prom_labels={"state": "running"}, digits=None),
+    Signal("lora_adapters_waiting", "engine", "count", "gauge",
+           "LoRA adapters with requests waiting (vLLM lora_requests_info)",
+           _count("lora_waiting"), "gputop_engine_lora_adapters",
+           prom_labels={"state": "waiting"}, digits=None),
+    Signal("corrupted_requests_per_s", "engine", "1/s", "gauge",
+           "requests whose logits held NaNs, per second (vLLM, VLLM_COMPUTE_NANS_IN_LOGITS)",
+           _engine_rate("corrupted_requests_per_s"),
+           "gputop_engine_corrupted_requests_per_second", digits=3),
     Signal("preemptions_per_s", "engine", "1/s", "gauge",
            "requests evicted from a full KV cache per second", lambda e: e.preemptions_per_s,
            "gputop_engine_preemptions_per_second", digits=3),
@@ -190,6 +264,8 @@ HOST = (
 )
 
 SIGNALS = GPU + ENGINE + HOST
+# each replica of an engine (data-parallel engines, models behind one endpoint) on its own
+REPLICA = tuple(s for s in ENGINE if s.replica)
 BY_NAME = {s.name: s for s in SIGNALS}
 
 

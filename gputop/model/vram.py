@@ -27,9 +27,11 @@ class VramSplit:
 
     @property
     def kv_free_bytes(self) -> int | None:
-        if self.kv_pool_bytes is None:
+        """The pool less what is in use; None when either is unknown (an engine without a KV
+        usage gauge, llama.cpp's: its pool is not free, its use is unknown)."""
+        if self.kv_pool_bytes is None or self.kv_used_bytes is None:
             return None
-        return self.kv_pool_bytes - (self.kv_used_bytes or 0)
+        return self.kv_pool_bytes - self.kv_used_bytes
 
     def parts(self, include_zero: bool = False) -> list[tuple[str, int]]:
         """Known parts in bar order (KV pool split into used and free); unknown ones omitted,
@@ -38,6 +40,8 @@ class VramSplit:
             ("weights", self.weights_bytes),
             ("kv_used", self.kv_used_bytes),
             ("kv_free", self.kv_free_bytes),
+            # the pool whose use is unknown, drawn whole rather than claimed free
+            ("kv_pool", self.kv_pool_bytes if self.kv_used_bytes is None else None),
             ("other", self.other_bytes),
             ("other_processes", self.other_processes_bytes),
             ("unsplit", self.unsplit_bytes),

@@ -23,9 +23,12 @@ from gputop.units import printable
 VRAM_COLUMNS = ["weights_bytes", "kv_pool_bytes", "kv_used_bytes", "other_bytes",
                 "other_processes_bytes", "free_bytes", "unsplit_bytes", "overflow_bytes"]
 # numbers come from the signal catalogue (model/signals.py): a new signal is a new column
+# a GPU row also carries the replica on that GPU (a data-parallel engine or one model of
+# several behind the endpoint): its name and its own engine signals, prefixed replica_
 CSV_COLUMNS = (["time", "time_wall_s", "gpu", "name"] + [s.name for s in signals.GPU]
                + VRAM_COLUMNS + ["throttle"] + [s.name for s in signals.ENGINE]
-               + ["launch_p50_us", "launch_p99_us", "alert"])
+               + ["launch_p50_us", "launch_p99_us", "alert", "replica"]
+               + [f"replica_{s.name}" for s in signals.REPLICA])
 
 
 def seq_range(recording: Recording, from_text: str | None, to_text: str | None):
@@ -94,13 +97,18 @@ def csv_rows(view: View) -> Iterator[dict]:
     }
     if not view.gpus:
         yield {**common, "alert": view.alert.kind if view.alert else ""}
+    replicas = engine.replicas if engine is not None else ()
     for g in view.gpus:
         s, vram = g.sample, (g.vram.as_dict() if g.vram else {})
+        replica = next((r for r in replicas if s.index in r.gpus), None)
         yield {
             **common, "gpu": s.index, "name": s.name,
             **{signal.name: signal.read(g) for signal in signals.GPU},
             **vram, "throttle": "|".join(s.throttle),
-            "alert": view.alert.kind if view.alert and s.index in view.alert.gpus else "",
+            "alert": view.alert_for(s.index).kind if view.alert_covers(s.index) else "",
+            **({"replica": replica.sample.replica,
+                **{f"replica_{signal.name}": signal.read(replica)
+                   for signal in signals.REPLICA}} if replica is not None else {}),
         }
 
 

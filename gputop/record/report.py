@@ -5,6 +5,7 @@ from __future__ import annotations
 import statistics
 import time
 
+from gputop.model import words
 from gputop.model.detect import DetectConfig
 from gputop.record.store import Recording
 
@@ -48,8 +49,8 @@ def report(recording: Recording, config: DetectConfig = DetectConfig()) -> str:
                 if "Launch" in a.api and a.stats.p99_us is not None]
         if p99s:
             launch.append((max(p99s), t))
-        for ep in list(view.detector.episodes) + ([view.alert] if view.alert else []):
-            episodes[(ep.kind, ep.start_wall_s)] = ep
+        for ep in list(view.detector.episodes) + list(view.detector.actives):
+            episodes[(ep.subject, ep.kind, ep.start_wall_s)] = ep
     if frames == 0:
         return f"{recording.path}: no frames"
     lines = [f"{recording.path}: {recording.meta.get('source', '?')}, recorded on "
@@ -68,13 +69,17 @@ def report(recording: Recording, config: DetectConfig = DetectConfig()) -> str:
     lines.append("")
     lines.append(f"busy-but-unproductive episodes: {len(episodes)}")
     for ep in sorted(episodes.values(), key=lambda e: e.start_wall_s):
-        until = "end" if ep.end_wall_s is None else time.strftime("%H:%M:%S",
-                                                                   time.localtime(ep.end_wall_s))
-        cause = ep.suspects[0][0] if ep.suspects else "unknown"
-        lines.append(f"  {time.strftime('%H:%M:%S', time.localtime(ep.start_wall_s))}-{until} "
-                     f"{ep.headline}; likely {cause}")
+        until = "end" if ep.end_wall_s is None else words.clock(ep.end_wall_s)
+        cause = f"{ep.suspects[0][0]} ({ep.suspects[0][1]:.2f})" if ep.suspects else "unknown"
+        lines.append(f"  {words.clock(ep.start_wall_s)}-{until} {ep.headline}; likely {cause}")
         if ep.evidence:
             lines.append(f"    evidence: {'; '.join(ep.evidence)}")
+        if len(ep.history) > 1:  # how the verdict formed while the evidence came in
+            lines.append("    verdict: " + " -> ".join(f"{c} ({words.clock(t)})"
+                                                      for t, c in ep.history))
+        runner_up = words.runner_up(ep)
+        if runner_up:
+            lines.append(f"    {runner_up}")
     if launch:
         lines.append("")
         lines.append(f"worst launch-latency moments (p99 over {WINDOW_S:.0f} s):")

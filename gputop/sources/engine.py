@@ -26,7 +26,9 @@ from gputop.model.kv import ConfigError, kv_config, kv_layout
 from gputop.schema import EngineSample
 from gputop.sources import engine_discovery, prom
 from gputop.sources.base import Reading, SourceError
-from gputop.sources.engine_metrics import ParsedMetrics, config_int, recognise
+from gputop.sources.engine_metrics import (REPLICA_LABELS, ParsedMetrics, config_int,
+                                           recognise, replica_label)
+from gputop.sources.engine_replicas import command_lines, llamacpp_pool, replica_roots
 from gputop.sources.modelinfo import ModelInfo, load
 from gputop.sources.proctree import tree_cpu, tree_of
 
@@ -73,6 +75,27 @@ def listening_pids(port: int) -> list[int]:
                    if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port and c.pid})
 
 
+def _listens_on(proc: psutil.Process, port: int) -> bool:
+    connections = getattr(proc, "net_connections", None) or proc.connections  # psutil < 6
+    return any(c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port
+               for c in connections(kind="tcp"))
+
+
+def listener_root(proc: psutil.Process, port: int) -> psutil.Process:
+    """The topmost process holding the listening socket.  A child forked after the socket
+    was opened holds it too (a PyTorch DataLoader worker, a pre-fork server's worker), and
+    psutil names whichever holder it met last: the engine's tree must start at the top."""
+    for _ in range(32):
+        try:
+            parent = proc.parent()
+            if parent is None or not _listens_on(parent, port):
+                return proc
+        except psutil.Error:
+            return proc
+        proc = parent
+    return proc
+
+
 def tensor_parallel(processes: list[psutil.Process]) -> int | None:
     for proc in processes:
         try:
@@ -94,6 +117,10 @@ class _Endpoint:
     tree: tuple[psutil.Process, ...] = ()
     tree_at: float = -1e9
     tensor_parallel: int | None = None
+    # replica label -> the pids that are it (refreshed with the tree)
+    replica_pids: dict[str, tuple[int, ...]] | None = None
+    # llama-server's KV pool from its command line: (tokens, dtype, why not)
+    context: tuple[int | None, str, str] = (None, "", "")
 
     def listener_alive(self) -> bool:
         if self.listener is None:
@@ -115,8 +142,9 @@ class EngineSource:
 
     def __init__(self, url: str | None = None, model: str | None = None,
                  timeout_s: float = TIMEOUT_S, discover: bool = True, pin_state=None,
-                 name: str = "engine", clock=time.monotonic):
+                 name: str = "engine", clock=time.monotonic, counter: str | None = None):
         self.name = name  # "engine", "engine2", ... with several --engine URLs
+        self.counter = counter  # a training job's progress counter named by the user
         self.pin_state = pin_state  # when pinned, the engine is looked for in the pinned tree
         # user:password@ in --engine is sent as basic auth and kept out of every URL shown,
         # stored in a frame, served or recorded
@@ -157,7 +185,7 @@ class EngineSource:
         try:
             fetched = prom.fetch(endpoint.url, self.timeout_s,
                                  headers=self._auth if endpoint.url == self.url else None)
-            parsed = recognise(fetched.text, endpoint.url)
+            parsed = recognise(fetched.text, endpoint.url, self.counter)
         except SourceError as exc:
             self._failures += 1
             self._retry_at = time_mono_s + BACKOFF_S[min(self._failures, len(BACKOFF_S)) - 1]
@@ -203,7 +231,7 @@ class EngineSource:
         if port is not None:
             for pid in listening_pids(port):
                 try:
-                    proc = psutil.Process(pid)
+                    proc = listener_root(psutil.Process(pid), port)
                     endpoint.listener, endpoint.listener_started = proc, proc.create_time()
                     break
                 except psutil.Error:
@@ -217,7 +245,29 @@ class EngineSource:
             endpoint.tree = tuple(tree_of([endpoint.listener]))
             endpoint.tree_at = tick
             endpoint.tensor_parallel = tensor_parallel(list(endpoint.tree))
+            endpoint.replica_pids = None  # found again for the new tree
+            endpoint.context = llamacpp_pool(command_lines(list(endpoint.tree)))
         return endpoint.tree
+
+    def _replica_pids(self, endpoint: _Endpoint, parsed: ParsedMetrics) -> dict[str, tuple[int, ...]]:
+        """Each replica's processes, worked out once per tree refresh (it reads the tree's
+        command lines and, for a router's workers, the machine's listening sockets)."""
+        wanted = {replica_label(r.replica) for r in parsed.replicas}
+        if endpoint.replica_pids is not None and set(endpoint.replica_pids) == wanted:
+            return endpoint.replica_pids
+        tree = list(endpoint.tree)
+        argvs = command_lines(tree)
+        differing = {label for label in REPLICA_LABELS
+                     if len({r.replica.get(label) for r in parsed.replicas}) > 1}
+        models = {r.replica.get("model_name", "") for r in parsed.replicas} - {""}
+        found = {}
+        for replica in parsed.replicas:
+            roots = replica_roots(parsed.kind, replica.replica, differing, tree, argvs,
+                                  local_port, listening_pids, models)
+            found[replica_label(replica.replica)] = tuple(
+                sorted({p.pid for p in tree_of(roots)})) if roots else ()
+        endpoint.replica_pids = found
+        return found
 
     def _model_info(self, parsed: ParsedMetrics) -> ModelInfo | None:
         if self._model is not None or not parsed.model or parsed.model in self._model_tried:
@@ -265,33 +315,57 @@ class EngineSource:
             notes.append("remote endpoint: its GPU processes cannot be identified from here")
         elif not pids:
             notes.append(f"no local process listens on port {port}")
+        if parsed.kind == "llamacpp" and not parsed.cache.get("kv_pool_tokens"):
+            tokens, dtype, why = endpoint.context
+            if tokens is not None:  # the page has no KV pool; the command line says it
+                parsed.cache.update(kv_pool_tokens=str(tokens), cache_dtype=dtype)
+            elif why:
+                notes.append(why)
         cpu = tree_cpu(list(tree)) if tree else None
         busiest = cpu.threads[0] if cpu is not None and cpu.threads else None
-        v = parsed.values
+        layout = dict(kv_config=kv_fields, weights_bytes=weights,
+                      weights_source=info.weights_source if info and weights is not None else "",
+                      tensor_parallel=tp)
+        replicas = ()
+        if parsed.replicas:
+            pids_of = self._replica_pids(endpoint, parsed) if tree else {}
+            model = parsed.model or (info.name if info else "")
+            replicas = tuple(self._replica(url, r, pids_of.get(replica_label(r.replica), ()),
+                                           layout if r.model in ("", model) else {})
+                             for r in parsed.replicas)
+            untied = [replica_label(r.replica) for r in parsed.replicas
+                      if not pids_of.get(replica_label(r.replica))]
+            if untied and pids:
+                notes.append("no process on this machine ties replica(s) "
+                             + ", ".join(untied[:4]) + " to GPUs")
+        # a router's workers are not in its tree: the engine is every replica's processes too
+        pids = sorted({*pids, *(p for r in replicas for p in r.pids)})
         return EngineSample(
-            kind=parsed.kind, url=url, model=parsed.model or (info.name if info else ""),
-            generation_tokens_total=v["generation_tokens_total"],
-            prompt_tokens_total=v["prompt_tokens_total"],
-            requests_finished_total=v["requests_finished_total"],
-            requests_running=v["requests_running"], requests_waiting=v["requests_waiting"],
-            kv_usage_ratio=v["kv_usage_ratio"],
-            num_gpu_blocks=config_int(parsed.cache.get("num_gpu_blocks")),
-            block_size=config_int(parsed.cache.get("block_size")),
-            kv_pool_bytes=config_int(parsed.cache.get("kv_cache_memory_bytes")),
-            kv_pool_tokens=config_int(parsed.cache.get("kv_pool_tokens")),
-            kv_config=kv_fields,
-            cache_dtype=str(parsed.cache.get("cache_dtype") or ""), weights_bytes=weights,
-            weights_source=info.weights_source if info and weights is not None else "",
-            tensor_parallel=tp, data_parallel=parsed.engines, pids=tuple(pids),
-            note="; ".join(notes),
-            histograms=parsed.histograms,
-            preemptions_total=v["preemptions_total"],
-            prompt_tokens_cached_total=v["prompt_tokens_cached_total"],
-            retracted_requests_total=v["retracted_requests_total"],
-            waiting_by_reason=parsed.waiting_by_reason,
-            flops_total=v["flops_total"], read_bytes_total=v["read_bytes_total"],
-            write_bytes_total=v["write_bytes_total"],
+            **self._readings(url, parsed, info), **layout, data_parallel=parsed.engines,
+            pids=tuple(pids), note="; ".join(notes), replicas=replicas,
             cpu_s=cpu.cpu_s if cpu else None,
             ctx_involuntary=cpu.involuntary if cpu else None,
             busiest_thread_cpu_s=busiest.cpu_s if busiest else None,
             busiest_thread=f"{busiest.tid} {busiest.name}" if busiest else "")
+
+    @staticmethod
+    def _readings(url: str, parsed: ParsedMetrics, info: ModelInfo | None) -> dict:
+        """The page's (or a replica's) numbers as EngineSample fields."""
+        running, waiting, _ = parsed.lora
+        return dict(
+            kind=parsed.kind, url=url, model=parsed.model or (info.name if info else ""),
+            **parsed.values,
+            num_gpu_blocks=config_int(parsed.cache.get("num_gpu_blocks")),
+            block_size=config_int(parsed.cache.get("block_size")),
+            kv_pool_bytes=config_int(parsed.cache.get("kv_cache_memory_bytes")),
+            kv_pool_tokens=config_int(parsed.cache.get("kv_pool_tokens")),
+            cache_dtype=str(parsed.cache.get("cache_dtype") or ""),
+            histograms=parsed.histograms, waiting_by_reason=parsed.waiting_by_reason,
+            work_unit=parsed.work_unit,
+            lora_running=running, lora_waiting=waiting, lora_max=parsed.lora[2])
+
+    def _replica(self, url: str, parsed: ParsedMetrics, pids: tuple[int, ...],
+                 layout: dict) -> EngineSample:
+        return EngineSample(**self._readings(url, parsed, None), **layout,
+                            replica=replica_label(parsed.replica), data_parallel=1, pids=pids,
+                            note="" if pids else "no process on this machine ties it to GPUs")

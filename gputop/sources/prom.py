@@ -13,6 +13,7 @@ with no engine to scrape (a training box) never pays their ~6 MiB resident.
 
 from __future__ import annotations
 
+import errno
 import socket
 import threading
 import time
@@ -27,11 +28,22 @@ MAX_BYTES = 8 * 2**20
 CHUNK_BYTES = 65536
 
 
-def check_url(url: str) -> str:
+class FetchError(SourceError):
+    """A fetch that failed, and whether asking again can help: a timeout or a 5xx may pass,
+    a refused connection, a 404 or a page that is not what was asked for will not."""
+
+    def __init__(self, message: str, *, transient: bool, status: int | None = None):
+        super().__init__(message)
+        self.transient = transient
+        self.status = status
+
+
+def check_url(url: str, example: str = "http://127.0.0.1:8000/metrics") -> str:
     """The URL if it is http(s) with a host; otherwise ValueError with a one-line reason."""
     parts = urllib.parse.urlparse(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"{url!r} is not an http(s) URL (e.g. http://127.0.0.1:8000/metrics)")
+    if parts.scheme not in ("http", "https") or not parts.hostname \
+            or any(ch.isspace() or not ch.isprintable() for ch in parts.netloc):
+        raise ValueError(f"{url!r} is not an http(s) URL (e.g. {example})")
     try:
         parts.port
     except ValueError:
@@ -111,7 +123,8 @@ def fetch(url: str, timeout_s: float, max_bytes: int = MAX_BYTES,
         response = connection.getresponse()
         headers_after = time.perf_counter() - started
         if response.status != 200:
-            raise SourceError(f"HTTP {response.status} from {url}")
+            raise FetchError(f"HTTP {response.status} from {url}", status=response.status,
+                             transient=response.status >= 500 or response.status == 429)
         content_type = response.getheader("Content-Type", "") or ""
         chunks, size = [], 0
         while True:
@@ -120,8 +133,8 @@ def fetch(url: str, timeout_s: float, max_bytes: int = MAX_BYTES,
                 break
             size += len(chunk)
             if size > max_bytes:
-                raise SourceError(f"{url} sent more than {max_bytes / 2**20:g} MiB: "
-                                  "refused unread")
+                raise FetchError(f"{url} sent more than {max_bytes / 2**20:g} MiB: "
+                                 "refused unread", transient=False)
             chunks.append(chunk)
         if expired.is_set():
             raise TimeoutError
@@ -129,37 +142,45 @@ def fetch(url: str, timeout_s: float, max_bytes: int = MAX_BYTES,
         received = {name.lower(): value for name, value in response.getheaders()}
     except SourceError:
         raise
-    except ssl.SSLCertVerificationError as exc:
-        raise SourceError(f"{url}: its TLS certificate is not trusted "
-                          f"({exc.verify_message or exc.reason}); GPUTOP_CA_FILE=FILE names a "
-                          "CA to trust") from None
+    except ssl.SSLCertVerificationError as exc:  # asking again will not change the answer
+        raise FetchError(f"{url}: its TLS certificate is not trusted "
+                         f"({exc.verify_message or exc.reason}); GPUTOP_CA_FILE=FILE names a "
+                         "CA to trust", transient=False) from None
     except ssl.SSLError as exc:
         if expired.is_set():
-            raise SourceError(f"no answer from {url} within {timeout_s:g}s") from None
-        raise SourceError(f"{url}: TLS failed ({exc.reason or type(exc).__name__})") from None
+            raise FetchError(f"no answer from {url} within {timeout_s:g}s",
+                             transient=True) from None
+        raise FetchError(f"{url}: TLS failed ({exc.reason or type(exc).__name__})",
+                         transient=False) from None
     except (TimeoutError, socket.timeout):
-        raise SourceError(f"no answer from {url} within {timeout_s:g}s") from None
+        raise FetchError(f"no answer from {url} within {timeout_s:g}s", transient=True) from None
     except (http.client.HTTPException, ValueError) as exc:
         if expired.is_set():
-            raise SourceError(f"no answer from {url} within {timeout_s:g}s") from None
-        raise SourceError(f"{url} did not answer as an HTTP server "
-                          f"({type(exc).__name__})") from None
+            raise FetchError(f"no answer from {url} within {timeout_s:g}s",
+                             transient=True) from None
+        raise FetchError(f"{url} did not answer as an HTTP server ({type(exc).__name__})",
+                         transient=False) from None
     except OSError as exc:
         if expired.is_set():
-            raise SourceError(f"no answer from {url} within {timeout_s:g}s") from None
+            raise FetchError(f"no answer from {url} within {timeout_s:g}s",
+                             transient=True) from None
         text = exc.strerror or str(exc) or type(exc).__name__
-        raise SourceError(f"cannot reach {url}: {text}") from None
+        # refused, no route, no such host: asking again at once will not help
+        lasting = isinstance(exc, (ConnectionRefusedError, socket.gaierror)) or \
+            exc.errno in (errno.EHOSTUNREACH, errno.ENETUNREACH)
+        raise FetchError(f"cannot reach {url}: {text}", transient=not lasting) from None
     finally:
         watchdog.cancel()
         connection.close()
     if "html" in content_type.lower() or body.lstrip()[:1] == b"<":
-        raise SourceError(f"{url} returned HTML, not Prometheus metrics")
+        raise FetchError(f"{url} returned HTML, not Prometheus metrics", transient=False)
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
-        raise SourceError(f"{url} returned binary data, not Prometheus metrics") from None
+        raise FetchError(f"{url} returned binary data, not Prometheus metrics",
+                         transient=False) from None
     if "\x00" in text:
-        raise SourceError(f"{url} returned binary data, not Prometheus metrics")
+        raise FetchError(f"{url} returned binary data, not Prometheus metrics", transient=False)
     return Fetched(text, headers_after, content_type, received)
 
 

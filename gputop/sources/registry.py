@@ -25,6 +25,7 @@ class SourceOptions:
     gpu: tuple[int, ...] | None = None  # NVML indexes to show
     dcgm: str | None = None
     engine: tuple[str, ...] = ()
+    work_counter: str | None = None  # a trainer's progress counter on the --engine page
     model: str | None = None
     ebpf: str = "off"
     ebpf_duty: float = 1.0  # the fraction of the time the probes are attached
@@ -36,15 +37,18 @@ class SourceOptions:
     remote: str | None = None  # another gputop serve: its frames instead of local sources
     container: str | None = None
     pod: str | None = None
+    demo_lead_frames: int = 0  # the demo's frames made at once before "now" (its lead-in)
 
     @classmethod
     def from_args(cls, args) -> "SourceOptions":
         return cls(demo=args.demo, gpu=tuple(args.gpu) if args.gpu else None, dcgm=args.dcgm,
                    engine=tuple(args.engine or ()), model=args.model, ebpf=args.ebpf,
+                   work_counter=getattr(args, "work_counter", None),
                    ebpf_duty=getattr(args, "ebpf_duty", 1.0),
                    pid=args.pid, match=args.match, sim_gpus=args.gpus, seed=args.seed,
                    delay_s=args.delay, remote=getattr(args, "remote", None),
-                   container=getattr(args, "container", None), pod=getattr(args, "pod", None))
+                   container=getattr(args, "container", None), pod=getattr(args, "pod", None),
+                   demo_lead_frames=getattr(args, "demo_lead_frames", 0))
 
 
 def pin_setup(options: SourceOptions):
@@ -93,7 +97,8 @@ def _engines(options: SourceOptions, pin_state) -> list[Source]:
     from gputop.sources.engine import EngineSource
 
     engines = [EngineSource(url, options.model, pin_state=pin_state,
-                            name="engine" if i == 0 else f"engine{i + 1}")
+                            name="engine" if i == 0 else f"engine{i + 1}",
+                            counter=options.work_counter)
                for i, url in enumerate(options.engine or (None,))]
     try:
         for engine in engines:
@@ -144,11 +149,14 @@ def build(options: SourceOptions, pin_state=None) -> tuple[Sampler, str]:
     if options.remote is not None:
         from gputop.remote import RemoteFeed
 
+        from gputop.sources.base import SourceError
+
         try:
             feed = RemoteFeed(options.remote, options.delay_s)
-        except ValueError as exc:
+            feed.probe()  # refused, 404, not a gputop serve: one line now
+        except (ValueError, SourceError) as exc:
             raise SetupError(f"--remote: {exc}") from None
-        return feed, f"remote:{feed.url.removesuffix('/frames')}"
+        return feed, f"remote:{feed.base}"
     if options.demo is not None:
         from gputop.sources.sim import SimSource
 
@@ -159,8 +167,9 @@ def build(options: SourceOptions, pin_state=None) -> tuple[Sampler, str]:
                                step_s=options.delay_s, started_wall_s=start_wall)
         except ValueError as exc:
             raise SetupError(str(exc)) from None
+        lead = options.demo_lead_frames  # frame ``lead`` is now; those before, in the past
         sampler = Sampler([source], step,
-                          frame_time=lambda seq: (start_wall + seq * step, seq * step))
+                          frame_time=lambda seq: (start_wall + (seq - lead) * step, seq * step))
         return sampler, source.label
     sources = [s for factory in LIVE.values() for s in factory(options, pin_state)]
     nvml = sources[0]

@@ -83,6 +83,8 @@ class Tick:
     cpu_pressure_pct: float = 3.0  # /proc/pressure/cpu some avg10
     run_queue: int = 3
     involuntary_per_s: float = 250.0  # of the engine's process tree
+    # the whole host's context switches (None: in step with host CPU, 1,100 per percent)
+    host_switches_per_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -92,26 +94,35 @@ class Scenario:
     cause: str | None
     kind: str  # "vllm" (serving) or "trainer"
     default_gpus: int = 1
+    # what the screen shows once the lead-in is over, "short name: what happens" (the status
+    # bar says it, the short name alone when narrow)
+    phase: str = ""
 
 
 SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
     Scenario("idle-reserved", "weights + KV pool pre-reserved: VRAM nearly full at 0% GPU-Util",
-             None, "vllm"),
+             None, "vllm", phase="idle: VRAM reserved by the KV pool, no kernel running"),
     Scenario("serving", "a healthy vLLM server: util, SM activity and tokens/s move together",
-             None, "vllm"),
+             None, "vllm", phase="healthy serving"),
     Scenario("logprobs-storm", "one n=8, logprobs=20 request: GPU-Util 97%, SM active ~11%, "
-             "tokens/s collapses, others wait 9-11 s", "oversized_request", "vllm"),
+             "tokens/s collapses, others wait 9-11 s", "oversized_request", "vllm",
+             phase="the storm: one n=8, logprobs=20 request stalls the batch"),
     Scenario("prefill-interference", "long-context prefills starve the decodes",
-             "prefill_interference", "vllm"),
+             "prefill_interference", "vllm", phase="prefill interference: long prefills starve the decodes"),
     Scenario("launch-jitter", "CPU contention: launch p50 ~17 us, p99 ~13 ms",
-             "host_launch_jitter", "vllm"),
+             "host_launch_jitter", "vllm", phase="CPU contention: the launch thread is preempted"),
     Scenario("dataloader-stall", "a training step waits on the host input pipeline",
-             "input_stall", "trainer"),
+             "input_stall", "trainer", phase="data-loader stall: each step waits for its input"),
     Scenario("allreduce-straggler", "4 GPUs: one lags, three spin ~100% busy inside the collective",
-             "collective_straggler", "trainer", default_gpus=4),
+             "collective_straggler", "trainer", default_gpus=4,
+             phase="straggler: GPU 2 lags, the others wait inside the all-reduce"),
     Scenario("membw-bound", "long contexts: SM active high, DRAM bandwidth saturated",
-             "memory_bandwidth", "vllm"),
+             "memory_bandwidth", "vllm", phase="memory bound: long contexts saturate DRAM bandwidth"),
 )}
+# ``--demo`` alone: the storm first, so the first screen already makes the point, then
+# the other episodes, the healthy and the idle server last
+CYCLE_ORDER = ("logprobs-storm", "launch-jitter", "allreduce-straggler", "prefill-interference",
+               "dataloader-stall", "membw-bound", "serving", "idle-reserved")
 
 
 def _noise(rng: random.Random, value: float, spread: float, lo: float = 0.0,
@@ -205,6 +216,7 @@ def _scenario_tick(name: str, t: float, rng: random.Random, n: int) -> Tick:
         tick.cpu_pressure_pct = _noise(rng, 58, 6)
         tick.run_queue = int(_noise(rng, 14, 2))
         tick.involuntary_per_s = _noise(rng, 4200, 400)
+        tick.host_switches_per_s = 1650.0 * tick.host_cpu_pct  # (no draw: the rest stays put)
         tick.itl_s = (_noise(rng, 0.03, 0.004), _noise(rng, 0.09, 0.01))
         jitter = dict(tail_frac=0.02, tail_us=(9000.0, 17000.0))
         tick.launch["cudaLaunchKernel"] = Launch(1100, 17.0, sigma=0.3, **jitter)
@@ -233,9 +245,9 @@ def _scenario_tick(name: str, t: float, rng: random.Random, n: int) -> Tick:
         tick.tensor = [_noise(rng, 19, 3) for _ in range(n)]
         tick.tokens_per_s = _noise(rng, 820, 60)
         tick.prompt_tokens_per_s = _noise(rng, 900, 200)
-        tick.running = round(_noise(rng, 64, 3))
+        # the same batch with long contexts: every step reads each sequence's KV
         tick.kv_usage = _noise(rng, 0.93, 0.02, 0, 1)
-        tick.preemptions_per_s = _noise(rng, 1.5, 0.5)
+        tick.preemptions_per_s = _noise(rng, 0.1, 0.05)
         tick.itl_s = (_noise(rng, 0.045, 0.004), _noise(rng, 0.07, 0.006))
     return tick
 
@@ -296,6 +308,7 @@ class SimSource:
         self._flops = 0.0
         self._cpu_s = 0.0
         self._involuntary = 0.0
+        self._host_switches = 0.0
         self._hists: dict[str, list[float]] = {}  # name -> [cumulative per bound..., count, sum]
         self._requests_n = [0.0, 0.0]  # (n=1 requests, all requests)
         self._n_sum = 0.0
@@ -308,8 +321,26 @@ class SimSource:
         """(scenario name, seconds since it started) at simulated time ``t``."""
         if self.scenario is not None:
             return self.scenario, t
-        names = list(SCENARIOS)
-        return names[int(t // CYCLE_S) % len(names)], t % CYCLE_S
+        return CYCLE_ORDER[int(t // CYCLE_S) % len(CYCLE_ORDER)], t % CYCLE_S
+
+    def phase_at(self, t: float) -> str:
+        """ "scenario · phase · timing": where the demo is at simulated time ``t`` (the
+        status bar shows it, so a demo says what it is showing)."""
+        name, since = self.scenario_at(t)
+        scenario = SCENARIOS[name]
+        leads_in = name not in ("idle-reserved", "serving")
+        if leads_in and since < LEAD_IN_S:
+            phase = "healthy lead-in: it sets the baseline"
+            timing = f"{scenario.phase.split(':')[0]} in {LEAD_IN_S - since:.0f}s"
+        else:
+            phase = scenario.phase
+            timing = f"{since:.0f}s in"
+        if self.scenario is None:
+            position = CYCLE_ORDER.index(name)
+            following = CYCLE_ORDER[(position + 1) % len(CYCLE_ORDER)]
+            timing += f"; {position + 1}/{len(CYCLE_ORDER)}, next {following} in " \
+                f"{CYCLE_S - since:.0f}s"
+        return f"{name} · {phase} · {timing}"
 
     def open(self) -> None:
         pass
@@ -336,6 +367,9 @@ class SimSource:
                 * self.step_s / self.gpus
             self._cpu_s += 0.9 * self.step_s
             self._involuntary += tick.involuntary_per_s * self.step_s
+            switches = tick.host_switches_per_s
+            self._host_switches += (1100.0 * tick.host_cpu_pct if switches is None
+                                    else switches) * self.step_s
             if kind == "vllm":
                 self._observe("itl", ITL_BOUNDS, tick.itl_s, tick.tokens_per_s * self.step_s)
                 self._observe("ttft", TTFT_BOUNDS, tick.ttft_s,
@@ -349,9 +383,11 @@ class SimSource:
         launch = tuple(hist for hist in (launch_hist(api, self._main_pid(kind), spec, self.step_s, rng)
                                          for api, spec in tick.launch.items()) if hist.count)
         return Reading(gpus=gpus, processes=processes, engine=engine, launch=launch,
+                       detail=self.phase_at(t),
                        host=HostSample(cpu_pct=round(tick.host_cpu_pct, 1),
                                        cpu_pressure_some_pct=round(tick.cpu_pressure_pct, 2),
-                                       run_queue=tick.run_queue, cpus=64))
+                                       run_queue=tick.run_queue, cpus=64,
+                                       ctx_switches_total=int(self._host_switches)))
 
     def _observe(self, name: str, bounds: tuple[float, ...], p50_p99: tuple[float, float],
                  observations: float) -> None:

@@ -21,10 +21,12 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from gputop import exitguard
+from gputop.model import words
 from gputop.model.derive import derive
 from gputop.schema import Frame
 from gputop.session import RECORD_MAX_BYTES, Session
 from gputop.tui import theme
+from gputop.tui.keys import KEYS
 from gputop.tui.lines import DiffLines
 from gputop.tui.panes.base import Ctx, Pane
 from gputop.tui.panes.gpus import GpusPane
@@ -35,7 +37,7 @@ from gputop.tui.panes.sm import SmPane
 from gputop.tui.panes.throughput import ThroughputPane
 from gputop.tui.panes.util import UtilPane
 from gputop.tui.panes.vram import VramPane
-from gputop.tui.render import ALERT, BOLD, OK, WARN, row
+from gputop.tui.render import ALERT, BOLD, OK, WARN, clip, row
 from gputop.tui.view_settings import ViewSettings
 from gputop.units import printable
 from gputop.tui.widgets import (LIVE_STYLE, PAUSED_STYLE, Banner, KeyBar, StatusBar, Summary,
@@ -51,26 +53,6 @@ NEVER_DROPPED = {"q", "f10", "ctrl+c", "escape"}
 FLASH_S = 8.0  # how long an action's result stays on the status line
 GRID_PANES = tuple("123456")  # 7 (GPUs) and 8 (processes) are shown zoomed, not in the grid
 
-KEYS = [
-    ("1-6", "focus and zoom a pane (again or Esc: back to all panes)"),
-    ("7", "every GPU at a glance (↑↓, Enter selects the GPU for the other panes)"),
-    ("8", "processes: ↑↓ select, < > or F6 sort, / filter, t tree, k or F9 send a signal"),
-    ("tab / shift+tab", "next / previous pane"),
-    ("a", "panes 1-2: every GPU, one line each / the selected GPU"),
-    ("space", "pause the view (sampling continues) / resume"),
-    ("left / right", "step one frame back / forward in history (pauses)"),
-    ("[ / ]", "previous / next GPU"),
-    ("+ / -", "longer / shorter time window"),
-    ("e", "explain the focused pane: definitions and where its numbers came from"),
-    ("r", "start / stop recording to a file (live view)"),
-    ("p / P", "pin the dashboard to a process tree (picker, type to filter) / unpin"),
-    ("T", "next colour theme: dark, light, colorblind, high-contrast"),
-    ("S", "save the layout (pane, zoom, window, theme, a) to the config file"),
-    ("mouse", "click a pane to focus it, double-click to zoom; click a header (8) to sort; "
-              "wheel scrolls lists (--no-mouse leaves the mouse to the terminal)"),
-    ("? / h / F1", "this help"),
-    ("q / F10", "quit"),
-]
 
 
 def source_line(name: str, status) -> str:
@@ -203,6 +185,9 @@ class GputopApp(App):
                 ("1-6", "pane"), ("7", "GPUs"), ("8", "procs")]
 
     def on_mount(self) -> None:
+        # the palette is the process's: an app made after this one (a script making several)
+        # must not draw this one in its colours
+        theme.apply(self, self.view_settings.theme)
         self._apply_layout()
         self._pane(self.current_pane).focus()
         self.refresh_view()
@@ -321,8 +306,10 @@ class GputopApp(App):
                 pane.update_ctx(ctx)
             else:
                 pane.ctx = ctx
-        self.query_one(Banner).render_alert(ctx.view.alert, ctx.view.frame.time_wall_s,
-                                            exit_notice(ctx))
+        notice = exit_notice(ctx)
+        self.query_one(Banner).render_alert(ctx.view.alert, ctx.view.frame.time_wall_s, notice)
+        # narrow: the banner takes the summary's row (three rows of chrome at most)
+        self.set_class(ctx.view.alert is not None or notice is not None, "-banner")
         if self.has_class("-narrow"):
             self.query_one(Summary).render_summary(ctx)
         self._status(ctx)
@@ -351,7 +338,7 @@ class GputopApp(App):
         if self.paused_seq is None:
             return "LIVE", LIVE_STYLE
         back = self._cursor_index() - self.timeline.last_index
-        return f"PAUSED {back:+d} frames", PAUSED_STYLE
+        return f"PAUSED {back:+d} frame{'' if abs(back) == 1 else 's'}", PAUSED_STYLE
 
     def action_pick(self) -> None:
         from gputop.tui.picker import PickerScreen, candidates
@@ -512,6 +499,9 @@ class GputopApp(App):
         return theme.current().name
 
     def action_theme(self) -> None:
+        if theme.current().mono:
+            self.flash("no colour (NO_COLOR or --no-color): themes are off")
+            return
         names = theme.THEME_NAMES
         theme.apply(self, names[(names.index(self.theme_name) + 1) % len(names)])
         for widget in self.query(DiffLines):
@@ -522,7 +512,9 @@ class GputopApp(App):
     def layout_settings(self) -> dict:
         """What S saves: the config file keys of the layout as it is now."""
         return {"pane": self.zoomed or self.current_pane, "zoom": self.zoomed is not None,
-                "window_s": self.window_s, "theme": self.theme_name, "all_gpus": self.all_gpus}
+                "window_s": self.window_s, "all_gpus": self.all_gpus,
+                # without colour the theme in use is "mono": the one chosen is kept
+                "theme": self.view_settings.theme if theme.current().mono else self.theme_name}
 
     def action_save_layout(self) -> None:
         from gputop.config import ConfigError, save_layout
@@ -533,6 +525,12 @@ class GputopApp(App):
             self.flash(f"layout not saved: {exc}", error=True)
             return
         self.flash(f"layout saved to {path}")
+
+    @property
+    def simulated(self) -> bool:
+        """The demo: its processes exist only in the simulator, so actions on them are
+        walked through and then not sent (a replay or a remote host's are refused)."""
+        return self.source_label.startswith("demo:")
 
     @property
     def live_processes(self) -> bool:
@@ -550,7 +548,12 @@ class GputopApp(App):
             self.flash("no process selected", error=True)
             return
         proc = proc_row.sample
-        why = refusal(proc, readonly=self.readonly, live=self.live_processes)
+        if proc_row.context:
+            self.flash(f"pid {proc.pid} holds no GPU memory and is not listed: select one of "
+                       "its GPU processes", error=True)
+            return
+        why = refusal(proc, readonly=self.readonly, live=self.live_processes,
+                      simulated=self.simulated)
         if why:
             self.flash(why, error=True)
             return
@@ -563,9 +566,11 @@ class GputopApp(App):
 
         if name is None:
             return
-        command = (proc.cmdline or proc.name)[:60]
+        command = clip(proc.cmdline or proc.name, 60)
         question = (f"Send SIG{name} to pid {proc.pid}, user {proc.user or '?'}, on GPU "
                     f"{proc.gpu_index}:\n  {command}\n?")
+        if self.simulated:
+            question += "\n(demo: this process is simulated, nothing will be sent)"
         self.push_screen(ConfirmScreen(question), lambda yes: self._send(proc, name, yes))
 
     def _send(self, proc, name: str, yes: bool) -> None:
@@ -574,8 +579,9 @@ class GputopApp(App):
         if not yes:
             self.flash("not sent")
             return
-        sent, text = send_signal(proc, name, readonly=self.readonly, live=self.live_processes)
-        self.flash(text, error=not sent)
+        sent, text = send_signal(proc, name, readonly=self.readonly, live=self.live_processes,
+                                 simulated=self.simulated)
+        self.flash(text, error=not sent and not self.simulated)
 
     def on_descendant_focus(self, event) -> None:
         widget = event.widget
@@ -608,8 +614,18 @@ class GputopApp(App):
         pane = self._pane(self.current_pane)
         ctx = self.ctx()
         lines = [pane.definition, "", "Where the numbers come from now:"]
+        if ctx is not None and ctx.view.alert is not None:  # all of it: the banner fits a part
+            alert = ctx.view.alert
+            lines[:0] = ["The open episode: " + alert.headline, "  evidence:",
+                         *[f"    {item}" for item in alert.evidence],
+                         "  likely causes, best first: " + ", ".join(
+                             f"{cause.replace('_', ' ')} ({score:.2f})"
+                             for cause, score in alert.suspects), ""]
         if ctx is not None:
             lines += ["  " + line for line in pane.provenance(ctx)]
+            episode = ctx.view.alert_for(ctx.gpu_index) or ctx.view.alert
+            if episode is not None:
+                lines += ["", "The verdict:"] + ["  " + line for line in words.explain_lines(episode)]
             lines += ["", "Sources (reading age at this frame, cost of a poll: last / median):"]
             lines += ["  " + source_line(name, st) for name, st in ctx.view.sources.items()]
         self._page("explain", f"{pane.key} {pane.title}: explained", "\n".join(lines))

@@ -22,9 +22,9 @@ from textual.widgets import Static
 from gputop.fleet import GpuRow, ranked
 from gputop.tui.lines import DiffLines
 from gputop.tui.picker import PromptScreen
-from gputop.tui.render import (ALERT, BOLD, DIM, WARN, Row, hbar, highlighted, pct, rate, row,
-                               scroll_start)
-from gputop.units import seconds_text, size_text
+from gputop.tui.render import (ALERT, BOLD, DIM, WARN, Row, clip, hbar, highlighted, pct, rate,
+                               row, scroll_start)
+from gputop.units import plural, seconds_text, size_text
 
 VRAM = Style(color="magenta")
 BAR_CELLS = 12
@@ -39,7 +39,7 @@ def header_cells(host_w: int) -> Row:
 def row_cells(r: GpuRow, width: int, host_w: int) -> Row:
     """One GPU as a table row of exactly ``width`` cells."""
     if r.error is not None:
-        return row((f"{r.host[:host_w]:<{host_w}} ", BOLD), (f"  n/a ({r.error})", WARN))
+        return row((f"{clip(r.host, host_w):<{host_w}} ", BOLD), (f"  n/a ({r.error})", WARN))
     gap = r.gap_pct
     ratio = r.latency_ratio
     itl = seconds_text(r.itl_p99_s) + (f" {ratio:.1f}x" if ratio else "")
@@ -51,7 +51,7 @@ def row_cells(r: GpuRow, width: int, host_w: int) -> Row:
         episode = r.episode.replace("_", " ") + (f": {r.suspect.replace('_', ' ')}"
                                                  if r.suspect else "")
     hot = ALERT if r.episode else None
-    return row((f"{r.host[:host_w]:<{host_w}} ", BOLD),
+    return row((f"{clip(r.host, host_w):<{host_w}} ", BOLD),
                f"{r.gpu if r.gpu is not None else '-':>3} ",
                (f"{pct(r.util_pct):>5} ", hot), f"{pct(r.sm_pct):>5} ",
                (f"{'n/a' if gap is None else f'{gap:.0f}':>5} ", WARN if (gap or 0) >= 50 else None),
@@ -180,7 +180,8 @@ class FleetApp(App):
         gpus = sum(1 for r in self.all_rows if r.gpu is not None)
         episodes = sum(1 for r in self.all_rows if r.episode)
         silent = len({r.host for r in self.all_rows if r.error})
-        parts = [f"gputop fleet │ {self.source} │ {len(hosts)} hosts, {gpus} GPUs",
+        parts = [f"gputop fleet │ {self.source} │ {plural(len(hosts), 'host')}, "
+                 f"{plural(gpus, 'GPU')}",
                  f"{episodes} in an episode"]
         if silent:
             parts.append(f"{silent} not answering")

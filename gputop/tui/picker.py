@@ -17,6 +17,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from gputop.schema import ProcSample
+from gputop.tui.fitting import clip
 from gputop.units import command_line, printable
 
 CUDA_LIBS = ("libcuda.so", "libcudart.so")
@@ -75,7 +76,7 @@ def candidates(processes: tuple[ProcSample, ...], live: bool) -> list[Candidate]
         cpu_pct = cpu_now.get(p.pid, p.cpu_pct)
         cpu = "" if cpu_pct is None else f" {cpu_pct:>4.0f}% CPU"
         owner = f"  [{p.pod or p.container}]" if p.pod or p.container else ""
-        rows.setdefault(p.pid, Candidate(p.pid, f"{p.pid:>7} {p.user[:8]:<8} GPU{p.gpu_index} "
+        rows.setdefault(p.pid, Candidate(p.pid, f"{p.pid:>7} {clip(p.user, 8):<8} GPU{p.gpu_index} "
                                                 f"{mem:>9}{cpu}  {p.cmdline or p.name}{owner}"))
     for pid, cmdline in cuda.items():
         if pid not in rows:
@@ -84,7 +85,7 @@ def candidates(processes: tuple[ProcSample, ...], live: bool) -> list[Candidate]
             except (psutil.Error, KeyError):
                 user = "?"
             cpu = f" {cpu_now[pid]:>4.0f}% CPU" if pid in cpu_now else ""
-            rows[pid] = Candidate(pid, f"{pid:>7} {user[:8]:<8} CUDA {'':>9}{cpu}  {cmdline}")
+            rows[pid] = Candidate(pid, f"{pid:>7} {clip(user, 8):<8} CUDA {'':>9}{cpu}  {cmdline}")
     return sorted(rows.values(), key=lambda c: c.pid)
 
 

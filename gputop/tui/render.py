@@ -13,6 +13,8 @@ from collections.abc import Sequence
 
 from rich.style import Style
 
+from gputop.tui.fitting import (clip, first_fitting, fit, fit_parts,  # noqa: F401 (re-exported)
+                                plural)
 from gputop.units import (duration_us, printable, seconds_text,  # noqa: F401 (re-exported)
                           size_text)
 
@@ -53,13 +55,6 @@ def row(*parts: tuple[str, Style | None] | str) -> Row:
                 _PART_CACHE[key] = done
         cells.extend(done)
     return cells
-
-
-def fit(cells: Row, width: int) -> Row:
-    """Cut or pad a row to exactly ``width`` cells."""
-    if len(cells) >= width:
-        return cells[:width]
-    return cells + [(" ", None)] * (width - len(cells))
 
 
 def hbar(fraction: float | None, width: int, style: Style | None = None) -> Row:
@@ -119,6 +114,8 @@ def _glyph_column(value: float | None, height: int, top: float, style: Style | N
         level = 0
     else:
         level = int(round(max(0.0, min(1.0, value / top)) * height * 8))
+        if level == 0 and value > 0:
+            level = 1  # a small value is not "no data": it keeps a sliver
     column: list[Cell] = []
     for r in range(height):
         fill = max(0, min(8, level - (height - 1 - r) * 8))

@@ -29,6 +29,7 @@ class Palette:
     colors: dict[str, str] = field(default_factory=dict)  # named colour -> replacement
     undim: bool = False  # dim text is hard to read in high contrast: shown plain
     bold_colors: bool = False
+    mono: bool = False  # no colour at all: meaning carried by bold, reverse and underline
 
 
 HIGH_CONTRAST = TextualTheme(
@@ -51,7 +52,11 @@ PALETTES = {p.name: p for p in (
         "bright_blue": "#66B2FF", "blue": "#66B2FF", "magenta": "#FF66FF", "white": "#FFFFFF",
         "bright_black": "#C0C0C0"}, undim=True, bold_colors=True),
 )}
+# NO_COLOR (no-color.org) or --no-color: no colour at all, not a grey rendering of the
+# colours (alarm red became grey 237 on 233: the alarms were the hardest text to read)
+MONO = Palette("mono", "textual-dark", mono=True)  # not a theme to choose: NO_COLOR's
 THEME_NAMES = THEMES  # the config's list, in the order T cycles them
+ALARM = "alarm"  # a style's meta key: this text is an alarm (reverse video without colour)
 
 _current = PALETTES["dark"]
 _cache: dict[Style, Style] = {}
@@ -64,17 +69,31 @@ def current() -> Palette:
 def use(name: str) -> Palette:
     """Make ``name`` the theme every strip is drawn in from now on."""
     global _current
-    _current = PALETTES[name]
+    _current = MONO if name == MONO.name else PALETTES[name]
     _cache.clear()
     return _current
 
 
+def _mono(style: Style) -> Style:
+    """``style`` without colour, its meaning kept: an alarm (red and bold, or marked as an
+    alarm) in bold reverse video, a warning (yellow) underlined, the rest as it was."""
+    color = style.color.name if style.color is not None else None
+    alarm = bool(style.meta.get(ALARM)) or (color == "red" and bool(style.bold))
+    return Style(bold=True if alarm or style.bold else None, dim=style.dim,
+                 italic=style.italic, underline=True if color == "yellow" else style.underline,
+                 reverse=True if alarm else style.reverse, meta=style.meta or None)
+
+
 def restyle(style: Style | None) -> Style | None:
     """``style`` in the current theme's colours (identity for the dark theme)."""
-    if style is None or (not _current.colors and not _current.undim):
+    if style is None or (not _current.colors and not _current.undim and not _current.mono):
         return style
     done = _cache.get(style)
     if done is not None:
+        return done
+    if _current.mono:
+        done = _mono(style)
+        _cache[style] = done
         return done
     changes = {}
     if style.color is not None and style.color.name in _current.colors:
@@ -91,9 +110,27 @@ def restyle(style: Style | None) -> Style | None:
 
 
 def apply(app, name: str) -> Palette:
-    """Use theme ``name`` for strips and ``app``'s chrome (any Textual app of gputop's)."""
+    """Use theme ``name`` for strips and ``app``'s chrome (any Textual app of gputop's);
+    with NO_COLOR set, the monochrome palette whatever the name."""
+    if getattr(app, "no_color", False):
+        _no_colour_at_all(app)
+        name = MONO.name
     palette = use(name)
     if HIGH_CONTRAST.name not in app.available_themes:
         app.register_theme(HIGH_CONTRAST)
     app.theme = palette.textual
+    app.set_class(palette.mono, "-mono")
     return palette
+
+
+def _no_colour_at_all(app) -> None:
+    """Textual answers NO_COLOR with greys of the colours (its Monochrome filter); the
+    standard asks for no colour: the terminal's own foreground and background.  Its
+    truecolor filter goes too: it turns "dim" into a blended colour, which then has no
+    colour left to be dim with."""
+    from textual.filter import ANSIToTruecolor, Monochrome, NoColor
+
+    filters = getattr(app, "_filters", None)
+    if isinstance(filters, list):
+        app._filters = [NoColor() if isinstance(f, Monochrome) else f for f in filters
+                        if not isinstance(f, ANSIToTruecolor)]

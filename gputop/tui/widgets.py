@@ -11,27 +11,46 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from gputop.model import signals
+from gputop.model import signals, words
 from gputop.model.detect import Episode
 from gputop.tui.lines import DiffLines
+from gputop.tui.theme import ALARM
 from gputop.tui.panes.base import Ctx
-from gputop.tui.render import (ALERT, BOLD, DIM, WARN, duration_us, gib, pct, printable, rate,
-                               row)
-
-CAUSE_TEXT = {
-    "oversized_request": "one oversized request (e.g. n x logprobs over the vocabulary) stalls the batch",
-    "prefill_interference": "long prefills starve the decodes",
-    "collective_straggler": "one GPU lags; the others spin inside the collective",
-    "input_stall": "the step waits on the host input pipeline (data loader)",
-    "host_launch_jitter": "the launching thread is preempted (CPU contention)",
-    "tiny_kernels": "kernels too small to fill the SMs",
-    "memory_bandwidth": "DRAM bandwidth saturated",
-    "throttling": "clocks throttled (power or thermal)",
-}
-
+from gputop.tui.fitting import flow, wrapped
+from gputop.tui.render import (ALERT, BOLD, DIM, WARN, Row, duration_us, fit, fit_parts, pct,
+                               printable, rate, row)
 
 def clock_text(time_wall_s: float) -> str:
     return time.strftime("%H:%M:%S", time.localtime(time_wall_s))
+
+
+def gpu_parts(ctx: Ctx) -> list[tuple[Row, int]]:
+    """The selected GPU: "GPU 0 of 4", then its name (which goes first when narrow)."""
+    gpu = ctx.gpu
+    if gpu is None:
+        return [(row(" │ no GPU"), 2)]
+    return [(row(f" │ GPU {ctx.gpu_index} of {len(ctx.view.gpus)}"), 1),
+            (row(f" {gpu.sample.name}"), 4)]
+
+
+def source_parts(ctx: Ctx) -> list[tuple[Row, int]]:
+    """Where the frames come from; for the demo, which scenario and which phase of it
+    (the simulator's status detail: "scenario · phase · timing")."""
+    detail = ctx.view.sources.get("sim")
+    detail = detail.detail if detail is not None else None
+    if not detail:
+        return [(row(" │ ", ctx.source_label), 2)]
+    scenario, _, rest = detail.partition(" · ")
+    phase, _, timing = rest.partition(" · ")
+    short, _, what = phase.partition(": ")
+    parts = [(row(" │ ", ("demo ", DIM), (scenario, BOLD)), 2)]
+    if short:
+        parts.append((row(" · ", (short, BOLD)), 2))
+    if what:
+        parts.append((row(f": {what}"), 3))
+    if timing:
+        parts.append((row((f" ({timing})", DIM)), 3))
+    return parts
 
 
 class StatusBar(DiffLines):
@@ -39,20 +58,24 @@ class StatusBar(DiffLines):
 
     def render_status(self, ctx: Ctx, mode: str, mode_style: Style, extra: str = "",
                       message: tuple[str, Style] | None = None) -> None:
-        """The status line; ``message`` (an action's result) comes right after the mode,
-        where it is read first."""
-        gpu = ctx.gpu
-        gpus = ctx.view.gpus
-        gpu_text = (f"GPU {ctx.gpu_index} ({len(gpus)}) {gpu.sample.name}" if gpu is not None
-                    else "no GPU")
-        flash = ((" │ ", None), message) if message else ()
-        self.show([row((" gputop ", BOLD), "│ ", clock_text(ctx.view.frame.time_wall_s), " ",
-                       (mode, mode_style), *flash, extra, " │ ", ctx.source_label, " │ ",
-                       gpu_text, f" │ window {ctx.window_s:.0f}s")])
+        """The status line, its parts dropped whole from the least needed as the terminal
+        narrows: the mode and an action's result (``message``) first, where they are read."""
+        width = self.size.width
+        parts: list[tuple[Row, int]] = [
+            (row((" gputop ", BOLD), "│ "), 5),
+            (row(clock_text(ctx.view.frame.time_wall_s), " ", (mode, mode_style)), 0)]
+        if message:
+            parts.append((row(" │ ", message), 0))
+        if extra:
+            parts.append((row(extra), 1))
+        parts += source_parts(ctx) + gpu_parts(ctx)
+        parts.append((row(f" │ window {ctx.window_s:.0f}s"), 4))
+        self.show([fit_parts(parts, width)])
 
 
 class KeyBar(DiffLines):
-    """The key hints on the last line: a fixed text, drawn once (no widget per key)."""
+    """The key hints on the last line: a fixed text, drawn once (no widget per key); hints
+    that do not fit go whole, the least needed first (their order in the list)."""
 
     DEFAULT_CSS = "KeyBar { height: 1; dock: bottom; background: $panel; }"
 
@@ -62,16 +85,49 @@ class KeyBar(DiffLines):
 
     def redraw(self) -> None:
         if self.size.width > 0:
-            self.show([row(*[part for key, what in self.hints
-                             for part in ((f" {key}", BOLD), f" {what} ")])])
+            parts = [(row((f" {key}", BOLD), f" {what} "), KEEP_ORDER.get(key, 1))
+                     for key, what in self.hints]
+            self.show([fit_parts(parts, self.size.width)])
 
     def on_mount(self) -> None:
         self.redraw()
 
 
+KEEP_ORDER = {"q": 0, "?": 0, "1-6": 0, "7": 0, "8": 0, "e": 0, "space": 1, "p": 1}
+
+
 LIVE_STYLE = Style(color="green", bold=True)
 PAUSED_STYLE = Style(color="yellow", bold=True)
 REC_STYLE = Style(color="red", bold=True)
+SUSPECT_STYLE = Style(bold=True)
+HEADLINE_STYLE = Style(bold=True, meta={ALARM: True})  # reverse video without colour
+
+
+def banner_rows(headline: str, evidence: list[str], suspect: str | None, why: str | None,
+                width: int) -> list[Row]:
+    """The banner's two rows from the parts it is given, fitted by rule, never cut:
+    row 1 the headline and as much evidence as fits whole; row 2 the likely cause (with
+    its explanation when there is room) and the rest of the evidence; items that fit
+    nowhere are counted ("+2 more: e explains")."""
+    head = row(("⚠ ", ALERT), (headline, HEADLINE_STYLE))
+    if len(head) > width:  # too narrow even for the headline: it takes both rows, by words
+        first, *rest = wrapped(headline, width - 2, HEADLINE_STYLE, rows=2)
+        return [row(("⚠ ", ALERT)) + first, row("  ") + (rest[0] if rest else [])]
+    for explained in ((True, False) if why else (False,)):
+        likely = row(("  likely: ", None), (suspect, SUSPECT_STYLE)) if suspect else row(" ")
+        if explained:
+            likely += row(f": {why}")
+        lines, left = flow(evidence, [width - len(head) - 2, width - len(likely) - 3])
+        more = row((f" (+{left} more: e explains)", DIM)) if left else []
+        if left:  # the count needs its room on row 2
+            lines, left = flow(evidence, [width - len(head) - 2,
+                                          width - len(likely) - 3 - len(more)])
+            more = row((f" (+{left} more: e explains)", DIM)) if left else []
+        first = head + (row(": ", "; ".join(lines[0])) if lines[0] else [])
+        second = likely + (row((" · ", DIM), "; ".join(lines[1])) if lines[1] else []) + more
+        if len(second) <= width:
+            break
+    return [fit(first, width), fit(second, width)]
 
 
 class Banner(DiffLines):
@@ -86,24 +142,21 @@ class Banner(DiffLines):
                      notice: str | None = None) -> None:
         self.set_class(alert is not None or notice is not None, "-show")
         if alert is None:
-            self.show([row(("⚠ ", WARN), (notice, BOLD))] if notice else [])
+            self.show([fit(row(("⚠ ", WARN), (notice, BOLD)), self.size.width)] if notice else [])
             return
         seconds = max(0, now_wall_s - alert.start_wall_s)
-        evidence = "; ".join(alert.evidence) or "no supporting evidence"
-        suspect = ""
-        if alert.suspects:
-            cause = alert.suspects[0][0]
-            suspect = f"likely: {cause.replace('_', ' ')} ({CAUSE_TEXT.get(cause, '')})"
-        self.show([
-            row(("⚠ ", ALERT), (f"{alert.headline} for {seconds:.0f}s", BOLD), f": {evidence}"),
-            row(("  " + suspect, None)),
-        ])
+        cause = alert.suspects[0][0] if alert.suspects else None
+        self.show(banner_rows(f"{alert.headline} for {seconds:.0f}s",
+                              list(alert.evidence) or ["no supporting evidence"],
+                              cause.replace("_", " ") if cause else None,
+                              words.cause_text(cause) if cause else None, self.size.width))
 
 
 class Summary(DiffLines):
-    """One line per pane in narrow terminals, where only one pane fits at a time."""
+    """One line of every pane's headline number, in narrow terminals where only one pane
+    fits at a time (hidden while the banner needs the rows)."""
 
-    DEFAULT_CSS = "Summary { height: 2; display: none; }"
+    DEFAULT_CSS = "Summary { height: 1; display: none; }"
 
     def render_summary(self, ctx: Ctx) -> None:
         gpu = ctx.gpu
@@ -112,15 +165,17 @@ class Summary(DiffLines):
         worst_p99 = max((a.stats.p99_us for a in ctx.view.launch
                          if "Launch" in a.api and a.stats.p99_us is not None), default=None)
         alert = ALERT if ctx.alerting else None
-        self.show([
-            row((" 1", BOLD), (f" util {pct(s.util_gpu_pct if s else None)}", alert),
-                ("  2", BOLD), f" SM {pct(s.sm_active_pct if s else None)}",
-                ("  3", BOLD), (f" {rate(engine.tokens_per_s) if engine else 'n/a'} tok/s", alert),
-                ("  4", BOLD), f" VRAM {gib(s.mem_used_bytes if s else None)}/"
-                f"{gib(s.mem_total_bytes if s else None)} GiB",
-                ("  5", BOLD), f" launch p99 {duration_us(worst_p99)}"),
-            row(("keys 1-6 pane · 7 GPUs · 8 processes · tab next · p pin · ? help", DIM)),
-        ])
+        used = s.mem_used_bytes if s else None
+        total = s.mem_total_bytes if s else None
+        vram = f"{used / total:.0%}" if used is not None and total else "n/a"
+        self.show([fit_parts([
+            (row((" 1", BOLD), (f" util {pct(s.util_gpu_pct if s else None)}", alert)), 0),
+            (row(("  2", BOLD), f" SM {pct(s.sm_active_pct if s else None)}"), 0),
+            (row(("  3", BOLD), (f" {rate(engine.tokens_per_s) if engine else 'n/a'} tok/s",
+                                 alert)), 0),
+            (row(("  4", BOLD), f" VRAM {vram}"), 1),
+            (row(("  5", BOLD), f" launch p99 {duration_us(worst_p99)}"), 2),
+            (row(("  · tab: next pane", DIM)), 3)], self.size.width)])
 
 
 class TextScreen(ModalScreen):

@@ -77,24 +77,23 @@ def stream_completion(port: int, body: dict, counts: Counts, timeout_s: float = 
         connection.close()
 
 
-class Load:
-    """``clients`` threads sending ordinary requests until ``stop()`` or ``seconds``."""
+class ClientThreads:
+    """``clients`` threads each sending ``request()`` after ``request()`` until ``stop()`` or
+    ``seconds`` (shared by the vLLM and llama.cpp loads)."""
 
-    def __init__(self, port: int, clients: int = 8, max_tokens: int = 96, seconds: float = 300.0,
-                 model: str = "tiny-llama"):
-        self.port = port
-        self.counts = Counts()
+    def __init__(self, clients: int, seconds: float):
         self._stop = threading.Event()
         self._deadline = time.monotonic() + seconds
-        self._body = {"model": model, "prompt": "gpu kernel token cache batch",
-                      "max_tokens": max_tokens, "temperature": 1.0, "ignore_eos": True}
         self._threads = [threading.Thread(target=self._run, daemon=True) for _ in range(clients)]
+
+    def request(self) -> None:
+        raise NotImplementedError
 
     def _run(self) -> None:
         while not self._stop.is_set() and time.monotonic() < self._deadline:
-            stream_completion(self.port, self._body, self.counts)
+            self.request()
 
-    def start(self) -> "Load":
+    def start(self):
         for thread in self._threads:
             thread.start()
         return self
@@ -103,6 +102,21 @@ class Load:
         self._stop.set()
         for thread in self._threads:
             thread.join(timeout=60)
+
+
+class Load(ClientThreads):
+    """``clients`` threads sending ordinary requests until ``stop()`` or ``seconds``."""
+
+    def __init__(self, port: int, clients: int = 8, max_tokens: int = 96, seconds: float = 300.0,
+                 model: str = "tiny-llama"):
+        super().__init__(clients, seconds)
+        self.port = port
+        self.counts = Counts()
+        self._body = {"model": model, "prompt": "gpu kernel token cache batch",
+                      "max_tokens": max_tokens, "temperature": 1.0, "ignore_eos": True}
+
+    def request(self) -> None:
+        stream_completion(self.port, self._body, self.counts)
 
 
 def storm(port: int, max_tokens: int = 200, model: str = "tiny-llama") -> threading.Thread:

@@ -9,7 +9,7 @@ from gputop.model.derive import GpuView, View, series
 from gputop.model.timeline import Timeline
 from gputop.schema import Frame
 from gputop.tui.lines import DiffLines
-from gputop.tui.render import (BOLD, DIM, Row, SweepPlot, fit, nice_top, row, spark,
+from gputop.tui.render import (BOLD, DIM, Row, SweepPlot, first_fitting, fit_parts, nice_top, row, spark,
                                sweep_columns, sweep_cursor)
 
 
@@ -71,8 +71,14 @@ class Ctx:
         columns = sweep_columns(points, end, self.window_s, width)
         axis_top = top if top is not None else nice_top([*columns, floor])
         # no gap at the sweep's cursor: a gap redraws every row with a bar twice a tick,
-        # where without it a steady signal changes a row or two (the footer marks "now")
+        # where without it a steady signal changes a row or two (the axis row marks "now")
         return plot.rows(columns, height, axis_top, style), axis_top
+
+    @property
+    def simulated(self) -> bool:
+        """Whether the frames come from the simulator (the demo, or a recording of it):
+        reasons that send a user to a root shell or an engine URL are not true there."""
+        return "sim" in self.view.sources
 
     def source_reason(self, name: str) -> str | None:
         status = self.view.sources.get(name)
@@ -92,6 +98,11 @@ class Pane(DiffLines, can_focus=True):
         self.ctx: Ctx | None = None
         self.sweep = SweepPlot()
         self.border_title = f"{self.key} {self.title}"
+
+    def retitle(self, title: str) -> None:
+        """Set the border's title only when it changes (setting it repaints the pane)."""
+        if self.border_title != title:
+            self.border_title = title
 
     def update_ctx(self, ctx: Ctx) -> None:
         self.ctx = ctx
@@ -122,7 +133,10 @@ class Pane(DiffLines, can_focus=True):
                      style) -> list[Row]:
         """Every GPU on one line each: index, a sparkline of ``field`` over the window
         (sweep order, like the plots) and its value now; the selected GPU in bold."""
-        out = [row((f"{label}, every GPU (a: the selected GPU only)"[:width], DIM))]
+        out = [first_fitting([row((f"{label}, every GPU; the gap is now, time → "
+                                   "(a: the selected GPU only)", DIM)),
+                              row((f"{label}, every GPU (a: the selected GPU only)", DIM)),
+                              row((f"{label}, every GPU", DIM))], width)]
         spark_w = max(0, width - 10)
         end = ctx.view.frame.time_mono_s
         for g in ctx.view.gpus[: max(0, height - 1)]:
@@ -150,16 +164,50 @@ class Pane(DiffLines, can_focus=True):
         """Where this pane's numbers came from right now (shown by e)."""
         return [f"source: {ctx.source_label}"]
 
+    def plot_block(self, ctx: Ctx, value, width: int, rows: int, style, scale,
+                   top: float | None = None, floor: float = 1.0) -> list[Row]:
+        """A sweep plot of ``value`` in ``rows`` rows, its axis and scale rows included
+        (``scale``: the scale's text, or a function of the axis top giving it); nothing
+        when there is no room for a plot row."""
+        plot_h = rows - AXIS_ROWS
+        if plot_h <= 0 or width <= 0:
+            return []
+        plot, axis_top = ctx.plot(self.sweep, value, width, plot_h, style, top=top, floor=floor)
+        return plot + self.axis_rows(ctx, width, scale(axis_top) if callable(scale) else scale)
+
     @staticmethod
-    def footer_row(ctx: Ctx, width: int, label: str) -> Row:
-        """The window and scale, with ▲ under the plot's newest column (the sweep writes
-        left to right and wraps, so "now" moves along the plot)."""
-        left = f"{ctx.window_s:.0f}s window"
-        cells = fit(row((f"{left} · {label}"[:width], DIM)), width)
-        if width > 0:
-            now = (sweep_cursor(ctx.view.frame.time_mono_s, ctx.window_s, width) - 1) % width
-            cells[now] = ("▲", BOLD)
-        return cells
+    def axis_rows(ctx: Ctx, width: int, scale: str) -> list[Row]:
+        """The two rows under a sweep plot: the time axis, then the scale.
+
+        The sweep writes left to right and wraps, so "now" moves along the plot: the axis
+        row marks it (``now▲``) with the oldest column right after it (``60s ago``), and
+        nothing else is on that row; the scale and window sit on a row of their own, where
+        no marker can land on them."""
+        if width <= 0:
+            return [[], []]
+        now = (sweep_cursor(ctx.view.frame.time_mono_s, ctx.window_s, width) - 1) % width
+        axis: Row = [("─", DIM)] * width
+        axis[now] = ("▲", BOLD)
+        if now >= len(NOW_TEXT):
+            axis[now - len(NOW_TEXT):now] = row((NOW_TEXT, BOLD))
+        ago = f"{ctx.window_s:.0f}s ago"
+        if now + 1 + len(ago) <= width:
+            axis[now + 1:now + 1 + len(ago)] = row((ago, DIM))
+        label = fit_parts([(row((scale, DIM)), 0),
+                           (row((f" · {ctx.window_s:.0f}s window", DIM)), 1),
+                           (row((", time → wraps at ▲", DIM)), 2)], width)
+        return [axis, label]
+
+
+NOW_TEXT = "now"
+# what the help and the explain page of every pane with a plot say about reading it
+PLOT_NOTE = (
+    " The plot sweeps: each new reading is drawn one column right of the last and the plot "
+    "wraps at the right edge (only one column changes a tick), so the newest column is above "
+    "the ▲ of the time axis (now▲60s ago): left of it the readings up to now, right of it "
+    "the oldest part of the window; time runs left to right on both sides. The row "
+    "under the axis gives the scale and the window (+ and - change it).")
+AXIS_ROWS = 2  # rows a sweep plot needs below it (axis_rows)
 
 
 def gpu_field(index: int, field: str) -> Callable[[Frame, object], float | None]:

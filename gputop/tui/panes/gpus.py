@@ -17,8 +17,8 @@ from textual.binding import Binding
 from gputop.model.derive import GpuView
 from gputop.tui.panes.base import Ctx, Pane
 from gputop.model.detect import sm_far_below_util
-from gputop.tui.render import (ALERT, BOLD, DIM, WARN, Row, fit, gap_bar, hbar, highlighted, na,
-                               pct, row, scroll_start)
+from gputop.tui.render import (ALERT, BOLD, DIM, WARN, Row, fit, fit_parts, gap_bar, hbar,
+                               clip, highlighted, na, plural, pct, row, scroll_start)
 
 SM_BAR = Style(color="cyan")
 GAP = Style(color="bright_blue")
@@ -73,7 +73,8 @@ def _text(fn, style_fn=None):
     def cells(ctx: Ctx, g: GpuView, width: int) -> Row:
         text = fn(g.sample)
         style = style_fn(g.sample) if style_fn else None
-        return row((text[-width:].rjust(width), style))
+        text = text if len(text) <= width else "…" + text[len(text) - width + 1:]
+        return row((text.rjust(width), style))
     return cells
 
 
@@ -203,9 +204,9 @@ class GpusPane(Pane):
         if with_name:
             header += row((f"{'NAME':<{NAME_WIDTH}} ", DIM))
         for c in columns:
-            header += row(((c.header.rjust(c.width) if c.right else c.header.ljust(c.width))
-                           [:c.width] + " ", DIM))
-        header += row(("STATE"[:alert_w], DIM))
+            title = clip(c.header, c.width)
+            header += row(((title.rjust(c.width) if c.right else title.ljust(c.width)) + " ", DIM))
+        header += row((clip("STATE", alert_w), DIM))
         out = [header]
         cursor = self._index_of_cursor(ctx)
         first = self._first_row(ctx, height)
@@ -214,17 +215,18 @@ class GpusPane(Pane):
             mark = "▶" if position == cursor else " "
             cells = row((f"{mark}{s.index:>2} ", SELECTED if s.index == ctx.gpu_index else None))
             if with_name:
-                cells += row((f"{_short_name(s.name)[:NAME_WIDTH]:<{NAME_WIDTH}} ", None))
+                cells += row((f"{clip(_short_name(s.name), NAME_WIDTH):<{NAME_WIDTH}} ", None))
             for c in columns:
                 cells += fit(c.cells(ctx, g, c.width), c.width) + [(" ", None)]
             cells += _alert_cells(ctx, g, alert_w)
             out.append(highlighted(cells, width) if position == cursor and self.has_focus
                        else cells)
         shown = min(len(gpus), height - 2)
-        hint = f"{len(gpus)} GPUs" + (f", {shown} shown" if shown < len(gpus) else "") \
-            + " · ↑↓ Enter: select GPU · a: all GPUs in panes 1-2"
+        count = plural(len(gpus), "GPU") + (f", {shown} shown" if shown < len(gpus) else "")
         out += [[]] * max(0, height - len(out) - 1)
-        out.append(row((hint[:width], DIM)))
+        out.append(fit_parts([(row((count, DIM)), 0),
+                              (row((" · ↑↓ Enter: select GPU", DIM)), 1),
+                              (row((" · a: all GPUs in panes 1-2", DIM)), 2)], width))
         return out
 
     def action_move(self, step: int) -> None:

@@ -1,4 +1,5 @@
-"""Pane 6: the host side of the pinned tree: CPU per thread, context switches, run queue.
+"""Pane 6: the host side: the whole machine, or the pinned tree (CPU per thread, context
+switches, run queue).
 
 A serving engine has one thread that launches every kernel; when it is preempted
 the GPU idles between launches while GPU-Util still reads busy.  This pane shows
@@ -7,55 +8,122 @@ that "CPU core chaos" without eBPF.
 
 from __future__ import annotations
 
+from gputop.model.host import host_view
 from gputop.tui.panes.base import Ctx, Pane
-from gputop.tui.render import ALERT, BOLD, DIM, Row, na, pct, rate, row
+from gputop.tui.render import (ALERT, BOLD, DIM, Row, clip, first_fitting, fit, fit_parts, na, pct,
+                               plural, rate, row)
 
 
 class HostPane(Pane):
     key = "6"
-    title = "Host (pinned tree)"
+    title = "Host"
     definition = (
-        "Host: for the pinned process tree (p picks it), the CPU it used over the last tick "
-        "(100% = one core), the busiest threads with their CPU%, voluntary context switches "
-        "per second (the thread waited: I/O, locks, sleeps) and involuntary ones (the kernel "
-        "preempted it: CPU contention), the CPUs it may run on, the kernel's CPU pressure "
-        "(/proc/pressure/cpu, some avg10: share of time runnable tasks waited for a CPU) and "
-        "the run queue (processes runnable now). From psutil and /proc."
+        "Host: with nothing pinned, the whole machine: CPU use, the kernel's CPU pressure "
+        "(/proc/pressure/cpu, some avg10: share of time runnable tasks waited for a CPU), the "
+        "run queue (processes runnable now) against the CPUs, context switches per second, "
+        "the serving engine's process tree on the CPU (100% = one core; involuntary switches: "
+        "the kernel preempted it) and the GPU processes using the most CPU. This is what the "
+        "banner's host-contention evidence is read from. Pinned (p picks a tree): that tree's "
+        "CPU, its busiest threads with their CPU%, voluntary context switches per second (the "
+        "thread waited: I/O, locks, sleeps) and involuntary ones, the CPUs it may run on. From "
+        "psutil and /proc."
     )
 
     def rows(self, ctx: Ctx, width: int, height: int) -> list[Row]:
         pinned = ctx.view.pinned
+        if pinned is None:
+            return self.host_rows(ctx, width, height)
+        self.retitle(f"{self.key} {self.title} (pinned tree)")
         host = ctx.view.frame.host
         host_cpu = pct(host.cpu_pct) if host and host.cpu_pct is not None else "n/a"
-        if pinned is None:
-            return [row(f"host CPU {host_cpu}"),
-                    row(("press p to pin a process: every pane then follows its tree", DIM))]
         s = pinned.sample
-        out = [row((pinned.title[:width], BOLD))]
+        out = [fit(row((pinned.title, BOLD)), width)]
         if not s.root_pids:
-            out.append(row((s.waiting or "nothing pinned", ALERT)))
+            out.append(fit(row((s.waiting or "nothing pinned", ALERT)), width))
             return out
-        cores = _ranges(s.cores) if s.cores else "n/a"
-        out.append(row(f"CPU {pct(pinned.cpu_pct)} (100% = 1 core)  host {host_cpu}  cores {cores}"))
+        recorded = ctx.view.frame.pinned is None  # pinned from a demo's or recording's frames
+        cores = _ranges(s.cores) if s.cores else na("not in these frames" if recorded
+                                                      else "not readable")
+        out.append(fit_parts([(row(f"CPU {pct(pinned.cpu_pct)} (100% = 1 core)"), 0),
+                              (row(f"  host {host_cpu}"), 1), (row(f"  cores {cores}"), 2)],
+                             width))
         involuntary_style = ALERT if (pinned.involuntary_per_s or 0) > 1000 else None
-        out.append(row(f"ctx switches/s: voluntary {rate(pinned.voluntary_per_s)}  ",
-                       (f"involuntary {rate(pinned.involuntary_per_s)}", involuntary_style)))
+        if pinned.voluntary_per_s is None and recorded:
+            out.append(fit(row(("ctx switches/s " + na("not in these frames"), DIM)), width))
+        else:
+            out.append(fit_parts([
+                (row(f"ctx switches/s: voluntary {rate(pinned.voluntary_per_s)}  "), 0),
+                (row((f"involuntary {rate(pinned.involuntary_per_s)}", involuntary_style)), 0)],
+                width))
         pressure = "n/a" if s.cpu_pressure_some_pct is None else f"{s.cpu_pressure_some_pct:.0f}%"
-        out.append(row(f"CPU pressure (some, 10 s) {pressure}   run queue "
-                       f"{s.run_queue if s.run_queue is not None else 'n/a'}"))
+        queue = s.run_queue if s.run_queue is not None else "n/a"
+        if s.cpu_pressure_some_pct is None and s.run_queue is None and host is not None:
+            pressure = pct(host.cpu_pressure_some_pct)
+            queue = host.run_queue if host.run_queue is not None else "n/a"
+        out.append(fit(row(f"CPU pressure (some, 10 s) {pressure}   run queue {queue}"), width))
         if s.listening_ports:
-            out.append(row((f"listening: {', '.join(map(str, s.listening_ports[:8]))}", DIM)))
+            out.append(fit(row((f"listening: {', '.join(map(str, s.listening_ports[:8]))}", DIM)),
+                           width))
         out.append(row(("  tid    pid  thread            CPU%", DIM)))
         if not pinned.threads:
-            out.append(row(("  " + na("needs two ticks"), DIM)))
+            why = "no threads in a demo's or recording's frames" if recorded \
+                else "needs two ticks"
+            out.append(fit(row(("  " + na(why), DIM)), width))
         for thread, cpu in pinned.threads[: max(0, height - len(out))]:
-            out.append(row(f"{thread.tid:>6} {thread.pid:>6}  {thread.name[:16]:<16} {cpu:>5.0f}"))
+            out.append(row(f"{thread.tid:>6} {thread.pid:>6}  {clip(thread.name, 16):<16} {cpu:>5.0f}"))
         return out
+
+    def host_rows(self, ctx: Ctx, width: int, height: int) -> list[Row]:
+        """Nothing pinned: the whole host, the engine's tree, the busiest GPU processes."""
+        self.retitle(f"{self.key} {self.title}")
+        h = host_view(ctx.timeline, ctx.view.index)
+        s = h.sample
+        if s is None:
+            return [fit(row(("host " + na("no host reading in these frames"), DIM)), width)]
+        busy = ALERT if (s.cpu_pct or 0) >= 95 else BOLD
+        out = [fit_parts([(row("host CPU ", (pct(s.cpu_pct), busy)), 0),
+                          (row(f" of {plural(s.cpus, 'CPU')}" if s.cpus else ""), 1)], width)]
+        crowded = s.run_queue is not None and s.cpus and s.run_queue > s.cpus
+        pressure = s.cpu_pressure_some_pct
+        out.append(fit_parts([
+            (row("CPU pressure (some, 10 s) ",
+                 (pct(pressure) if pressure is not None else na("no /proc/pressure/cpu"),
+                  ALERT if (pressure or 0) >= 20 else None)), 0),
+            (row("   run queue ", (str(s.run_queue) if s.run_queue is not None else "n/a",
+                                   ALERT if crowded else None)), 1)], width))
+        switches = rate(h.switches_per_s) if h.switches_per_s is not None \
+            else na(h.reasons.get("switches"))
+        out.append(fit(row(f"context switches/s {switches}"), width))
+        if h.engine_label:
+            if h.engine_cpu_pct is None:
+                out.append(fit(row(f"engine {h.engine_label}: CPU ",
+                                   (na(h.reasons.get("engine")), DIM)), width))
+            else:
+                hot = ALERT if (h.engine_involuntary_per_s or 0) > 1000 else None
+                out.append(fit_parts([
+                    (row(f"engine {h.engine_label}: CPU {pct(h.engine_cpu_pct)}"), 0),
+                    (row("  involuntary ", (f"{rate(h.engine_involuntary_per_s)}/s", hot)), 1)],
+                    width))
+        out.append(row(""))
+        out.append(first_fitting([row(("GPU processes by CPU (100% = 1 core)", DIM)),
+                                  row(("GPU processes by CPU", DIM))], width))
+        if not h.busiest:
+            out.append(fit(row(("  " + na(h.reasons.get("busiest")), DIM)), width))
+        for r in h.busiest[: max(0, height - len(out) - 1)]:
+            p = r.sample
+            out.append(fit(row(f"{p.pid:>7} {clip(p.user or '?', 8):<8} {r.cpu_pct:>5.0f}%  "
+                               f"{p.cmdline or p.name}"), width))
+        out += [[]] * max(0, height - len(out) - 1)
+        out.append(first_fitting([row(("p pins a process tree: every pane then follows it", DIM)),
+                                  row(("p pins a process tree", DIM))], width))
+        return out[:height]
 
     def provenance(self, ctx: Ctx) -> list[str]:
         pinned = ctx.view.pinned
         if pinned is None:
-            return ["nothing pinned"]
+            return ["nothing pinned: the whole host, from psutil and /proc (cpu_percent, "
+                    "/proc/pressure/cpu, procs_running and ctxt in /proc/stat); the engine's "
+                    "process tree and the GPU processes from their /proc/PID/stat"]
         s = pinned.sample
         return [f"pattern: {s.pattern}" if s.pattern else "pinned by pid",
                 f"roots: {', '.join(map(str, s.root_pids)) or 'none'}",

@@ -15,14 +15,18 @@ from textual.binding import Binding
 from gputop.model.processes import (COLUMN_KEYS, COLUMNS, FilterError, ProcRow, process_rows,
                                     row_filter, sort_rows, tree_order)
 from gputop.tui.panes.base import Ctx, Pane
-from gputop.tui.render import ALERT, BOLD, DIM, Row, highlighted, row, scroll_start
+from gputop.tui.fitting import Col, column_widths
+from gputop.tui.render import (ALERT, BOLD, DIM, Row, clip, fit_parts, highlighted, plural, row,
+                               scroll_start)
 from gputop.units import seconds_text
 
 HEADER = Style(bold=True, underline=True)
-# (key, width); the command takes what is left
-WIDTHS = {"pid": 7, "user": 9, "gpu": 3, "vram": 6, "sm": 4, "cpu": 5, "mem": 8, "time": 9,
-          "owner": 22}
-NARROW_DROP = ("mem", "time", "sm", "user", "owner")  # dropped first as the pane narrows
+# as the pane narrows, the highest goes first: host memory, time, SM%, user, the owner;
+# every column is as wide as its widest value (the owner at most OWNER_MAX), the command
+# takes what is left
+DROP_PRIORITY = {"mem": 5, "time": 4, "sm": 3, "user": 2, "owner": 1}
+OWNER_MAX = 40
+USER_MAX = 12
 COMMAND_MIN = 16
 NUMERIC = ("pid", "gpu", "vram", "sm", "cpu", "mem", "time")  # right-aligned
 BIGGEST_FIRST = ("vram", "sm", "cpu", "mem", "time")  # sorted descending when first chosen
@@ -132,30 +136,40 @@ class ProcessesPane(Pane):
     def selected_row(self) -> ProcRow | None:
         return self._listed[self._cursor()][0] if self._listed else None
 
-    def column_layout(self, width: int) -> list[tuple[str, int, int]]:
-        keys = [k for k in COLUMN_KEYS if k != "command"]
-        for drop in NARROW_DROP:
-            if sum(WIDTHS[k] + 1 for k in keys) + COMMAND_MIN <= width:
-                break
-            keys.remove(drop)
-        columns, x = [], 0
-        for k in keys:
-            columns.append((k, x, WIDTHS[k]))
-            x += WIDTHS[k] + 1
-        columns.append(("command", x, max(0, width - x)))
-        return columns
+    def column_layout(self, width: int, texts: list[dict[str, str]] = ()) -> list[tuple[str, int, int]]:
+        """(key, x, width) of each column shown: sized to the widest of ``texts`` (one dict
+        of cell texts per row) and the header, dropped by priority when the pane narrows."""
+        headers = {key: header for key, header, _ in COLUMNS}
+        columns = []
+        for key in COLUMN_KEYS:
+            content = max((len(t[key]) for t in texts), default=0)
+            header = headers[key] + " "  # room for the sort arrow
+            if key == "command":
+                columns.append(Col(key, header, content, least=COMMAND_MIN, grows=True))
+            else:
+                columns.append(Col(key, header, content, priority=DROP_PRIORITY.get(key, 0),
+                                   most=OWNER_MAX if key == "owner"
+                                   else USER_MAX if key == "user" else 0))
+        widths = column_widths(columns, width)
+        out, x = [], 0
+        for key in COLUMN_KEYS:
+            if key in widths:
+                out.append((key, x, widths[key]))
+                x += widths[key] + 1
+        return out
 
     def rows(self, ctx: Ctx, width: int, height: int) -> list[Row]:
         self._listed = self.listed(ctx)
-        self._columns = self.column_layout(width)
+        texts = [self.cell_texts(r, depth) for r, depth in self._listed]
+        self._columns = self.column_layout(width, texts)
         headers = {key: header for key, header, _ in COLUMNS}
         head: Row = []
         for key, x, w in self._columns:
             text = headers[key] + (("▼" if self.descending else "▲") if key == self.sort_column
                                    else "")
             text = text.rjust(w) if key in NUMERIC else text.ljust(w)
-            head += row((text[:w], HEADER if key == self.sort_column else BOLD), " ")
-        status = f"{len(self._listed)} processes"
+            head += row((clip(text, w), HEADER if key == self.sort_column else BOLD), " ")
+        status = plural(len(self._listed), "process")
         if self.filter_text:
             status += f" matching /{self.filter_text}/"
         if self.tree_view:
@@ -171,19 +185,32 @@ class ProcessesPane(Pane):
             out.append(row((f"no GPU processes{' match' if self.filter_text else ''}"
                             + (f" (nvml: {why})" if why else ""), DIM)))
         for i in range(self.first_row, min(len(self._listed), self.first_row + body_h)):
-            r, depth = self._listed[i]
+            r, _depth = self._listed[i]
             cells: Row = []
             for key, x, w in self._columns:
-                text = _cell(key, r)
-                if key == "command" and self.tree_view:
-                    text = ("  " * (depth - 1) + " └─ " if depth else "") + text
+                text = clip(texts[i][key], w)
                 text = text.rjust(w) if key in NUMERIC else text.ljust(w)
-                style = ALERT if key == "cpu" and (r.cpu_pct or 0) >= 95 else None
-                cells += row((text[:w], style), " ")
+                style = DIM if r.context else \
+                    ALERT if key == "cpu" and (r.cpu_pct or 0) >= 95 else None
+                cells += row((text, style), " ")
             out.append(highlighted(cells, width) if i == cursor else cells)
         out += [[]] * max(0, height - len(out) - 1)
-        out.append(row((f"{status} · < > F6 sort · / filter · t tree · k signal"[:width], DIM)))
+        out.append(fit_parts([(row((status, DIM)), 0)] + [
+            (row((f" · {hint}", DIM)), n + 1) for n, hint in
+            enumerate(("k signal", "t tree", "/ filter", "< > F6 sort"))][::-1], width))
         return out
+
+    def cell_texts(self, r: ProcRow, depth: int) -> dict[str, str]:
+        """Every column's text for a row (the command indented under its parent in tree view)."""
+        if r.context:
+            texts = {key: "" for key in COLUMN_KEYS}
+            texts.update(pid=str(r.sample.pid), gpu="-",
+                         command="(parent of the GPU processes below; holds no GPU memory)")
+            return texts
+        texts = {key: _cell(key, r) for key in COLUMN_KEYS}
+        if self.tree_view and depth:
+            texts["command"] = "  " * (depth - 1) + " └─ " + texts["command"]
+        return texts
 
     # ------------------------------------------------------------ keys
 
@@ -241,6 +268,15 @@ class ProcessesPane(Pane):
     def action_tree(self) -> None:
         self.tree_view = not self.tree_view
         self.redraw()
+        parents = sum(1 for r, _ in self._listed if r.context)
+        nested = any(depth for _, depth in self._listed)
+        if not self.tree_view:
+            self.app.flash("tree off: a flat list")
+        elif not nested:
+            self.app.flash("tree: no listed process is another's child (nothing to nest)")
+        else:
+            self.app.flash("tree: children under their parents" + (
+                f" ({plural(parents, 'parent')} without GPU memory, dim)" if parents else ""))
 
     def action_signal(self) -> None:
         self.app.signal_process(self.selected_row())

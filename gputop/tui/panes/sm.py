@@ -5,9 +5,9 @@ from __future__ import annotations
 from rich.style import Style
 
 from gputop.model.detect import sm_far_below_util
-from gputop.tui.panes.base import Ctx, Pane, gpu_field
+from gputop.tui.panes.base import PLOT_NOTE, Ctx, Pane, gpu_field
 from gputop.tui.panes.util import mfu_text
-from gputop.tui.render import ALERT, BOLD, DIM, Row, hbar, na, row
+from gputop.tui.render import ALERT, BOLD, DIM, Row, fit_parts, hbar, na, row
 
 BAR = Style(color="cyan")
 UTIL_BAR = Style(color="bright_blue")
@@ -20,6 +20,14 @@ METRICS = (
     ("DRAM bw", "dram_bw_pct", BAR),
     ("Tensor", "tensor_pct", BAR),
 )
+
+
+def estimate_reason(engine, estimate_per_s: float | None, what: str) -> str:
+    """Why an MFU / MBU estimate is missing: the engine gives none, or the card's peak is
+    not in gputop's table."""
+    if estimate_per_s is None:
+        return f"the engine estimates no {what}"
+    return "this GPU is not in the table of peaks"
 
 
 class SmPane(Pane):
@@ -37,6 +45,7 @@ class SmPane(Pane):
         "dense bf16 datasheet peak; MBU est.: its estimated bytes read and written per second "
         "over the HBM bandwidth. Estimates twice over, but the only ones that say how much "
         "of the GPU the busy time achieved: 'util 97%, SM 11%, MFU 0.4%'."
+        + PLOT_NOTE
     )
 
     def rows(self, ctx: Ctx, width: int, height: int) -> list[Row]:
@@ -52,21 +61,23 @@ class SmPane(Pane):
         for label, field, style in METRICS:
             value = getattr(s, field)
             if value is None:
-                out.append(row(f"{label:<{label_w}}", (na(s.missing.get(field))[: width - label_w], DIM)))
+                out.append(row(f"{label:<{label_w}}", (na(s.missing.get(field)), DIM)))
                 continue
             low = field == "sm_active_pct" and sm_far_below_util(s.util_gpu_pct, value)
             out.append(row(f"{label:<{label_w}}", (f"{value:>4.0f}%", ALERT if low else None), " ",
                            *[(c, st) for c, st in hbar(value / 100, bar_w, style)]))
         engine = ctx.view.engine
         if engine is not None and (engine.flops_per_s is not None or engine.mem_bytes_per_s):
-            out.append(row(f"{'MFU est.':<{label_w}}", (f"{mfu_text(engine.mfu_ratio):>5}", BOLD),
-                           f"   MBU est. {mfu_text(engine.mbu_ratio)}",
-                           ("   vLLM's FLOPs / datasheet peak", DIM)))
-        plot_h = max(0, height - len(out) - 1)
-        plot, _ = ctx.plot(self.sweep, gpu_field(s.index, "sm_active_pct"), width, plot_h, PLOT,
-                           top=100.0)
-        out += plot
-        out.append(self.footer_row(ctx, width, "SM active 0-100%"))
+            mbu = mfu_text(engine.mbu_ratio) if engine.mbu_ratio is not None \
+                else na(estimate_reason(engine, engine.mem_bytes_per_s, "bytes"))
+            mfu = mfu_text(engine.mfu_ratio) if engine.mfu_ratio is not None \
+                else na(estimate_reason(engine, engine.flops_per_s, "FLOPs"))
+            out.append(fit_parts([
+                (row(f"{'MFU est.':<{label_w}}", (f"{mfu:>5}", BOLD)), 0),
+                (row(f"   MBU est. {mbu}"), 1),
+                (row(("   the engine's estimate / datasheet peak", DIM)), 2)], width))
+        out += self.plot_block(ctx, gpu_field(s.index, "sm_active_pct"), width,
+                               height - len(out), PLOT, "SM active 0-100%", top=100.0)
         return out
 
     def provenance(self, ctx: Ctx) -> list[str]:

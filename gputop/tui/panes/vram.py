@@ -11,13 +11,16 @@ from rich.style import Style
 
 from gputop.model.vram import VramSplit
 from gputop.tui.panes.base import Ctx, Pane
-from gputop.tui.render import ALERT, BOLD, DIM, Row, gib, na, row, size_text
+from gputop.tui.fitting import Col, column_widths
+from gputop.tui.render import (ALERT, BOLD, DIM, Row, clip, first_fitting, fit, gib, na, row,
+                               size_text)
 
 PARTS = {
     # name: (label, glyph, style)
     "weights": ("weights", "█", Style(color="blue")),
     "kv_used": ("KV used", "▓", Style(color="magenta")),
     "kv_free": ("KV free", "░", Style(color="magenta")),
+    "kv_pool": ("KV (use n/a)", "▤", Style(color="magenta")),
     "other": ("other (engine)", "▒", Style(color="yellow")),
     "other_processes": ("other procs", "▚", Style(color="white")),
     "unsplit": ("used (unsplit)", "▒", Style(color="bright_black")),
@@ -46,6 +49,56 @@ def bar(split: VramSplit, width: int) -> Row:
     if split.overflow_bytes and card_cells < width:
         cells = cells[:card_cells] + [("|", ALERT)] + [("!", ALERT)] * (width - card_cells - 1)
     return cells
+
+
+def legend_rows(split: VramSplit, pinned: bool, width: int) -> list[Row]:
+    """One row per part: glyph, name, size, share of the card; the columns as wide as
+    their widest entry, the share kept before the name is shortened."""
+    overflow = [("overflow", split.overflow_bytes)] if split.overflow_bytes else []
+    entries = []
+    for name, size in split.parts(include_zero=True) + overflow:
+        label, glyph, style = PARTS[name]
+        if name == "unsplit" and pinned:
+            label = "pinned tree"
+        share = size / split.total_bytes if split.total_bytes else 0
+        entries.append((glyph * 2, style, label, size_text(size), f"{share:.0%}"))
+    size_w = max(len(e[3]) for e in entries)
+    share_w = max(len(e[4]) for e in entries)
+    label_w = min(max(len(e[2]) for e in entries), max(4, width - 3 - size_w - 2 - share_w - 1))
+    out = [fit(row((glyph, style), f" {clip(label, label_w):<{label_w}} {size:>{size_w}}  "
+                   f"{share:>{share_w}}"), width)
+           for glyph, style, label, size, share in entries]
+    if split.kv_pool_bytes is not None:
+        out.append(first_fitting([
+            row((f"   KV pool {size_text(split.kv_pool_bytes)} (used+free), reserved at start",
+                 DIM)),
+            row((f"   KV pool {size_text(split.kv_pool_bytes)} (used+free)", DIM))], width))
+    return out
+
+
+def process_rows(procs, width: int) -> list[Row]:
+    """The selected card's processes: pid, user, VRAM, SM%, command (the rest of the row)."""
+    columns = [Col("pid", "pid", max(len(str(p.pid)) for p in procs)),
+               Col("user", "user", max(len(p.user) for p in procs), priority=2, most=12),
+               Col("vram", "VRAM GiB", 6),
+               Col("sm", "SM%", 3, priority=1),
+               Col("command", "command", max(len(p.cmdline or p.name) for p in procs),
+                   least=8, grows=True)]
+    widths = column_widths(columns, width, gap=2)
+    right = {"pid", "vram", "sm"}
+
+    def cells(values: dict[str, str], style=None) -> Row:
+        parts = [(clip(values[k], w).rjust(w) if k in right else clip(values[k], w).ljust(w))
+                 for k, w in widths.items()]
+        return fit(row(("  ".join(parts), style)), width)
+
+    out = [cells({c.key: c.header for c in columns}, DIM)]
+    for p in procs:
+        out.append(cells({"pid": str(p.pid), "user": p.user or "?",
+                          "vram": gib(p.mem_bytes, 2),
+                          "sm": "n/a" if p.sm_util_pct is None else f"{p.sm_util_pct:.0f}",
+                          "command": p.cmdline or p.name}))
+    return out
 
 
 class VramPane(Pane):
@@ -82,24 +135,11 @@ class VramPane(Pane):
         split = selected.vram
         if split is not None and len(out) < height:
             out.append(row(""))
-            overflow = [("overflow", split.overflow_bytes)] if split.overflow_bytes else []
-            for name, size in split.parts(include_zero=True) + overflow:
-                label, glyph, style = PARTS[name]
-                if name == "unsplit" and ctx.view.pinned is not None:
-                    label = "pinned tree"
-                share = size / split.total_bytes if split.total_bytes else 0
-                out.append(row((glyph * 2, style), f" {label:<15}{size_text(size):>11}  {share:>4.0%}"))
-            if split.kv_pool_bytes is not None:
-                out.append(row((f"   KV pool {size_text(split.kv_pool_bytes)} (used+free), "
-                                "reserved at start", DIM)))
+            out += legend_rows(split, ctx.view.pinned is not None, width)
         procs = selected.processes
         if procs and len(out) + 2 < height:
             out.append(row(""))
-            out.append(row(("   pid user     VRAM GiB  SM%  command", DIM)))
-            for p in procs[: max(0, height - len(out))]:
-                sm = "n/a" if p.sm_util_pct is None else f"{p.sm_util_pct:.0f}"
-                out.append(row(f"{p.pid:>6} {p.user[:8]:<8} {gib(p.mem_bytes, 2):>8} {sm:>4}  "
-                               f"{p.cmdline or p.name}"))
+            out += process_rows(procs[: max(0, height - len(out) - 1)], width)
         return out
 
     def provenance(self, ctx: Ctx) -> list[str]:

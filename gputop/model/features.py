@@ -1,0 +1,702 @@
+"""The signals one subject shows at one tick, each a 0..1 strength against its own baseline.
+
+``signals`` reads the recent points (newest last) restricted to the subject's GPUs and
+processes and compares them with the subject's ``Baseline``; what it finds is both the
+strengths the cause signatures combine (``Features.s``) and the evidence that explains
+them (``Features.evidence``, structured).  Signals that need a baseline it does not have
+are 0, never guessed: a detector that just started judges by absolute physics only (a GPU
+100% busy on a sliver of its SMs is hollow whatever its history).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+
+from gputop.model import enginehist
+from gputop.model.baseline import Baseline
+from gputop.model.enginehist import HistDelta
+from gputop.model.evidence import Evidence
+from gputop.model.point import Point, work_rate_now
+from gputop.model.subjects import Subject
+from gputop.model.thresholds import ramp, t
+
+SMOOTH = 3  # ticks averaged for a "now" value
+WINDOW_S = 10.0  # the saw-tooth and the queue's trend are read over this
+
+
+@dataclass(frozen=True, slots=True)
+class Features:
+    s: dict[str, float]  # strength by signal name
+    v: dict[str, float | None]  # the numbers a headline quotes
+    evidence: tuple[Evidence, ...] = ()
+    odd_gpu: int | None = None
+    shared_gpus: tuple[int, ...] = ()
+    throttled_gpus: tuple[int, ...] = ()
+    dram_gpus: tuple[int, ...] = ()
+    slow_reading: dict[str, bool] = field(default_factory=dict)  # this reading had slow ones
+    stalled_gpus: tuple[int, ...] = ()  # where a saw-tooth or an idle rank shows
+
+
+def _mean(values) -> float | None:
+    total = count = 0
+    for v in values:
+        if v is not None:
+            total += v
+            count += 1
+    return total / count if count else None
+
+
+def _gpu_mean(p: Point, attr: str, gpus: tuple[int, ...]) -> float | None:
+    d = getattr(p, attr)
+    return _mean(d.get(g) for g in gpus)
+
+
+def _smoothed(points: tuple[Point, ...], attr: str, gpus: tuple[int, ...]) -> float | None:
+    return _mean(_gpu_mean(p, attr, gpus) for p in points[-SMOOTH:])
+
+
+def _per_gpu(points: tuple[Point, ...], attr: str, gpus: tuple[int, ...]) -> dict[int, float]:
+    out = {}
+    for g in gpus:
+        m = _mean(getattr(p, attr).get(g) for p in points[-SMOOTH:])
+        if m is not None:
+            out[g] = m
+    return out
+
+
+def _scalar(points: tuple[Point, ...], attr: str, n: int = SMOOTH) -> float | None:
+    return _mean(getattr(p, attr) for p in points[-n:])
+
+
+def _others_median(values: dict[int, float], g: int) -> float | None:
+    rest = [v for k, v in values.items() if k != g]
+    return statistics.median(rest) if rest else None
+
+
+def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
+            windows: dict[str, HistDelta], config, notable: float = 0.0,
+            jumped_from: float | None = None) -> Features:
+    """The subject's signals at ``points[-1]``; ``windows`` are the engine's latency
+    histograms merged over the latency window; ``notable`` the strength of notable requests
+    (the detector keeps those, since they arrive when a request ends); ``jumped_from`` the
+    batch before a jump the detector saw lately (see ``_jump``)."""
+    now = points[-1]
+    gpus = subject.gpus
+    s: dict[str, float] = {}
+    v: dict[str, float | None] = {}
+    ev: list[Evidence] = []
+    wall = now.time_wall_s
+
+    def say(signal, value, baseline=None, unit="", gpu=None, **kw):
+        ev.append(Evidence(signal, value, baseline, unit, gpu, wall, **kw))
+
+    # ---------------------------------------------------------------- the GPU
+    util = _smoothed(points, "util_pct", gpus)
+    sm = _smoothed(points, "sm_active_pct", gpus)
+    dram = _smoothed(points, "dram_bw_pct", gpus)
+    tensor = _smoothed(points, "tensor_pct", gpus)
+    util_base = base.get("util")
+    v.update(util=util, util_base=util_base, sm=sm, dram=dram)
+    s["busy"] = ramp(util, 70.0, 90.0)
+    if util is not None and util_base is not None and util_base >= 40:
+        s["util_drop"] = ramp(util_base - util, t("util_drop_pts") * 0.5, 30.0)
+        if util_base - util >= t("util_drop_pts"):
+            say("util_drop", util, util_base, "%")
+    if util is not None and sm is not None and util >= 50:
+        ratio = sm / util
+        v["sm_ratio"] = ratio
+        s["hollow"] = ramp(ratio, 0.4, 0.1)
+        s["sliver"] = ramp(ratio, 0.08, 0.03)  # ~1 SM of 132 busy: one-element kernels
+        ratio_base = base.get("sm_ratio")
+        if ratio_base is not None and ratio_base >= 0.25:
+            s["hollow_new"] = ramp(ratio / ratio_base, 0.7, 0.25)
+        if ratio <= 0.2 or (ratio < 0.5 and s.get("hollow_new", 0.0) >= 0.3):
+            say("sm_active", sm, base.get("sm"), "%", detail=f"{util:.0f}")  # new, or a sliver
+    if dram is not None:
+        dram_base = base.get("dram")
+        # saturated (near the HBM roofline) or risen well above the job's own level: decode
+        # reads every sequence's KV each step, so longer contexts show as DRAM traffic
+        s["dram"] = max(ramp(dram, 80.0, 92.0), ramp(dram - dram_base, 8.0, 25.0)
+                        * ramp(dram, 50.0, 75.0) if dram_base is not None else 0.0)
+        s["dram_new"] = ramp(dram - dram_base, 5.0, 20.0) if dram_base is not None \
+            else 0.5 * s["dram"]
+        v["dram_rise"] = dram - dram_base if dram_base is not None else None
+        if dram >= t("dram_high_pct") or s["dram"] >= 0.5:
+            say("dram", dram, dram_base, "%")
+    if tensor is not None and base.get("tensor") is not None:
+        s["tensor_up"] = ramp(tensor - base.get("tensor"), 5.0, 25.0)
+
+    clocks = _per_gpu(points, "clock_mhz", gpus)
+    utils = _per_gpu(points, "util_pct", gpus)
+    sms = _per_gpu(points, "sm_active_pct", gpus)
+    temps = _per_gpu(points, "temp_c", gpus)
+    busy_gpus = [g for g in gpus if utils.get(g, 0.0) >= 40]
+    drops = {}
+    for g in busy_gpus:
+        b = base.gpu("clock", g)
+        if g in clocks and b:
+            drops[g] = 1.0 - clocks[g] / b
+    new_reasons: dict[int, list[str]] = {}
+    for g in gpus:
+        reasons = set(now.throttle.get(g, ()))
+        usual = base.usual_throttle.get(g, frozenset()) if base.ready else frozenset({"power cap"})
+        new = sorted(reasons - usual)
+        # the power cap binding is a healthy loaded card's normal; only a fallen clock makes it news
+        if new == ["power cap"] and drops.get(g, 0.0) < t("clock_drop"):
+            new = []
+        if new:
+            new_reasons[g] = new
+    clock_strength = {g: ramp(d, t("clock_drop"), 0.3) for g, d in drops.items()}
+    throttled = tuple(sorted({g for g, x in clock_strength.items() if x >= 0.3} | set(new_reasons)))
+    if busy_gpus:
+        s["clock_all"] = min(clock_strength.get(g, 0.0) for g in busy_gpus)
+        v["clock_drop"] = min(drops.get(g, 0.0) for g in busy_gpus)
+        s["clock_any"] = max(clock_strength.values(), default=0.0)
+    s["throttle_new"] = 1.0 if any(r != "power cap" for rs in new_reasons.values() for r in rs) \
+        else (0.5 if new_reasons else 0.0)
+    for g in sorted(new_reasons):
+        say("throttle", None, gpu=g, detail=", ".join(new_reasons[g]))
+    for g, d in sorted(drops.items()):
+        if d >= t("clock_drop"):
+            say("clock", clocks[g], base.gpu("clock", g), "MHz", gpu=g)
+
+    odd = None
+    idle_rank: tuple[int, ...] = ()
+    if len(gpus) >= 2:
+        odd = _odd_one_out(subject, s, clocks, sms, temps, utils, new_reasons, base, say)
+        idle_rank = _idle_rank(subject, points, utils, sms, s, v, say)
+    shared = _shared(subject, now, base, s, say)
+    dram_gpus = tuple(g for g, d in _per_gpu(points, "dram_bw_pct", gpus).items()
+                      if d >= t("dram_high_pct"))
+    stalled = _sawtooth(subject, points, base, s, v, say)
+
+    # ---------------------------------------------------------------- the engine
+    slow_reading: dict[str, bool] = {}
+    if subject.has_engine:
+        slow_reading = _engine(subject, points, base, windows, config, s, v, say)
+        _jump(points, base, v)
+        # the jump stands while the batch stays doubled (n sequences decode together)
+        doubled = jumped_from is not None and all(
+            p.requests_running is not None and p.requests_running >= 2 * jumped_from
+            for p in points[-3:])
+        running = points[-1].requests_running
+        if doubled:
+            s["fanout"] = 1.0  # evidence only: it moves no baseline and opens nothing
+            say("fanout", running, jumped_from)
+    s["notable"] = notable
+    s["serving"] = 1.0 if subject.kind == "engine" else 0.0
+
+    # ---------------------------------------------------------------- the host
+    s["host"] = _host(subject, points, base, s, say)
+    s["jitter"] = _jitter(points, base, say)
+    if now.host_cpu_pct is not None and now.host_cpu_pct >= 90:
+        say("host_cpu", now.host_cpu_pct, base.get("host_cpu"), "%")
+
+    # composites the signatures name
+    s["batch_stall"] = min(max(s.get("itl", 0.0), s.get("tokens_down", 0.0)),
+                           s.get("running_flat", 0.0), s.get("queue_soft", 0.0))
+    # a few requests take the batch (and not longer contexts: those show as DRAM traffic)
+    s["hogged"] = min(s.get("hog", 0.0), s.get("step", 0.0)) \
+        * (1.0 - ramp(v.get("dram_rise"), 3.0, 10.0))
+    # likely, not certain (a burst can double a batch too): it weighs less than a signature
+    s["fanout_harm"] = 0.7 * min(s.get("fanout", 0.0), s.get("harm", 0.0))
+    # a stall that the sliver of busy SMs does not explain better
+    s["stall_not_sliver"] = s["batch_stall"] * (1.0 - s.get("sliver", 0.0))
+    # prefill work that is not the notable request's own
+    s["prefill_not_notable"] = s.get("prefill", 0.0) * (1.0 - notable)
+    # a serving engine whose GPU waits on its own host-side work (nothing outside takes its
+    # CPU, no launch stalls): per-request work on the host, such as logprobs and their
+    # detokenisation, paid every step
+    drop = (v["util_base"] - v["util"]) if v.get("util") is not None and \
+        v.get("util_base") is not None else None
+    s["engine_host_bound"] = ramp(drop, 15.0, 30.0) * s["serving"] * (1.0 - s["host"]) \
+        * (1.0 - s["jitter"]) * max(s.get("itl", 0.0), s.get("ttft", 0.0))
+    s["kv_sig"] = min(s.get("kv_full", 0.0), s.get("preempt", 0.0))
+    s["kv_wait"] = min(s.get("kv_full", 0.0), s.get("queue", 0.0))  # waiting for blocks
+    s["clock_slow"] = max(s.get("clock_all", 0.0),
+                          min(s["throttle_new"], 0.7) if s["throttle_new"] >= 1 else 0.0)
+    s["harm"] = max(s.get("util_drop", 0.0), s.get("itl", 0.0), s.get("tokens_down", 0.0),
+                    s.get("queue", 0.0), s.get("sawtooth", 0.0), s.get("work_down", 0.0),
+                    s.get("ttft", 0.0))
+    return Features(s=s, v=v, evidence=tuple(ev), odd_gpu=odd, shared_gpus=shared,
+                    throttled_gpus=throttled, dram_gpus=dram_gpus or gpus,
+                    slow_reading=slow_reading, stalled_gpus=stalled or idle_rank)
+
+
+def _odd_one_out(subject, s, clocks, sms, temps, utils, new_reasons, base, say) -> int | None:
+    """One GPU of a multi-GPU job out of step with its peers: a lower clock, hotter, the only
+    one throttled, or the only one still computing (higher SM) while the others wait in the
+    collective.  Its strength is how much it stands out over the runner-up."""
+    dev: dict[int, float] = {}
+    why: dict[int, list[Evidence]] = {}
+    for g in subject.gpus:
+        parts = []
+        peers_clock = _others_median(clocks, g)
+        if g in clocks and peers_clock:
+            drop = 1.0 - clocks[g] / peers_clock
+            x = ramp(drop, t("clock_drop"), 0.3)
+            parts.append(x)
+            if x > 0.3:
+                why.setdefault(g, []).append(Evidence("odd_clock", clocks[g], peers_clock, "MHz",
+                                                      g, others=_peers(clocks, g)))
+        peers_temp = _others_median(temps, g)
+        if g in temps and peers_temp is not None:
+            x = ramp(temps[g] - peers_temp, t("hot_c"), 15.0)
+            parts.append(x)
+            if x > 0.3:
+                why.setdefault(g, []).append(Evidence("hot", temps[g], peers_temp, "°C", g,
+                                                      others=_peers(temps, g)))
+        if g in new_reasons and len(new_reasons) < len(subject.gpus):
+            parts.append(0.8)
+        peers_sm = _others_median(sms, g)
+        if g in sms and peers_sm is not None:
+            gap = sms[g] - peers_sm
+            ratio = sms[g] / max(peers_sm, 1.0)
+            x = ramp(gap, t("sm_spread_pts"), 30.0) * ramp(ratio, 1.15, 1.5)
+            parts.append(x)
+            if x > 0.3:
+                why.setdefault(g, []).append(Evidence("odd_sm", sms[g], peers_sm, "%", g,
+                                                      others=_peers(sms, g)))
+        dev[g] = max(parts, default=0.0)
+    if not dev:
+        return None
+    ranked = sorted(dev.items(), key=lambda kv: -kv[1])
+    odd, top = ranked[0]
+    second = ranked[1][1] if len(ranked) > 1 else 0.0
+    s["odd"] = max(0.0, top - 0.7 * second)
+    # the others wait: their SM fell against their own baseline, or sits far below the odd one's
+    peers = [g for g in subject.gpus if g != odd]
+    waits = []
+    peers_sm = _mean(sms.get(g) for g in peers)
+    base_sm = _mean(base.gpu("sm", g) for g in peers)
+    if peers_sm is not None and base_sm:
+        waits.append(ramp((base_sm - peers_sm) / base_sm, 0.1, 0.4))
+    if peers_sm is not None and odd in sms:
+        waits.append(ramp(sms[odd] / max(peers_sm, 1.0), 1.2, 2.0))
+    if _mean(utils.get(g) for g in peers) is not None and _mean(utils.get(g) for g in peers) >= 85:
+        waits.append(0.4)  # spinning inside the collective keeps them "busy"
+    s["peers_wait"] = max(waits, default=0.0)
+    if s["odd"] >= 0.3:
+        for e in why.get(odd, []):
+            say(e.signal, e.value, e.baseline, e.unit, gpu=e.gpu, others=e.others)
+    return odd if s["odd"] > 0 else None
+
+
+def _idle_rank(subject, points, utils, sms, s, v, say) -> tuple[int, ...]:
+    """One GPU of a multi-GPU job mostly off the GPU while the others spin in the collective
+    at full util on few SMs: that rank's host side (its data loader) holds the job back.
+    A rank that does no step at all in the window is a pause (rank 0 checkpointing, an eval
+    on one rank): ``v["paused_rank"]`` says so, and only a long one is judged (a hang)."""
+    horizon = points[-1].time_mono_s - WINDOW_S
+    window = [p for p in points if p.time_mono_s > horizon]
+    best, where, paused = 0.0, None, None
+    for g in subject.gpus:
+        peers = [x for k, x in utils.items() if k != g]
+        if g not in utils or not peers or min(peers) < 85:
+            continue
+        series = [x for p in window for x in (p.util_samples_pct.get(g)
+                  or ((p.util_pct[g],) if g in p.util_pct else ()))]
+        if len(series) < 6:
+            continue
+        recent = [x for p in window if p.time_mono_s > points[-1].time_mono_s - 4.0
+                  for x in (p.util_samples_pct.get(g) or
+                            ((p.util_pct[g],) if g in p.util_pct else ()))]
+        if recent and max(recent) < t("sawtooth_idle_pct"):
+            paused = g  # no step at all for seconds: a pause (a checkpoint), not a stall
+            continue
+        mean = sum(series) / len(series)
+        busy = sum(1 for x in series if x >= t("sawtooth_busy_pct")) / len(series)
+        strength = ramp(mean, 70.0, 40.0)
+        if strength <= 0 or busy < 0.05:
+            continue
+        if strength > best:
+            best, where = strength, g
+    peers_sm = [x for k, x in sms.items() if k != where] if where is not None else []
+    waiting = ramp(1.0 - (sum(peers_sm) / len(peers_sm)) / max(sms.get(where, 0.0), 1.0) if
+                   peers_sm and sms.get(where) else 0.5, 0.0, 0.5) if where is not None else 0.0
+    s["rank_idle"] = best * max(waiting, 0.5)
+    if paused is not None:
+        v["paused_rank"] = float(paused)
+    if where is not None and s["rank_idle"] >= 0.3:
+        say("rank_idle", utils[where], None, "%", gpu=where,
+            others=tuple(k for k in sorted(utils) if k != where))
+        return (where,)
+    return ()
+
+
+def _peers(values: dict[int, float], g: int) -> tuple[int, ...]:
+    return tuple(k for k in sorted(values) if k != g)
+
+
+def _shared(subject, now: Point, base: Baseline, s, say) -> tuple[int, ...]:
+    """Another process on the subject's GPU taking SM time (NVML per-process utilization),
+    or, where that is not given, a new process holding memory there."""
+    if not subject.pids:
+        return ()
+    found = []
+    strength = own_drop = 0.0
+    for g in subject.gpus:
+        procs = now.gpu_procs.get(g, ())
+        others = [p for p in procs if p.pid not in subject.pids]
+        own = [p for p in procs if p.pid in subject.pids]
+        other_sm = sum(p.sm_util_pct for p in others if p.sm_util_pct is not None)
+        known = base.known_pids.get(g, frozenset())
+        new = [p for p in others if p.pid not in known and (p.mem_bytes or 0)
+               >= t("shared_mem_bytes")] if base.ready else []
+        other_base = base.gpu("other_sm", g) or 0.0
+        x = ramp(other_sm - other_base, t("shared_sm_pct"), 30.0)
+        if not x and new and all(p.sm_util_pct is None for p in new):
+            x = 0.6
+        own_sm = [p.sm_util_pct for p in own if p.sm_util_pct is not None]
+        own_base = base.gpu("own_sm", g)
+        if own_sm and own_base:
+            own_drop = max(own_drop, ramp((own_base - sum(own_sm)) / own_base, 0.1, 0.4))
+        if x > 0:
+            found.append(g)
+            strength = max(strength, x)
+            taker = max(others, key=lambda p: (p.sm_util_pct or 0.0, p.mem_bytes or 0))
+            say("shared", taker.sm_util_pct, other_base, "%", gpu=g,
+                detail=f"{taker.pid} {taker.name}".strip())
+            if own_sm and own_base:
+                say("own_sm", sum(own_sm), own_base, "%", gpu=g)
+    s["shared"] = strength
+    s["own_drop"] = own_drop
+    return tuple(found)
+
+
+def _sawtooth(subject, points, base: Baseline, s, v, say) -> tuple[int, ...]:
+    """Steps and waits alternating, on any GPU of the subject: its util samples (the driver's,
+    or per tick) switch between busy and idle again and again, or, where waiting ranks spin
+    in a collective at 100% util (DDP: every rank waits for the slowest one's input), its
+    SM activity does; the mean well under its own.  One switch (a checkpoint starting, a job
+    ending) is no saw-tooth.  Returns the GPUs that show it, the strongest first."""
+    horizon = points[-1].time_mono_s - WINDOW_S
+    window = [p for p in points if p.time_mono_s > horizon]
+    found: dict[int, float] = {}
+    detail: dict[int, tuple[float, float, str]] = {}
+    for g in subject.gpus:
+        util_series: list[float] = []
+        sm_series: list[float] = []
+        for p in window:
+            util_series.extend(p.util_samples_pct.get(g) or
+                               ((p.util_pct[g],) if g in p.util_pct else ()))
+            if g in p.sm_active_pct:
+                sm_series.append(p.sm_active_pct[g])
+        best = 0.0
+        for series, own_base, scale, label in (
+                (util_series, base.gpu("util", g) or base.get("util"), 100.0, "GPU-Util"),
+                (sm_series, base.gpu("sm", g) or base.get("sm"), None, "SM active")):
+            x, mean = _alternation(series, own_base, scale)
+            if x > best:
+                best = x
+                detail[g] = (mean, own_base or 0.0,
+                             f"{label} {min(series):.0f}-{max(series):.0f}")
+        if best > 0:
+            found[g] = best
+    if not found:
+        return ()
+    ranked = sorted(found, key=lambda g: -found[g])
+    s["sawtooth"] = found[ranked[0]]
+    mean, own_base, text = detail[ranked[0]]
+    v["util_window"] = mean
+    if s["sawtooth"] >= 0.3:
+        say("sawtooth", mean, own_base, "%", gpu=ranked[0] if len(subject.gpus) > 1 else None,
+            detail=text)
+    return tuple(g for g in ranked if found[g] >= 0.5 * found[ranked[0]])
+
+
+def _alternation(series: list[float], own_base: float | None,
+                 scale: float | None) -> tuple[float, float]:
+    """(strength, mean) of a series that switches between busy and idle: thresholds are
+    util's fixed ones (70 / 25) or, for SM activity, relative to the job's own level."""
+    if len(series) < 6 or not own_base:
+        return 0.0, 0.0
+    busy_at = t("sawtooth_busy_pct") if scale else 0.7 * own_base
+    idle_at = t("sawtooth_idle_pct") if scale else 0.25 * own_base
+    if min(series) > idle_at:
+        return 0.0, 0.0  # never idle in the window (the common, cheap case)
+    mean = sum(series) / len(series)
+    busy = sum(1 for x in series if x >= busy_at) / len(series)
+    idle = sum(1 for x in series if x <= idle_at) / len(series)
+    changes, state = 0, None
+    for x in series:
+        now = "busy" if x >= busy_at else "idle" if x <= idle_at else state
+        if state is not None and now != state:
+            changes += 1
+        state = now
+    low = ramp(mean, 0.85 * own_base, 0.6 * own_base)
+    alternating = ramp(min(busy, idle), 0.5 * t("sawtooth_share"), t("sawtooth_share")) \
+        * ramp(changes, t("sawtooth_changes") - 2, t("sawtooth_changes"))
+    return alternating * low, mean
+
+
+def _jump(points, base: Baseline, v) -> None:
+    """The batch at least doubled from one reading to the next with no new prompt work:
+    likely n sequences of one request (vLLM and SGLang run n > 1 as n requests added in one
+    step, sharing a prompt).  A burst of arrivals can look the same, so it is only evidence
+    for a cause, never a trigger.  Records ``jump_from``, the batch before it."""
+    now = points[-1]
+    if len(points) < 2 or now.requests_running is None:
+        return
+    before = points[-2].requests_running
+    if before is None or before < 3 or now.requests_running - before < max(t("fanout_min"),
+                                                                            before):
+        return  # (from an idle engine, any arrivals double the batch)
+    prompt = now.compute_prompt_tokens_per_s
+    prompt_base = base.get("prompt")
+    if prompt is not None and prompt_base and prompt > 1.5 * prompt_base:
+        return  # new prompts came with the new sequences: arrivals
+    v["jump_from"] = before
+
+
+def _engine(subject, points, base: Baseline, windows, config, s, v, say) -> dict[str, bool]:
+    now = points[-1]
+    running = now.requests_running
+    waiting = _scalar(points, "requests_waiting")
+    running_base, waiting_base = base.get("running"), base.get("waiting")
+    v.update(running=running, waiting=waiting, running_base=running_base,
+             waiting_base=waiting_base)
+    # demand is still there when the queue grew or the batch did not shrink
+    kept = True
+    if running_base is not None and running is not None and waiting_base is not None \
+            and waiting is not None:
+        grew = waiting - waiting_base >= max(2.0, 0.1 * running_base)
+        kept = grew or running >= t("demand_kept") * running_base
+    v["demand_kept"] = float(kept)
+    # steady service: the batch of the newer half of the last 10 s like that of the older
+    # half (a jump, such as n=8 fanning out into eight sequences, is a change to judge, not a
+    # normal to learn; a ramp as gputop starts, load still arriving, is no normal either)
+    span = [p for p in points if p.time_mono_s > now.time_mono_s - 10.0
+            and p.requests_running is not None]
+    if len(span) >= 2:
+        middle = (span[0].time_mono_s + span[-1].time_mono_s) / 2
+        older = [p.requests_running for p in span if p.time_mono_s <= middle]
+        newer = [p.requests_running for p in span if p.time_mono_s > middle]
+        if older and newer:
+            a, b = statistics.median(older), statistics.median(newer)
+            v["batch_steady"] = float(abs(b - a) <= 3 or 1 / 1.5 <= (b + 1) / (a + 1) <= 1.5)
+    if subject.kind == "trainer":
+        tps = work_rate_now(now)
+        tps_base = base.get("work")
+        if tps is not None and tps_base:
+            ratio = tps / tps_base
+            v.update(tokens=tps, tokens_base=tps_base, tokens_ratio=ratio)
+            s["work_down"] = ramp(ratio, 0.85, 0.45)
+            if ratio <= 0.8:
+                say("work", tps, tps_base, now.work_unit or "tokens")
+    else:
+        tps = _scalar(points, "tokens_per_s")
+        tps_base = base.get("tokens")
+        v.update(tokens=tps, tokens_base=tps_base)
+        if tps is not None and tps_base:
+            ratio = tps / tps_base
+            v["tokens_ratio"] = ratio
+            if now.tokens_per_s is not None:
+                v["tokens_ratio_now"] = now.tokens_per_s / tps_base
+            s["tokens_down"] = ramp(ratio, 0.85, 0.4) if kept else 0.0
+            if ratio <= 0.7:
+                say("tokens", tps, tps_base, "tok/s")
+
+    if running_base is not None and running is not None:
+        s["running_flat"] = ramp(running / max(running_base, 1.0), 2.0, 1.25) \
+            if running > running_base * 1.25 + 1 else 1.0
+    if waiting is not None and waiting_base is not None:
+        scale = max(t("queue_growth_min"), 0.5 * (running_base or 0.0))
+        growth = waiting - waiting_base
+        s["queue"] = ramp(growth, 0.5 * scale, 2.0 * scale)
+        s["queue_soft"] = ramp(growth, 0.0, scale)
+        earlier = [p.requests_waiting for p in points
+                   if p.time_mono_s <= now.time_mono_s - 5.0 and p.requests_waiting is not None]
+        v["queue_rising"] = float(bool(earlier) and waiting > earlier[-1])
+        v["queue_growth"] = growth
+        v["queue_scale"] = scale
+        if growth >= 0.5 * scale:
+            say("waiting", waiting, waiting_base, detail=f"{running or 0:.0f}")
+
+    slow_reading = {}
+    for name in ("itl", "ttft"):
+        window = windows.get(name)
+        p99 = now.latency.get(name, (None, None))[1]
+        expected = base.latency_at(name, running)
+        if window is None or p99 is None or not expected:
+            continue
+        ratio = p99 / expected
+        fire = config.latency_factor * expected
+        slow = enginehist.count_above(window, fire)
+        share = slow / window.total if window.total else 0.0
+        clear_slow = enginehist.count_above(window, config.latency_clear_factor * expected)
+        gate = slow >= 3 and share >= t("min_slow_share")
+        v[f"{name}_p99"], v[f"{name}_expected"], v[f"{name}_ratio"] = p99, expected, ratio
+        v[f"{name}_gate"] = float(gate)
+        v[f"{name}_clear_gate"] = float(clear_slow >= 3 and clear_slow / window.total
+                                        >= t("min_slow_share"))
+        s[name] = ramp(ratio, 1.3, 2.5) * min(1.0, share / t("min_slow_share"))
+        fresh = now.engine_hist.get(name)
+        slow_reading[name] = now.engine_fresh and fresh is not None \
+            and enginehist.count_above(fresh, fire) >= 1
+        if ratio >= config.latency_clear_factor and gate:
+            say(name, p99, expected, "s", detail=f"{ratio:.1f}")
+
+    # who the tokens go to: the same tokens/s finishing far fewer requests, while every
+    # token is slower, is the batch's work going to a few requests (n sequences of one)
+    finished = _scalar(points, "requests_per_s", 5)
+    finished_base = base.get("finished")
+    if finished is not None and finished_base and tps is not None and tps_base:
+        v["finished_ratio"] = finished / finished_base
+        per_request = (tps / max(finished, 1e-3)) / (tps_base / finished_base)
+        v["tokens_per_request_ratio"] = per_request
+        s["hog"] = ramp(per_request, 1.5, 3.0)
+
+    # the typical step: every token slower, not only the tail
+    p50 = now.latency.get("itl", (None, None))[0]
+    typical = base.latency_at("itl50", running)
+    if p50 is not None and typical:
+        ratio = p50 / typical
+        v["step_ratio"] = ratio
+        s["step"] = ramp(ratio, 1.4, 2.5)
+        if ratio >= t("step_slow"):
+            say("step", p50, typical, "s", detail=f"{ratio:.1f}")
+
+    prompt = _scalar(points, "compute_prompt_tokens_per_s", 5)
+    prompt_base = base.get("prompt")
+    # the prompt length of the requests admitted lately: computed prompt tokens per first
+    # token (each request gets one TTFT observation): a burst of ordinary prompts is more
+    # arrivals, long prompts are what prefill interference is made of
+    ttft_window = windows.get("ttft")
+    length_ratio = None
+    if prompt is not None and ttft_window is not None and ttft_window.total >= 3:
+        length = prompt * config.latency_window_s / ttft_window.total
+        v["prompt_len"] = length
+        length_base = base.get("prompt_len")
+        if length_base:
+            length_ratio = length / length_base
+            v["prompt_len_ratio"] = length_ratio
+    if prompt is not None and prompt_base:
+        ratio = prompt / prompt_base
+        v["prompt_ratio"] = ratio
+        longer = ramp(length_ratio, 1.2, 2.0) if length_ratio is not None else 1.0
+        s["prefill"] = ramp(ratio, 1.5, 4.0) * longer
+        # more prompts of the usual length: a surge of arrivals, the engine at its capacity
+        s["surge"] = ramp(ratio, 1.5, 2.5) * (1.0 - longer)
+        if ratio >= t("prefill_ratio"):
+            cached = _scalar(points, "cached_prompt_tokens_per_s", 5)
+            say("prefill", ratio, None, "x",
+                detail="" if not cached else f"{cached:,.0f} cached tok/s not counted")
+
+    kv = now.kv_usage_ratio
+    if kv is not None:
+        kv_base = base.get("kv")
+        risen = ramp(kv - kv_base, 0.25, 0.5) * ramp(kv, 0.55, 0.75) if kv_base is not None \
+            else 0.0
+        s["kv_full"] = max(ramp(kv, 0.85, 0.97), risen)
+        v["kv"], v["kv_base"] = kv, kv_base
+    rates = [(p.preemptions_per_s or 0.0) + (p.retractions_per_s or 0.0) for p in points[-5:]
+             if p.preemptions_per_s is not None or p.retractions_per_s is not None]
+    if rates:
+        rate = sum(rates) / len(rates)
+        rate_base = base.get("preempt") or 0.0
+        if rate > max(t("preempt_per_s"), 3 * rate_base):
+            s["preempt"] = ramp(rate, t("preempt_per_s"), 2.0)
+            retract = any(p.retractions_per_s for p in points[-5:])
+            say("preempt", rate, rate_base, "/s", detail="retractions" if retract else "")
+            if s["kv_full"] >= 0.5:
+                say("kv", kv, base.get("kv"), "ratio")
+    return slow_reading
+
+
+def _host(subject, points, base: Baseline, s, say) -> float:
+    """0..1: the CPU is contended, from what /proc gives without root or eBPF, each against
+    the healthy baseline (a CPU-bound engine is always busy; what matters is what changed):
+    the engine's (or pinned) tree getting less CPU than it had while the run queue is above
+    the CPUs (measured on a real vLLM with its core crowded: its CPU halved, its involuntary
+    switches *fell*, as it ran less), CPU pressure rising, the run queue growing, and
+    involuntary context switches jumping (a launch thread preempted often)."""
+    now = points[-1]
+    score = 0.0
+    queue = _scalar(points, "run_queue")
+    queue_base = base.get("run_queue")
+    cpus = now.cpus
+    crowded = queue is not None and cpus is not None and queue > cpus
+    mine = subject.has_engine or bool(subject.pids & now.pinned_pids)
+    losses = []
+    if mine:
+        for name, key, label in (("tree_cpu_pct", "tree_cpu", "tree_cpu"),
+                                 ("busiest_thread_pct", "busiest_thread", "busiest_thread")):
+            value, b = _scalar(points, name), base.get(key)
+            if value is not None and b is not None and b >= 30:
+                losses.append(((b - value) / b, label, value, b))
+    if losses:
+        loss, label, value, b = max(losses)
+        s["cpu_lost"] = ramp(loss, 0.15, 0.5) if crowded else 0.0
+        score += 0.4 * ramp(loss, 0.15, 0.5) * (1.0 if crowded or queue is None else 0.5)
+        if loss >= 0.3 and crowded:
+            say(label, value, b, "%", detail=f"{queue:.0f} {cpus}")
+    psi = _scalar(points, "cpu_pressure_pct")
+    if psi is not None:
+        b = base.get("psi") or 0.0
+        score += 0.25 * ramp(psi - b, 10.0, 40.0)
+        if psi - b >= 15:
+            say("psi", psi, b, "%")
+    if queue is not None and cpus:
+        excess = queue / cpus - max(1.0, (queue_base or 0.0) / cpus)
+        score += 0.2 * ramp(excess, 0.0, 2.0)
+        if excess >= 1 and not losses:
+            say("run_queue", queue, queue_base, detail=str(cpus))
+    inv = _scalar(points, "tree_involuntary_per_s") if mine else None
+    inv_base = base.get("involuntary")
+    if inv is not None and inv_base is not None:
+        ratio = inv / max(inv_base, 20.0)
+        score += 0.15 * ramp(ratio, 1.5, 4.5)
+        if ratio >= 2:
+            say("involuntary", inv, inv_base, "/s")
+    # a thread of the job pegged at one core: the input pipeline (or launch loop) is CPU-bound
+    thread = now.pinned_thread_pct if subject.pids & now.pinned_pids else None
+    if thread is None and subject.has_engine:
+        thread = now.busiest_thread_pct
+    procs = [r.cpu_pct for g in subject.gpus for r in now.gpu_procs.get(g, ())
+             if r.pid in subject.pids and r.cpu_pct is not None]
+    s["input_cpu"] = max(ramp(thread, 80.0, t("thread_busy_pct")),
+                         ramp(max(procs, default=None), 85.0, 98.0) * 0.6)
+    if thread is not None and thread >= t("thread_busy_pct"):
+        say("input_thread", thread, base.get("busiest_thread"), "%")
+    return min(1.0, score)
+
+
+def _jitter(points, base: Baseline, say) -> float:
+    """Launch calls whose tail grew (eBPF): the launching thread was descheduled mid-call.
+    Against this host's own healthy tail per API (a graph launch is slower than a kernel
+    launch), and, with no baseline, the seed's absolute shape (p50 16.7 us, p99 13.1 ms).
+    Only a launch API says so: synchronisation waits for the GPU."""
+    now = points[-1]
+    p50, p99 = now.launch_p50_us, now.launch_p99_us
+    strength = 0.0
+    if p50 and p99 and p99 >= 1000:
+        strength = ramp(math.log10(max(p99 / p50, 1.0)), 1.0, 2.3)
+        usual = base.get("launch_p99")
+        if usual and p99 < 3 * usual:
+            strength *= 0.3  # this host's launches always had such a tail
+    worst, worst_api = 0.0, ""
+    for api, value in now.launch_p99_by_api_us.items():
+        usual = base.get(f"launch_p99:{api}")
+        if usual:
+            ratio = value / usual
+            if ratio > worst:
+                worst, worst_api = ratio, api
+    strength = max(strength, ramp(worst, 1.4, 3.0))
+    # the longest call: preempted mid-call it lasts a scheduler slice (ms) where a launch
+    # takes microseconds; against this host's usual longest call
+    longest = max((p.launch_max_us or 0.0 for p in points[-SMOOTH:]), default=0.0)
+    usual_longest = max(base.get("launch_max") or 0.0, 20.0)
+    if longest >= 1000:
+        strength = max(strength, ramp(math.log10(longest / usual_longest), 1.0, 2.0))
+    if strength >= 0.3:
+        if longest >= 1000:
+            say("launch_max", longest, usual_longest, "us")
+        elif worst_api and worst >= 1.4:
+            say("launch_tail", now.launch_p99_by_api_us[worst_api],
+                base.get(f"launch_p99:{worst_api}"), "us", detail=worst_api)
+        elif p50 and p99:
+            say("launch", p99, p50, "us")
+    return strength

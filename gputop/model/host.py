@@ -1,0 +1,73 @@
+"""The host side of a GPU's work when nothing is pinned: the whole machine's CPU load,
+pressure, run queue and context switches, the engine's process tree on the CPU, and the
+GPU processes that use the most CPU.
+
+What the detector reads as host contention (the run queue beyond the CPUs, CPU pressure,
+the engine's involuntary switches) is what pane 6 shows, so a banner that cites them can
+be checked there.  Pure functions of the timeline: rates come from two frames.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gputop.model.point import counter_rate, read_time
+from gputop.model.processes import ProcRow, process_rows
+from gputop.model.timeline import Timeline
+from gputop.schema import HostSample
+
+BUSIEST_KEPT = 8
+
+
+@dataclass(frozen=True)
+class HostView:
+    sample: HostSample | None
+    switches_per_s: float | None  # the whole host's context switches
+    engine_label: str  # "vllm (pid 4121)", or "" without an engine
+    engine_cpu_pct: float | None  # the engine's process tree, 100% = one core
+    engine_involuntary_per_s: float | None
+    busiest: tuple[ProcRow, ...]  # GPU processes, most CPU first
+    reasons: dict[str, str]  # why a value is unknown, by field name
+
+
+def host_view(timeline: Timeline, index: int) -> HostView:
+    frame = timeline.frame(index)
+    before = timeline.frame(index - 1) if index > 0 else None
+    seconds = frame.time_mono_s - before.time_mono_s if before is not None else 0.0
+    host = frame.host
+    reasons: dict[str, str] = {}
+    switches = None
+    if host is None or host.ctx_switches_total is None:
+        reasons["switches"] = "not read on this host" if host is not None else "no host reading"
+    elif before is None or before.host is None or before.host.ctx_switches_total is None:
+        reasons["switches"] = "needs two readings"
+    else:
+        switches = counter_rate(before.host.ctx_switches_total, host.ctx_switches_total, seconds)
+    engine = frame.engine
+    label, cpu, involuntary = "", None, None
+    if engine is not None:
+        pids = ",".join(str(p) for p in engine.pids[:3])
+        label = f"{engine.kind}" + (f" (pid {pids})" if pids else "")
+        earlier = before.engine if before is not None else None
+        if earlier is None or (earlier.kind, earlier.url) != (engine.kind, engine.url):
+            reasons["engine"] = "needs two readings"
+        else:
+            took = read_time(frame) - read_time(before)
+            rate = counter_rate(earlier.cpu_s, engine.cpu_s, took)
+            cpu = None if rate is None else 100.0 * rate
+            involuntary = counter_rate(earlier.ctx_involuntary, engine.ctx_involuntary, took)
+            if cpu is None:
+                reasons["engine"] = ("its process tree is not on this machine" if not engine.pids
+                                     else "no CPU time read for its processes")
+    rows = [r for r in process_rows(timeline, index) if r.cpu_pct is not None]
+    seen: set[int] = set()
+    busiest = []
+    for r in sorted(rows, key=lambda r: -r.cpu_pct):
+        if r.sample.pid not in seen:  # a process on two GPUs is one process on the CPU
+            seen.add(r.sample.pid)
+            busiest.append(r)
+    if not busiest:
+        reasons["busiest"] = "needs two readings" if before is None else \
+            "no GPU process with a CPU reading"
+    return HostView(host, switches, label, cpu, involuntary, tuple(busiest[:BUSIEST_KEPT]),
+                    reasons)

@@ -1,0 +1,94 @@
+"""What the diagnosis judges: an engine on its GPUs, or a job (any CUDA process tree) on its.
+
+An episode belongs to a subject, so on a box of eight independent servers the one that
+collapsed is named, not every GPU above a threshold.  An engine's GPUs are those its
+process tree uses (NVML's process list x the engine's pids), else what it reports, else all
+of them (a remote endpoint).  The rest of the GPUs are grouped into jobs by their processes:
+ranks of one job share a parent and a command line (torchrun's children); a process on
+several GPUs is one job; a GPU whose processes are not visible is judged alone.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+
+from gputop.model.point import Point, ProcRef
+
+
+@dataclass(frozen=True, slots=True)
+class Subject:
+    key: str
+    kind: str  # "engine" (a serving engine), "trainer" (a step counter), "job", "gpu"
+    gpus: tuple[int, ...]
+    pids: frozenset[int]
+    label: str
+
+    @property
+    def has_engine(self) -> bool:
+        return self.kind in ("engine", "trainer")
+
+
+def all_gpus(p: Point) -> list[int]:
+    return sorted(set(p.util_pct) | set(p.sm_active_pct) | set(p.gpu_procs))
+
+
+def primary(procs: tuple[ProcRef, ...], pinned: frozenset[int]) -> ProcRef | None:
+    """The process a GPU works for: the pinned one, else the one using most SM, then memory."""
+    if not procs:
+        return None
+    mine = [p for p in procs if p.pid in pinned]
+    return max(mine or procs, key=lambda p: (p.sm_util_pct or 0.0, p.mem_bytes or 0))
+
+
+def _job_key(proc: ProcRef) -> str:
+    """Ranks of one job: the same parent (torchrun, mpirun, a launcher) and the same command
+    line.  Without a known parent, the same command line; without either, the process."""
+    command = proc.cmdline or ""
+    crc = f"{zlib.crc32(command.encode(errors='replace')):08x}"
+    if proc.ppid is not None and proc.ppid > 1:
+        return f"job:{proc.ppid}:{crc}"
+    if proc.ppid is None and command:
+        return f"job:?:{crc}"
+    return f"job:{proc.pid}"
+
+
+def subjects_of(p: Point, held_by_engine: tuple[int, ...] = ()) -> tuple[Subject, ...]:
+    """The subjects of point ``p``; ``held_by_engine`` are GPUs an engine that is away
+    (restarting) held: they stay out of the jobs until it is back or given up on."""
+    gpus = all_gpus(p)
+    out: list[Subject] = []
+    taken: set[int] = set()
+    if p.engine_kind is not None:
+        engine_gpus = tuple(g for g in p.engine_gpus if g in gpus) or tuple(gpus)
+        kind = "trainer" if p.engine_kind == "trainer" or p.work_unit else "engine"
+        pids = frozenset(p.engine_pids) or frozenset(
+            r.pid for g in engine_gpus for r in p.gpu_procs.get(g, ()))
+        out.append(Subject("engine", kind, engine_gpus, pids, p.engine_kind))
+        taken |= set(engine_gpus)
+    else:
+        taken |= set(held_by_engine)
+    jobs: dict[str, list[int]] = {}
+    owners: dict[str, ProcRef] = {}
+    unseen: list[int] = []  # GPUs whose processes are not visible here
+    for g in gpus:
+        if g in taken:
+            continue
+        owner = primary(p.gpu_procs.get(g, ()), p.pinned_pids)
+        if owner is None:
+            unseen.append(g)
+            continue
+        key = _job_key(owner)
+        jobs.setdefault(key, []).append(g)
+        owners.setdefault(key, owner)
+    if unseen:  # likely one job in another PID namespace (a container): judged together
+        key = "gpus" if len(unseen) > 1 else f"gpu:{unseen[0]}"
+        out.append(Subject(key, "gpu", tuple(unseen), frozenset(),
+                           f"GPU {unseen[0]}" if len(unseen) == 1 else "GPUs"))
+    for key, job_gpus in jobs.items():
+        owner = owners[key]
+        pids = frozenset(r.pid for g in job_gpus for r in p.gpu_procs.get(g, ())
+                         if _job_key(r) == key or r.pid == owner.pid)
+        out.append(Subject(key, "job", tuple(job_gpus), pids, f"{owner.name or 'pid'} "
+                                                             f"{owner.pid}"))
+    return tuple(out)

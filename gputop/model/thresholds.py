@@ -1,0 +1,143 @@
+"""Every number the diagnosis compares against, in one table, each with the reason it is what it is.
+
+The detector's user-facing knobs (``DetectConfig``: busy util, collapse ratio, latency factor,
+hold) stay in ``detect.py`` because the CLI and config file set them; everything else the
+signals and signatures use lives here, so a threshold is changed in one place and its reason
+is read beside it.  Strengths are 0..1 ramps between two values (``ramp``): a signal that is
+barely there scores little, a textbook one scores 1, so causes' scores stay comparable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Threshold:
+    value: float
+    why: str
+
+
+TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
+    # ---- the GPU
+    ("hollow_sm_ratio", 0.12,
+     "SM activity under 12% of GPU-Util is busy time on a sliver of the SMs: a CUDA-graph loop "
+     "of one-element kernels read 100% util with 0% SM on a real H200; healthy decode, even of "
+     "a small model, keeps most SMs resident (ratio 0.4-0.9 in every healthy trace we have)"),
+    ("hollow_util_pct", 80.0,
+     "hollowness only matters while GPU-Util claims the card is busy"),
+    ("hollow_relative", 0.3,
+     "SM/util falling under 0.3x the job's own healthy ratio is the same finding for a job "
+     "that was already less than fully resident"),
+    ("util_drop_pts", 15.0,
+     "GPU-Util 15 points under its healthy median: more than the +-6 points healthy serving "
+     "wobbles by tick, so the GPU is waiting on something"),
+    ("dram_high_pct", 85.0,
+     "DRAM bandwidth over ~85% of peak is the memory roofline: HBM rarely sustains more than "
+     "90-93% of its datasheet figure (the H200 copy phase read 4.2 of 4.8 TB/s)"),
+    ("pause_s", 90.0,
+     "a rank off the GPU (checkpoint, eval on rank 0) while the others wait in a barrier is a "
+     "pause, not a stall, unless it lasts this long (then the job is hung on it)"),
+    ("dram_rise_pts", 10.0,
+     "decode is memory-bound by nature; a rise of 10+ points over its own baseline is what "
+     "changed (longer contexts, a bigger batch), not the workload's character"),
+    ("clock_drop", 0.12,
+     "an SM clock 12%+ under its own busy baseline (or its peers'): a power-capped H100 "
+     "wobbles by ~5-8% while healthy"),
+    ("hot_c", 8.0,
+     "a GPU 8+ degrees hotter than its peers or its own baseline in the same job: cooling "
+     "or airflow, the usual start of thermal slowdown"),
+    ("sm_spread_pts", 12.0,
+     "ranks of one collective that still run their own shard differ by 10-30 SM points; the "
+     "one still computing while the others wait reads higher"),
+    ("shared_sm_pct", 8.0,
+     "another process with 8%+ per-process SM on the job's GPU takes time slices from it "
+     "(NVML per-process utilization, only exact with one process: a lower bound)"),
+    ("shared_mem_bytes", 512 * 2**20,
+     "without per-process SM, a new process holding 512+ MiB on the job's GPU is a tenant"),
+    ("sawtooth_busy_pct", 70.0,
+     "a sample at 70%+ util is a step running"),
+    ("sawtooth_idle_pct", 25.0,
+     "a sample at 25%- util is the GPU waiting between steps"),
+    ("sawtooth_share", 0.2,
+     "at least a fifth of the samples on each side: busy and waiting alternate"),
+    # ---- the engine
+    ("min_slow_share", 0.05,
+     "a latency collapse moves many observations (every sequence in a stalled batch), not "
+     "the p99 alone: 5%+ of the window beyond the threshold; one slow request is one"),
+    ("min_slow_readings", 3,
+     "slow observations in 3+ separate engine readings of the hold: a one-off (one 10k-token "
+     "prompt) lands in one or two"),
+    ("itl_load_exponent", 0.7,
+     "decode step time grows sublinearly with the batch (weights are read once per step, each "
+     "sequence adds its KV): from 10 to 100 sequences an 8B model's ITL grows ~2.2x (exponent "
+     "0.35), with 8k contexts ~4x (0.64); 0.7 allows for both"),
+    ("surge_s", 30.0,
+     "a burst of arrivals with prompts of the usual length queues and slows the batch for "
+     "seconds to tens of seconds while the engine works at its capacity; longer is a problem"),
+    ("latency_severe", 4.0,
+     "a latency 4x its healthy value opens an episode after the hold; a milder one (2-4x) "
+     "must hold twice as long: a burst of arrivals gives a few seconds of it, a stall more"),
+    ("itl50_load_exponent", 0.35,
+     "the typical step (ITL p50) is decode alone: weights read once, KV per sequence; an 8B "
+     "model from 10 to 100 sequences ~2.2x (exponent 0.35)"),
+    ("step_slow", 2.0,
+     "every token (ITL p50, not only the tail) taking 2x its healthy time at this batch size"),
+    ("load_match", 1.5,
+     "healthy readings within 1.5x of the current batch size are the baseline at that load"),
+    ("queue_growth_min", 8.0,
+     "a queue 8+ requests (or half the usual batch) above its healthy median"),
+    ("demand_kept", 0.75,
+     "running + waiting at 75%+ of its healthy median: demand is still there, so fewer "
+     "tokens/s is the engine's doing, not the traffic's"),
+    ("prefill_ratio", 2.0,
+     "computed (not cache-hit) prompt tokens/s at 2x+ its baseline is a prefill burst"),
+    ("kv_full", 0.9,
+     "vLLM and SGLang preempt / retract when the pool has no free block; usage 90%+ with "
+     "preemptions is the pool at its limit"),
+    ("preempt_per_s", 0.2,
+     "a healthy engine preempts rarely; 0.2/s (one every 5 s) and 3x its baseline is pressure"),
+    ("notable_n", 8,
+     "vLLM request_params_n: n >= 8 sequences per request, the seed's storm"),
+    ("notable_max_tokens", 8192,
+     "max_tokens this large keeps a sequence in the batch for minutes"),
+    ("fanout_min", 8.0,
+     "a batch that at least doubles (by 8+ sequences) from one reading to the next with no new "
+     "prompt work is likely one request's n sequences: evidence for a cause, never a trigger"),
+    ("work_drop", 0.6,
+     "a trainer's steps/samples per second at 60%- of its own baseline"),
+    # ---- the host
+    ("thread_busy_pct", 90.0,
+     "a thread at 90%+ of one core cannot go faster: an input pipeline or a launch loop is "
+     "CPU-bound"),
+    ("launch_jitter_ratio", 20.0,
+     "launch p99 20x its p50 and over 1 ms: the seed measured 16.7 us -> 13.1 ms when the "
+     "launching thread was preempted"),
+    # ---- episodes
+    ("job_hold_s", 5.0,
+     "a job without engine metrics is judged on GPU patterns, which need a few seconds to "
+     "tell a phase from a blip (GPM samples every ~1 s)"),
+    ("job_min_age_s", 30.0,
+     "a process that just appeared is starting up (loading weights, capturing CUDA graphs: "
+     "vLLM's capture is tens of seconds of tiny kernels): not yet judged"),
+    ("sawtooth_changes", 4,
+     "busy and idle must alternate at least twice in the window: one step from busy to idle "
+     "(a checkpoint starting, a job ending) is no saw-tooth"),
+    ("restart_warmup_s", 30.0,
+     "after an engine restart, baselines wait for steady service: a load balancer's slow "
+     "start is not the engine's normal"),
+    ("settle_s", 10.0,
+     "after an episode closes, the backlog drains for a while: not a baseline either"),
+)}
+
+
+def t(name: str) -> float:
+    return TABLE[name].value
+
+
+def ramp(value: float | None, zero: float, one: float) -> float:
+    """0 at ``zero``, 1 at ``one`` (either direction), linear between; None is 0."""
+    if value is None or zero == one:
+        return 0.0
+    x = (value - zero) / (one - zero)
+    return 0.0 if x <= 0 else 1.0 if x >= 1 else x

@@ -1,0 +1,195 @@
+"""Frames for the diagnosis's unit tests, written tick by tick as the real sources fill them.
+
+``Trace.tick(...)`` takes what the hardware and the engine do over one tick (per-GPU values
+as a scalar or one per GPU) and appends the frame gputop's sampler would have built:
+cumulative counters advance by rate x tick, histograms stay cumulative with vLLM's bucket
+layouts, the engine's process tree and CPU time are what /proc would say.
+"""
+
+from __future__ import annotations
+
+import math
+
+from gputop.model.detect import make_fold
+from gputop.model.timeline import Timeline
+from gputop.schema import (EngineHistogram, EngineSample, Frame, GpuSample, HostSample,
+                           ProcSample, SourceStatus)
+
+ITL_BOUNDS = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0,
+              7.5, 10.0, 20.0, 40.0, 80.0)
+TTFT_BOUNDS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0,
+               7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0)
+N_BOUNDS = (1.0, 2.0, 5.0, 10.0, 20.0)
+START_WALL_S = 1_790_000_000.0
+GiB = 2**30
+
+
+def _per_gpu(value, n):
+    return list(value) if isinstance(value, (list, tuple)) else [value] * n
+
+
+class _Hist:
+    def __init__(self, name, bounds):
+        self.name, self.bounds = name, bounds
+        self.cum = [0.0] * len(bounds)
+        self.count = self.sum = 0.0
+
+    def observe(self, value: float, n: float) -> None:
+        """``n`` observations spread as a narrow lognormal around ``value`` (x0.7 .. x1.4)."""
+        if n <= 0:
+            return
+        for factor, share in ((0.7, 0.2), (0.9, 0.3), (1.0, 0.3), (1.4, 0.2)):
+            x = value * factor
+            for i, bound in enumerate(self.bounds):
+                if x <= bound:
+                    self.cum[i] += n * share
+            self.count += n * share
+            self.sum += n * share * x
+
+    def sample(self) -> EngineHistogram:
+        return EngineHistogram(self.name, self.bounds, tuple(round(c, 3) for c in self.cum),
+                               round(self.count, 3), round(self.sum, 3))
+
+
+class Trace:
+    """A scripted machine: ``gpus`` cards, processes per GPU, optionally an engine."""
+
+    def __init__(self, gpus: int = 1, engine: str | None = "vllm", tick_s: float = 1.0,
+                 procs: list[tuple[int, int | None, int, str]] | None = None,
+                 engine_pids: tuple[int, ...] | None = None):
+        self.n = gpus
+        self.kind = engine
+        self.tick_s = tick_s
+        self.frames: list[Frame] = []
+        # (pid, ppid, gpu, cmdline) per GPU process: one vLLM (TP ranks) by default
+        self.procs = procs if procs is not None else [
+            (4100 + g, 4000, g, f"python -m vllm.entrypoints.openai.api_server --tp {gpus}")
+            for g in range(gpus)]
+        self.engine_pids = engine_pids if engine_pids is not None else \
+            (4000,) + tuple(p[0] for p in self.procs)
+        self.totals = {"gen": 0.0, "prompt": 0.0, "cached": 0.0, "finished": 0.0,
+                       "preempt": 0.0, "cpu": 0.0, "inv": 0.0, "work": 0.0}
+        self.proc_cpu: dict[int, float] = {}
+        self.hists = {"itl": _Hist("itl", ITL_BOUNDS), "ttft": _Hist("ttft", TTFT_BOUNDS)}
+        self.params_n = _Hist("params_n", N_BOUNDS)
+
+    @property
+    def t(self) -> float:
+        return len(self.frames) * self.tick_s
+
+    def tick(self, *, util=95.0, sm=70.0, dram=50.0, tensor=40.0, clock=1980.0, temp=60.0,
+             power=600.0, throttle=(), samples=None, proc_sm=None, extra_procs=(),
+             tokens=2000.0, prompt=2000.0, cached=0.0, running=30.0, waiting=0.0, kv=0.4,
+             preempt=0.0, itl=0.02, ttft=0.15, n8=0, host_cpu=40.0, psi=3.0, run_queue=4,
+             cpus=16, tree_cpu=100.0, involuntary=200.0, engine_up=True, work=None,
+             proc_cpu=90.0) -> Trace:
+        n, dt = self.n, self.tick_s
+        seq = len(self.frames)
+        mono = seq * dt
+        wall = START_WALL_S + mono
+        utils, sms = _per_gpu(util, n), _per_gpu(sm, n)
+        gpus = []
+        for g in range(n):
+            # a tuple is one GPU's samples (the same on every GPU), a list one tuple per GPU
+            s = None if samples is None else samples if isinstance(samples, tuple) \
+                else samples[g]
+            gpus.append(GpuSample(
+                index=g, name="NVIDIA H100 80GB HBM3", uuid=f"GPU-{g}",
+                util_gpu_pct=float(utils[g]),
+                util_gpu_samples_pct=tuple(s) if s is not None else (),
+                sm_active_pct=None if sms[g] is None else float(sms[g]),
+                dram_bw_pct=float(_per_gpu(dram, n)[g]),
+                tensor_pct=float(_per_gpu(tensor, n)[g]), mem_total_bytes=80 * GiB,
+                mem_used_bytes=70 * GiB, power_w=float(_per_gpu(power, n)[g]),
+                power_limit_w=700.0, temp_c=float(_per_gpu(temp, n)[g]),
+                sm_clock_mhz=float(_per_gpu(clock, n)[g]),
+                throttle=tuple(_per_gpu([throttle] * n if not throttle or isinstance(
+                    throttle[0], str) else throttle, n)[g])))
+        processes = []
+        sm_each = _per_gpu(proc_sm if proc_sm is not None else sm, n)
+        # extra_procs: (pid, ppid, gpu, cmdline, sm %) of another tenant on a GPU
+        entries = [(pid, ppid, g, cmd, sm_each[g], 60) for pid, ppid, g, cmd in self.procs]
+        entries += [(pid, ppid, g, cmd, other_sm, 8) for pid, ppid, g, cmd, other_sm in extra_procs]
+        for pid, ppid, g, cmd, proc_sm_pct, mem_gib in entries:
+            self.proc_cpu[pid] = self.proc_cpu.get(pid, 0.0) + proc_cpu / 100.0 * dt
+            processes.append(ProcSample(
+                pid=pid, gpu_index=g, name="python3", cmdline=cmd, ppid=ppid,
+                start_time_s=START_WALL_S - 3600, mem_bytes=mem_gib * GiB,
+                sm_util_pct=None if proc_sm_pct is None else float(proc_sm_pct),
+                cpu_s=round(self.proc_cpu[pid], 3)))
+        engine = None
+        if self.kind is not None and engine_up:
+            tot = self.totals
+            if seq:
+                tot["gen"] += tokens * dt
+                tot["prompt"] += prompt * dt
+                tot["cached"] += cached * dt
+                tot["finished"] += tokens / 200.0 * dt
+                tot["preempt"] += preempt * dt
+                tot["cpu"] += tree_cpu / 100.0 * dt
+                tot["inv"] += involuntary * dt
+                if self.kind == "vllm":
+                    self.hists["itl"].observe(itl, tokens * dt)
+                    self.hists["ttft"].observe(ttft, max(1.0, tokens / 200.0 * dt))
+                    self.params_n.observe(1.0, tokens / 200.0 * dt)
+                    if n8:
+                        for _ in range(n8):
+                            self.params_n.observe(8.0 / 1.4, 0.2)  # lands in (5, 10]
+                            self.params_n.observe(8.0, 0.8)
+            if self.kind == "trainer":
+                if work is not None:
+                    tot["work"] = work
+                engine = EngineSample(kind="trainer", url="http://127.0.0.1:9100/metrics",
+                                      generation_tokens_total=tot["work"], work_unit="samples",
+                                      pids=self.engine_pids, time_mono_s=mono, time_wall_s=wall)
+            else:
+                engine = EngineSample(
+                    kind=self.kind, url="http://127.0.0.1:8000/metrics", model="m",
+                    generation_tokens_total=round(tot["gen"]),
+                    prompt_tokens_total=round(tot["prompt"]),
+                    prompt_tokens_cached_total=round(tot["cached"]),
+                    requests_finished_total=round(tot["finished"]),
+                    requests_running=float(running), requests_waiting=float(waiting),
+                    kv_usage_ratio=kv, preemptions_total=round(tot["preempt"], 3),
+                    pids=self.engine_pids, time_mono_s=mono, time_wall_s=wall,
+                    histograms=(self.hists["itl"].sample(), self.hists["ttft"].sample(),
+                                self.params_n.sample()),
+                    cpu_s=round(tot["cpu"], 3), ctx_involuntary=int(tot["inv"]))
+        sources = {"nvml": SourceStatus(ok=True)}
+        if self.kind is not None:
+            sources["engine"] = SourceStatus(ok=engine_up, reason=None if engine_up
+                                             else "connection refused")
+        self.frames.append(Frame(
+            seq=seq, time_wall_s=wall, time_mono_s=mono, gpus=tuple(gpus),
+            processes=tuple(processes), engine=engine,
+            host=HostSample(cpu_pct=host_cpu, cpu_pressure_some_pct=psi, run_queue=run_queue,
+                            cpus=cpus), sources=sources))
+        return self
+
+    def restart_counters(self) -> None:
+        for k in self.totals:
+            self.totals[k] = 0.0
+        self.hists = {"itl": _Hist("itl", ITL_BOUNDS), "ttft": _Hist("ttft", TTFT_BOUNDS)}
+        self.params_n = _Hist("params_n", N_BOUNDS)
+
+    def run(self):
+        """The detector's states after each frame."""
+        timeline = Timeline(len(self.frames) + 10, make_fold())
+        return [timeline.append(f) for f in self.frames]
+
+
+def episodes(states) -> list:
+    """Every episode seen, in order of start, each as last seen."""
+    seen = {}
+    for s in states:
+        actives = getattr(s, "actives", None)
+        if actives is None:  # a detector with one episode at a time
+            actives = (s.active,) if s.active is not None else ()
+        for e in list(s.episodes) + list(actives):
+            seen[(getattr(e, "subject", ""), e.kind, e.start_wall_s)] = e
+    return sorted(seen.values(), key=lambda e: e.start_wall_s)
+
+
+def noisy(value: float, i: int, spread: float) -> float:
+    """A deterministic wobble: the same numbers on every run."""
+    return value * (1.0 + spread * math.sin(i * 2.399))

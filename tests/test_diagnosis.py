@@ -1,0 +1,244 @@
+"""The diagnosis on situations the old detector got wrong (issue 20), one mechanism each:
+episodes without an engine, no fixed busy gate, demand and restarts, a verdict that stands,
+the right GPU, engine truth (cache hits, KV pressure, a second tenant, the host's CPU)."""
+
+from __future__ import annotations
+
+from tests.diagnosis_frames import Trace, episodes, noisy
+
+TRAIN = [(5001 + g, 5000, g, "python -u train.py --model llama-8b") for g in range(4)]
+
+
+def only(states):
+    found = episodes(states)
+    assert len(found) == 1, [(e.headline, e.suspects) for e in found]
+    return found[0]
+
+
+def test_a_cuda_graph_loop_of_tiny_kernels_without_an_engine_is_named():
+    """The H200's graph phase: 100% GPU-Util on ~1 of 132 SMs, no engine to ask."""
+    trace = Trace(engine=None, procs=[(7001, 1, 0, "python gpu_check.py")])
+    for i in range(60):
+        trace.tick(util=noisy(98, i, 0.01), sm=noisy(93, i, 0.02), dram=60, tensor=80)
+    for i in range(20):
+        trace.tick(util=100, sm=0.6, dram=1, tensor=0)
+    for i in range(15):
+        trace.tick(util=0, sm=0, dram=0, tensor=0)
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "tiny_kernels" and ep.kind == "busy_unproductive"
+    assert ep.gpus == (0,) and ep.measure == "hollow"
+    assert "SM active 1%" in ep.headline or "SM active 0%" in ep.headline
+
+
+def test_a_dataloader_stall_of_a_training_job_without_an_engine():
+    """GPU-Util in a saw-tooth (steps, then waits for the next batch) on all four ranks."""
+    trace = Trace(gpus=4, engine=None, procs=TRAIN)
+    for i in range(70):
+        trace.tick(util=noisy(97, i, 0.01), sm=80, samples=(noisy(97, i, 0.01),) * 6)
+    for i in range(30):  # a 3 s period: one busy second, two waiting
+        busy = i % 3 == 0
+        trace.tick(util=97 if busy else 8, sm=80 if busy else 5,
+                   samples=(97,) * 6 if busy else (6,) * 6)
+    for i in range(20):
+        trace.tick(util=97, sm=80, samples=(97,) * 6)
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "input_stall", (ep.suspects, ep.evidence)
+    assert ep.kind == "starved" and set(ep.gpus) == {0, 1, 2, 3}
+    assert any("between steps" in e for e in ep.evidence)
+
+
+def test_host_contention_opens_an_episode_below_any_busy_gate():
+    """The launching thread gets a third of a core: util 85% -> 55%, continuous batching grows
+    the batch so tokens/s only falls to 0.8x, the queue grows to hundreds; /proc shows it."""
+    trace = Trace()
+    for i in range(70):
+        trace.tick(util=noisy(85, i, 0.03), sm=60, tokens=noisy(2000, i, 0.05), running=30,
+                   waiting=i % 2, itl=0.02, psi=3, run_queue=6, tree_cpu=100, involuntary=200)
+    for i in range(40):
+        trace.tick(util=noisy(55, i, 0.05), sm=38, tokens=1600, running=64, waiting=20 + 8 * i,
+                   itl=0.045, ttft=12.0, psi=55, run_queue=40, cpus=16, tree_cpu=34,
+                   involuntary=900)
+    ep = only(trace.run())
+    assert ep.kind == "starved" and "waiting on the host" in ep.headline
+    assert ep.suspects[0][0] == "host_cpu_contention", (ep.suspects, ep.evidence)
+    assert any(e.startswith("CPU pressure 55%") for e in ep.evidence)
+
+
+def test_the_verdict_of_a_tensor_parallel_gridlock_stands_after_recovery():
+    """One GPU held at 750 MHz, the others waiting in the collective; after recovery the
+    queue drains for a while: the verdict stays the straggler, naming GPU 1."""
+    trace = Trace(gpus=4)
+    for i in range(70):
+        trace.tick(util=noisy(92, i, 0.02), sm=75, tokens=noisy(3000, i, 0.04), running=40,
+                   itl=0.03, clock=1980)
+    for i in range(30):
+        trace.tick(util=97, sm=[42, 75, 42, 42], clock=[1980, 750, 1980, 1980], tokens=1500,
+                   running=40, waiting=10 + 3 * i, itl=0.075)
+    for i in range(30):  # recovered: clocks back, the backlog drains at full speed
+        trace.tick(util=98, sm=80, clock=1980, tokens=3600, running=60,
+                   waiting=max(0, 100 - 4 * i), itl=0.035)
+    states = trace.run()
+    ep = only(states)
+    assert ep.end_wall_s is not None
+    assert ep.suspects[0][0] == "collective_straggler", (ep.suspects, ep.history)
+    assert ep.gpus == (1,) and set(ep.job_gpus) == {0, 1, 2, 3}
+    assert [c for _, c in ep.history][-1] == "collective_straggler"
+
+
+def test_eight_servers_the_one_watched_is_named_not_every_busy_gpu():
+    """Eight independent vLLMs; gputop reads the one on GPU 3, which becomes bandwidth
+    bound (longer contexts); the other seven stay busy and healthy."""
+    procs = [(6000 + g, 1, g, f"vllm serve m --port {8000 + g}") for g in range(8)]
+    trace = Trace(gpus=8, procs=procs, engine_pids=(6003,))
+    for i in range(70):
+        trace.tick(util=noisy(93, i, 0.02), sm=70, dram=60, tokens=noisy(2000, i, 0.05),
+                   running=30, itl=0.02)
+    for i in range(30):
+        trace.tick(util=[93] * 3 + [99] + [93] * 4, sm=[70] * 3 + [85] + [70] * 4,
+                   dram=[60] * 3 + [96] + [60] * 4, tokens=800, running=30, waiting=12, itl=0.05)
+    ep = only(trace.run())
+    assert ep.gpus == (3,) and ep.job_gpus == (3,), ep.headline
+    assert ep.suspects[0][0] == "memory_bandwidth", ep.suspects
+    assert ep.headline.startswith("GPU 3 ")
+
+
+def test_prefix_cache_hits_are_not_a_prefill_burst():
+    """A bandwidth-bound collapse while prompt tokens go 10x, all of them cache hits (counted
+    in prompt_tokens_total, never computed): no prefill work, so not prefill interference."""
+    trace = Trace()
+    for i in range(70):
+        trace.tick(tokens=noisy(2000, i, 0.05), prompt=2000, cached=200, dram=60)
+    for i in range(40):
+        trace.tick(tokens=700, prompt=20000, cached=18200, dram=96, running=30, waiting=10,
+                   itl=0.06)
+    states = trace.run()
+    ep = only(states)
+    assert ep.suspects[0][0] == "memory_bandwidth", ep.suspects
+    assert "prefill_interference" not in dict(ep.suspects)
+    assert not any("prefill" in e for e in ep.evidence), ep.evidence
+    assert states[-1].point.compute_prompt_tokens_per_s < 2500  # what the engine computed
+
+
+def test_traffic_falling_to_a_tenth_while_util_stays_high_is_no_collapse():
+    trace = Trace()
+    for i in range(70):
+        trace.tick(util=96, tokens=noisy(4000, i, 0.04), running=40)
+    for i in range(120):  # two minutes: arrivals fall, a few long sequences keep util at 96%
+        share = 1.0 - 0.9 * i / 119
+        trace.tick(util=96, tokens=4000 * share, running=max(4, round(40 * share)), waiting=0,
+                   itl=0.02 * (0.6 + 0.4 * share))
+    for i in range(60):
+        trace.tick(util=96, tokens=noisy(400, i, 0.05), running=4, itl=0.012)
+    assert episodes(trace.run()) == []
+
+
+def test_a_model_reload_with_a_slow_start_is_no_episode():
+    """Endpoint gone 40 s, VRAM empties and refills, counters restart from 0, then a load
+    balancer ramps traffic from 5% back to 100% over 90 s (latency grows with the batch)."""
+    trace = Trace()
+    for i in range(70):
+        trace.tick(tokens=noisy(3000, i, 0.04), running=40, itl=0.03)
+    for i in range(40):
+        trace.tick(util=0, sm=0, engine_up=False)
+    trace.restart_counters()
+    for i in range(150):
+        share = min(1.0, 0.05 + 0.95 * i / 90)
+        trace.tick(util=30 + 62 * share, sm=20 + 55 * share, tokens=3000 * share,
+                   running=max(1, round(40 * share)), itl=0.012 + 0.018 * share)
+    assert episodes(trace.run()) == []
+
+
+def test_one_long_prompt_in_a_growing_workload_is_no_episode():
+    trace = Trace()
+    for i in range(120):
+        load = 1.0 + i / 120
+        slow = i == 80  # a 10k-token prompt: one reading of stalled decodes and slow TTFTs
+        trace.tick(tokens=2000 * load, running=round(20 * load), prompt=12000 if slow else 2000,
+                   itl=0.08 if slow else 0.02, ttft=5.0 if slow else 0.15, waiting=3 if slow else 0)
+    assert episodes(trace.run()) == []
+
+
+def test_a_full_kv_cache_preempting_requests_is_kv_pressure():
+    trace = Trace()
+    for i in range(70):
+        trace.tick(tokens=noisy(3000, i, 0.04), running=40, kv=0.6, itl=0.03)
+    for i in range(40):
+        trace.tick(tokens=1300, running=24, waiting=10 + 2 * i, kv=0.99, preempt=2.5,
+                   prompt=4000, itl=0.04)
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "kv_pressure", (ep.suspects, ep.evidence)
+    assert any(e.startswith("preemptions") for e in ep.evidence)
+
+
+def test_a_second_process_time_slicing_the_gpu_is_named():
+    """A notebook starts a compute loop on a training job's GPU 0: each gets its time slices."""
+    trace = Trace(engine=None, procs=[(5001, 5000, 0, "python -u train.py")])
+    for i in range(70):
+        trace.tick(util=97, sm=noisy(80, i, 0.02))
+    notebook = [(7777, 3300, 0, "python notebook.py", 38.0)]
+    for i in range(30):
+        trace.tick(util=99, sm=82, proc_sm=44, extra_procs=notebook)
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "gpu_shared", (ep.suspects, ep.evidence)
+    assert ep.gpus == (0,)
+    assert any("pid 7777" in e for e in ep.evidence)
+
+
+def test_a_trainer_counter_is_read_over_whole_steps():
+    """A samples counter that moves once per 3 s step: no episode while healthy (a per-tick
+    rate would read 0, 0, a whole step), and the step rate is the true one."""
+    trace = Trace(engine="trainer", procs=[(5001, 5000, 0, "python -u train.py")],
+                  engine_pids=(5000, 5001))
+    total = 0
+    for i in range(90):
+        if i % 3 == 0:
+            total += 96
+        trace.tick(util=97, sm=80, work=total)
+    states = trace.run()
+    assert episodes(states) == []
+    assert abs(states[-1].baseline_tokens_per_s - 32.0) < 0.5
+
+
+def test_replay_report_and_exporter_give_the_live_verdict(tmp_path):
+    """The same fold everywhere: a recording of the straggler replays to the episode the live
+    timeline had, `report` names its cause and GPU, the exporter's top cause label is it."""
+    from prometheus_client import CollectorRegistry, generate_latest
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from gputop.export.prometheus import Exporter
+    from gputop.record.report import report
+    from gputop.record.store import Recorder, Recording
+    from gputop.session import recorded_views
+    from tests.conftest import sim_frames
+
+    frames = list(sim_frames("allreduce-straggler", 40))
+    from gputop.model.detect import make_fold
+    from gputop.model.timeline import Timeline
+    timeline = Timeline(100, make_fold())
+    states = [timeline.append(f) for f in frames]
+    live_ep = states[-1].active
+    path = tmp_path / "r.gputop"
+    recorder = Recorder(path, "demo:allreduce-straggler")
+    for f in frames:
+        recorder.append(f)
+    recorder.close()
+    recording = Recording(path)
+    views = list(recorded_views(recording))
+    text = report(recording)
+    recording.close()
+    replayed = views[-1].alert
+    assert (replayed.kind, replayed.gpus, replayed.suspects) == \
+        (live_ep.kind, live_ep.gpus, live_ep.suspects) == (
+            live_ep.kind, (2,), live_ep.suspects)
+    assert live_ep.suspects[0][0] == "collective_straggler"
+    assert "GPU 2 busy 100%" in text and "likely collective_straggler" in text
+    exporter = Exporter(hostname="h")
+    exporter.on_view(views[-1])
+    registry = CollectorRegistry()
+    registry.register(exporter)
+    scores = {(s.labels["gpu"], s.labels["cause"]): s.value
+              for f in text_string_to_metric_families(generate_latest(registry).decode())
+              if f.name == "gputop_episode_suspect_score" for s in f.samples}
+    for gpu in "0123":  # the whole job is in the episode; the cause is the straggler
+        top = max((c for g, c in scores if g == gpu), key=lambda c: scores[(gpu, c)])
+        assert top == "collective_straggler", scores
