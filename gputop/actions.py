@@ -2,9 +2,10 @@
 
 gputop often runs as root on a shared server, so the checks come before the kill: the
 process must be the one the user saw (same PID *and* start time: PIDs recycle while
-a menu is open), another user's process needs root, and ``--readonly`` (or
-``readonly = true`` in the config) turns every action off.  The demo's processes go
-through the same menu and confirmation, and are then only told what would have happened.  The result is one line
+a menu is open; without a known start time nothing is sent), another user's process
+needs root, and ``--readonly`` (or ``readonly = true`` in the config) turns every action
+off.  The demo's processes go through the same menu and confirmation, and are then only
+told what would have happened.  The result is one line
 for the status bar; nothing here raises.
 """
 
@@ -58,9 +59,14 @@ def send_signal(proc: ProcSample, name: str, *, readonly: bool, live: bool = Tru
     if simulated:
         return False, (f"demo: SIG{name} not sent, pid {proc.pid} ({proc.name or '?'}) is "
                        "simulated; on a live host it would be sent now")
+    if proc.start_time_s is None:
+        # nothing to tell the process shown from one that took its PID since (a PID from
+        # another namespace, one gputop may not read): a KILL could reach a stranger
+        return False, (f"not sent: the start time of pid {proc.pid} is unknown, so gputop "
+                       "cannot check that the PID still belongs to the process shown")
     try:
         target = psutil.Process(proc.pid)
-        reused = proc.start_time_s is not None and not same_start(target, proc.start_time_s)
+        reused = not same_start(target, proc.start_time_s)
     except psutil.NoSuchProcess:
         return False, f"no such process: pid {proc.pid} has exited"
     except psutil.Error as exc:

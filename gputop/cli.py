@@ -9,6 +9,7 @@ import argparse
 import errno
 import json
 import os
+import re
 import sys
 import time
 
@@ -229,7 +230,9 @@ def _add_source_options(parser: argparse.ArgumentParser, suppress: bool = False)
                         "/proc mounted at PATH/proc: gputop in a container; docs/containers.md)")
     parser.add_argument("--remote", type=_serve, default=default(None), metavar="URL",
                         help="show another host: the address of its 'gputop serve' "
-                        "(http://HOST:9464 or HOST:9464; user:password@ for basic auth)")
+                        "(http://HOST:9464 or HOST:9464); basic auth from "
+                        "GPUTOP_AUTH=user:password or GPUTOP_AUTH_FILE=FILE (user:password@ "
+                        "in the URL works, but shows in ps)")
     parser.add_argument("--gpus", type=_positive_int, default=default(None), help="number of simulated GPUs (demo)")
     parser.add_argument("--seed", type=int, default=default(0), help="simulator seed (demo)")
     parser.add_argument("-d", "--delay", type=_delay, default=default(1.0), metavar="SECONDS",
@@ -484,6 +487,26 @@ def cmd_doctor(args) -> int:
     return 0 if gpu_readable else 1
 
 
+def stop_on_signals(stop) -> list[int]:
+    """SIGTERM, SIGHUP and SIGINT call ``stop()`` on a thread of their own; returns the
+    list the signals received are added to.  A handler runs on the main thread between
+    two bytecodes: if that thread is inside ``Event.wait`` holding the Event's lock,
+    calling ``Event.set()`` from the handler waits for that lock forever (seen: a SIGTERM
+    to ``gputop serve --record`` that never exited), so the handler only starts a thread."""
+    import signal
+    import threading
+
+    received: list[int] = []
+
+    def handler(signum, _frame) -> None:
+        received.append(signum)
+        threading.Thread(target=stop, name="gputop-stop", daemon=True).start()
+
+    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(signum, handler)
+    return received
+
+
 def cmd_record(args) -> int:
     """Headless recording until --duration, Ctrl-C, SIGTERM or SIGHUP (an SSH drop)."""
     import signal
@@ -496,19 +519,13 @@ def cmd_record(args) -> int:
     except RecordingError as exc:
         raise UsageError(str(exc)) from None
     deadline = None if args.duration is None else time.monotonic() + args.duration
-    interrupted: list[int] = []
 
     def check(_frame) -> None:
         if recorder.error is not None or (deadline is not None and time.monotonic() >= deadline):
             session.stop()
 
-    def stop(signum, _frame) -> None:
-        interrupted.append(signum)
-        session.stop()
-
     session.subscribe(check)
-    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-        signal.signal(signum, stop)
+    interrupted = stop_on_signals(session.stop)
     print(f"gputop: recording {session.label} to {printable(args.file)} every {args.delay:g}s "
           f"(Ctrl-C stops; cap {args.max_size / 2**20:.0f} MiB)", file=sys.stderr)
     session.open()
@@ -581,6 +598,9 @@ def cmd_export(args) -> int:
         raise UsageError(str(exc)) from None
     except OSError as exc:
         raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+    if count == 0:
+        raise UsageError(f"no frame of {args.file} could be exported "
+                         f"({recording.skipped_frames} damaged)")
     if args.output != "-":
         print(f"gputop: exported {plural(count, 'frame')} to {printable(args.output)}",
               file=sys.stderr)
@@ -633,18 +653,13 @@ def cmd_serve(args) -> int:
         except RecordingError as exc:
             server.close()
             raise UsageError(str(exc)) from None
-    interrupted: list[int] = []
-
-    def stop(signum, _frame) -> None:
-        interrupted.append(signum)
-        session.stop()
-
-    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-        signal.signal(signum, stop)
-    scheme = "https" if web_config is not None and web_config.cert_file else "http"
+    interrupted = stop_on_signals(session.stop)
+    scheme = "https" if web_config is not None and web_config.tls else "http"
     host = args.listen.rpartition(":")[0] or "0.0.0.0"
     print(f"gputop: serving {session.label} on {scheme}://{host}:{server.port}/metrics "
           "(/snapshot.json /frames /healthz)", file=sys.stderr, flush=True)
+    for warning in server.warnings():
+        print(f"gputop: {printable(warning)}", file=sys.stderr, flush=True)
     server.start()
     session.open()
     try:
@@ -662,6 +677,11 @@ def cmd_fleet(args) -> int:
 
     if args.prometheus and args.urls:
         raise UsageError("name gputop serve URLs or --prometheus URL, not both")
+    try:
+        for url in [args.prometheus] if args.prometheus else args.urls:
+            fleet.base_url(url)  # GPUTOP_AUTH / GPUTOP_AUTH_FILE checked once, here
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     if args.prometheus:
         def ask():
             return fleet.ask_prometheus(args.prometheus)
@@ -811,6 +831,7 @@ def cmd_config(args, effective: dict) -> int:
     print(f"# {'KEY':<{width - 2}}  {'VALUE':<24}  {'FROM':<26}  ENVIRONMENT / OPTION")
     for eff in effective.values():
         value = "(none)" if eff.value is None else toml_value(eff.value)
+        value = re.sub(r"://[^/@\s\"]*@", "://***@", value)  # engines' user:password@
         print(f"{eff.setting.key:<{width}}  {printable(value):<24}  {eff.source:<26}  "
               f"{eff.setting.env} / {eff.setting.option}")
     return 0

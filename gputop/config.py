@@ -17,12 +17,13 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gputop.safefile import UnsafeFile, read_regular
+from gputop.safefile import UnsafeFile, open_regular, read_regular
 
 CONFIG_MAX_BYTES = 1 << 20
 THEMES = ("dark", "light", "colorblind", "high-contrast")
@@ -240,13 +241,42 @@ def toml_value(value: Any) -> str:
     return f'"{text}"'
 
 
+def _read_for_update(path: Path) -> tuple[str, os.stat_result | None]:
+    """(text, stat) of the config file about to be rewritten, ("", None) when there is
+    none.  Never through a symbolic link, and not a file with a second name (a hard
+    link): gputop often runs as root in a directory another user may control (``sudo
+    -E`` keeps XDG_CONFIG_HOME), and S must not read a file of root's into it."""
+    try:
+        fd = open_regular(path, follow_links=False)
+    except FileNotFoundError:
+        return "", None
+    except (UnsafeFile, OSError) as exc:
+        raise ConfigError(f"config {path}: {exc.strerror or exc}; layout not saved") from None
+    try:
+        st = os.fstat(fd)
+        if st.st_nlink != 1:
+            raise ConfigError(f"config {path} has {st.st_nlink} names (hard links): layout "
+                              "not saved")
+        if st.st_size > CONFIG_MAX_BYTES:
+            raise ConfigError(f"config {path} is larger than {CONFIG_MAX_BYTES:,} bytes")
+        raw = os.read(fd, CONFIG_MAX_BYTES + 1)
+    finally:
+        os.close(fd)
+    try:
+        return raw.decode("utf-8"), st
+    except UnicodeDecodeError:
+        raise ConfigError(f"config {path}: not UTF-8 text") from None
+
+
 def save_layout(values: dict[str, Any], path: Path | None = None) -> Path:
     """Write the top-level ``values`` (LAYOUT_KEYS) into the config file: a key already
     set is replaced on its own line, a new one goes above the first [table]; comments
-    and every other line stay.  Written to a temporary file and renamed, so a crash
-    never leaves half a config."""
+    and every other line stay.  Written to a new temporary file (a random name, created
+    exclusively, never through a link) with the old file's mode and owner, then renamed
+    over it, so a crash never leaves half a config, a 0600 file holding credentials stays
+    0600, and a name another user planted beside it is never written through."""
     path = path or config_path()
-    _, text = read_file(path)
+    text, old = _read_for_update(path)
     lines = text.splitlines()
     first_table = next((i for i, line in enumerate(lines)
                         if re.match(r"^\s*\[", line)), len(lines))
@@ -259,11 +289,33 @@ def save_layout(values: dict[str, Any], path: Path | None = None) -> Path:
             lines.insert(first_table, line)
             first_table += 1
     body = "\n".join(lines) + "\n"
+    import tempfile
     import tomllib
 
-    tomllib.loads(body)  # never write what gputop could not read back
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(body)
-    os.replace(tmp, path)
+    try:
+        tomllib.loads(body)  # never write what gputop could not read back
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config {path}: the layout would not read back ({exc})") from None
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    directory = os.stat(path.parent)
+    owner = (old.st_uid, old.st_gid) if old is not None else (directory.st_uid, directory.st_gid)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, stat.S_IMODE(old.st_mode) if old is not None else 0o600)
+        if os.geteuid() == 0 and owner != (0, 0):
+            os.fchown(fd, *owner)  # root saving a user's file keeps it the user's
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            fd = -1
+            handle.write(body)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
     return path

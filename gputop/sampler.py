@@ -24,7 +24,8 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from gputop.schema import EngineHistogram, EngineSample, Frame, GpuSample, SourceStatus
+from gputop.schema import (MAX_PROCESSES, EngineHistogram, EngineSample, Frame, GpuSample,
+                           SourceStatus)
 from gputop.sources.base import Reading, Source
 
 STALE_INTERVALS = 5  # a reading older than this many intervals is stale...
@@ -368,6 +369,8 @@ def _merge(seq: int, wall: float, mono: float, readings: list[Reading],
         host = host or reading.host
         pinned = pinned or reading.pinned
         armed_s = reading.launch_armed_s if armed_s is None else armed_s
+    if len(processes) > MAX_PROCESSES:  # what a frame may hold: keep the largest
+        processes = sorted(processes, key=lambda p: -(p.mem_bytes or 0))[:MAX_PROCESSES]
     return Frame(seq=seq, time_wall_s=wall, time_mono_s=mono, gpus=_merge_gpus(gpus),
                  processes=tuple(processes), engine=_merge_engines(engines), launch=tuple(launch), host=host,
                  pinned=pinned, sources=statuses, launch_armed_s=armed_s)

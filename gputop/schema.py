@@ -337,6 +337,15 @@ class SchemaError(ValueError):
 
 
 WALL_TIME_MAX_S = 2.0**34  # year 2514: a wall time beyond it is damage, not a date
+# What one frame may hold.  A frame read from outside (a remote gputop, a recording handed
+# around) beyond these is refused: 200k GPUs in a 3.7 MB answer took 1.3 GB to derive,
+# 50k kept the dashboard at 95% CPU.  The largest real hosts have 16 GPUs (MIG instances
+# ride inside them); vLLM's histograms have 10-40 buckets.
+MAX_FRAME_BYTES = 16 * 2**20  # one frame's JSON (64 GPUs x 200 processes is ~0.3 MB)
+MAX_GPUS = 256
+MAX_PROCESSES = 4096
+MAX_ENGINE_BUCKETS = 256  # per engine histogram
+MAX_ITEMS = 4096  # any other list or mapping in a frame
 
 
 def frame_from_dict(data: dict) -> Frame:
@@ -346,12 +355,22 @@ def frame_from_dict(data: dict) -> Frame:
     an optional number that is NaN or infinite reads as unknown (None)."""
     if not isinstance(data, dict):
         raise SchemaError("frame is not an object")
+    for name, most in (("gpus", MAX_GPUS), ("processes", MAX_PROCESSES)):
+        if isinstance(data.get(name), list) and len(data[name]) > most:
+            raise SchemaError(f"a frame with {len(data[name]):,} {name}: more than {most:,}")
     try:
         frame = _build(Frame, data)
     except RecursionError:  # replicas of replicas ... nested by a hostile file
         raise SchemaError("frame is nested too deeply") from None
     if frame.engine is not None and any(r.replicas for r in frame.engine.replicas):
         raise SchemaError("an engine replica holds replicas of its own")
+    if frame.engine is not None:
+        for engine in (frame.engine, *frame.engine.replicas):
+            for hist in engine.histograms:
+                if len(hist.upper_bounds) > MAX_ENGINE_BUCKETS:
+                    raise SchemaError(f"engine histogram {hist.name[:40]!r}: "
+                                      f"{len(hist.upper_bounds):,} buckets, more than "
+                                      f"{MAX_ENGINE_BUCKETS}")
     for t in (frame.time_wall_s, *(e.time_wall_s for e in (frame.engine,) if e is not None)):
         if t is not None and not 0 <= t <= WALL_TIME_MAX_S:
             raise SchemaError(f"wall time {t} is out of range")
@@ -401,10 +420,14 @@ def _convert(hint: typing.Any, value: typing.Any, name: str, optional: bool = Fa
     if origin is tuple:
         if not isinstance(value, (list, tuple)):
             raise SchemaError(f"{name}: expected a list")
+        if len(value) > MAX_ITEMS and name not in ("gpus", "processes"):
+            raise SchemaError(f"{name}: {len(value):,} items, more than {MAX_ITEMS:,}")
         return tuple(_convert(args[0], v, name) for v in value)
     if origin is dict:
         if not isinstance(value, dict):
             raise SchemaError(f"{name}: expected an object")
+        if len(value) > MAX_ITEMS:
+            raise SchemaError(f"{name}: {len(value):,} entries, more than {MAX_ITEMS:,}")
         key_type, value_type = args
         try:
             return {key_type(k): _convert(value_type, v, name) for k, v in value.items()}

@@ -4,44 +4,51 @@
   prometheus_client from ``export/prometheus.py``'s collector over the last derived view.
 - ``/snapshot.json``: the ``snapshot --json`` contract for the newest tick.
 - ``/frames?since=SEQ``: raw frames newer than SEQ as JSON lines (the schema codec), at
-  most ``FRAMES_PER_ANSWER`` at a time, so another gputop can show this host (``--remote``).
+  most ``FRAMES_PER_ANSWER`` frames and ``ANSWER_BYTES`` at a time (always at least one
+  frame), so another gputop can show this host (``--remote``).  Each frame is encoded once,
+  outside the session's lock: readers never stall the sampler.  ``X-Gputop-Instance``
+  names this run of the server and ``X-Gputop-Newest`` its newest frame, so a client sees
+  a restart (the sequence starting again at 0).
 - ``/healthz``: 200 "ok" while ticks are fresh, 503 otherwise.
 
 Safe by default: it binds 127.0.0.1 unless told otherwise; ``--web-config FILE`` (the
-Prometheus exporter web-config format) adds TLS and basic auth with bcrypt hashes, and a
-request without the right credentials gets 401 and nothing else.  Only GET.
+Prometheus exporter web-config format, ``webconfig.py``) adds TLS, client certificates
+and basic auth with bcrypt hashes, and a request without the right credentials gets 401
+and nothing else.  GET and HEAD only.  Connections are bounded (``bounded_http.py``).
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
+import ipaddress
 import json
+import os
 import socket
 import ssl
 import threading
 import time
 import urllib.parse
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections import OrderedDict
+from http.server import BaseHTTPRequestHandler
 
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import choose_encoder
 
+from gputop.bounded_http import BoundedHTTPServer
 from gputop.config import DEFAULT_LISTEN
 from gputop.export.prometheus import Exporter
 from gputop.model.derive import snapshot_dict
-from gputop.safefile import read_regular
 from gputop.schema import frame_to_dict
 from gputop.session import Session
+from gputop.webconfig import WebConfig, WebConfigError
 
 FRAMES_PER_ANSWER = 600
+ANSWER_BYTES = 4 * 2**20  # a /frames answer stops growing here (at least one frame)
+ENCODED_FRAMES_BYTES = 16 * 2**20  # encoded frames kept for the next reader
 STALE_AFTER_INTERVALS = 10  # /healthz says 503 when the newest frame is older than this
-MAX_CONFIG_BYTES = 1 << 20
 
+ServeError = WebConfigError  # a listen address or web config that cannot be used
 
-class ServeError(ValueError):
-    """A listen address or web config that cannot be used: one line for the user."""
+__all__ = ["Server", "ServeError", "WebConfig", "parse_listen", "exposed"]
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -53,91 +60,15 @@ def parse_listen(text: str) -> tuple[str, int]:
     return (host or "0.0.0.0"), int(port)
 
 
-@dataclass
-class WebConfig:
-    """The exporter web-config file: ``tls_server_config`` (cert_file, key_file) and
-    ``basic_auth_users`` (user: bcrypt hash)."""
-
-    cert_file: str | None = None
-    key_file: str | None = None
-    users: dict[str, bytes] = field(default_factory=dict)
-    _verified: dict[tuple[str, bytes], bool] = field(default_factory=dict)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    @classmethod
-    def load(cls, path: str) -> "WebConfig":
-        import yaml
-
-        try:
-            data = yaml.safe_load(read_regular(path, MAX_CONFIG_BYTES)) or {}
-        except OSError as exc:
-            raise ServeError(f"--web-config {path}: {exc.strerror or exc}") from None
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f" (line {mark.line + 1})" if mark is not None else ""
-            raise ServeError(f"--web-config {path} is not YAML{where}") from None
-        if not isinstance(data, dict):
-            raise ServeError(f"--web-config {path}: expected a mapping at the top")
-        unknown = set(data) - {"tls_server_config", "basic_auth_users", "http_server_config"}
-        if unknown:
-            raise ServeError(f"--web-config {path}: unknown key {sorted(unknown)[0]!r}")
-        tls = data.get("tls_server_config") or {}
-        users = data.get("basic_auth_users") or {}
-        if not isinstance(tls, dict) or not isinstance(users, dict):
-            raise ServeError(f"--web-config {path}: tls_server_config and basic_auth_users "
-                             "are mappings")
-        config = cls(cert_file=tls.get("cert_file"), key_file=tls.get("key_file"))
-        if bool(config.cert_file) != bool(config.key_file):
-            raise ServeError(f"--web-config {path}: tls_server_config needs both cert_file "
-                             "and key_file")
-        for user, hashed in users.items():
-            if not isinstance(hashed, str) or not hashed.startswith(("$2a$", "$2b$", "$2y$")):
-                raise ServeError(f"--web-config {path}: the password of {user!r} is not a "
-                                 "bcrypt hash")
-            config.users[str(user)] = hashed.encode()
-        return config
-
-    def ssl_context(self) -> ssl.SSLContext | None:
-        if not self.cert_file:
-            return None
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.minimum_version = ssl.TLSVersion.TLSv1_2
-        try:
-            context.load_cert_chain(self.cert_file, self.key_file)
-        except (OSError, ssl.SSLError) as exc:
-            raise ServeError(f"--web-config: cannot load the TLS certificate or key: {exc}") from None
-        return context
-
-    def allows(self, header: str | None) -> bool:
-        """Whether an Authorization header carries a user's password (always, without users).
-        bcrypt is slow by design; a verified pair is remembered by its SHA-256, so a scrape
-        every few seconds does not spend a core on hashing."""
-        if not self.users:
-            return True
-        if not header or not header.startswith("Basic "):
-            return False
-        try:
-            user, _, password = base64.b64decode(header[6:], validate=True).decode().partition(":")
-        except (ValueError, UnicodeDecodeError):
-            return False
-        hashed = self.users.get(user)
-        if hashed is None:
-            return False
-        key = (user, hashlib.sha256(password.encode()).digest())
-        with self._lock:
-            known = self._verified.get(key)
-        if known is None:
-            import bcrypt
-
-            try:
-                known = bcrypt.checkpw(password.encode(), hashed)
-            except ValueError:
-                known = False
-            with self._lock:
-                if len(self._verified) > 1024:
-                    self._verified.clear()
-                self._verified[key] = known
-        return known
+def exposed(host: str) -> bool:
+    """Whether a listen host can be reached from other machines (anything but loopback;
+    a name is not resolved: it may well be the machine's public one)."""
+    if host == "localhost":
+        return False
+    try:
+        return not ipaddress.ip_address(host.split("%")[0]).is_loopback
+    except ValueError:
+        return True
 
 
 class Server:
@@ -145,17 +76,21 @@ class Server:
 
     def __init__(self, session: Session, listen: str = DEFAULT_LISTEN,
                  web_config: WebConfig | None = None, export_processes: bool = False,
-                 interval_s: float = 1.0, export_tenants: bool = False):
+                 interval_s: float = 1.0, export_tenants: bool = False,
+                 max_connections: int | None = None):
         self.session = session
         self.interval_s = interval_s
         self.web_config = web_config or WebConfig()
         self.exporter = Exporter(export_processes=export_processes, export_tenants=export_tenants)
+        self.instance = os.urandom(8).hex()  # this run: a client sees a restart by it
         self._cache: dict[tuple, bytes] = {}
         self._cache_lock = threading.Lock()
+        self._encoded: OrderedDict[int, bytes] = OrderedDict()  # seq -> its JSON line
+        self._encoded_bytes = 0
         session.subscribe_views(self.exporter.on_view)
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(self.exporter)
-        host, port = parse_listen(listen)
+        self.host, port = parse_listen(listen)
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -165,23 +100,37 @@ class Server:
             def do_GET(self):  # noqa: N802 (http.server's naming)
                 server.handle(self)
 
+            def do_HEAD(self):  # noqa: N802
+                server.handle(self, head=True)
+
             def log_message(self, *args):
                 pass
 
-        class HTTPServer(ThreadingHTTPServer):
-            daemon_threads = True
-            address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
-
+        context = self.web_config.ssl_context()
+        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
         try:
-            self.httpd = HTTPServer((host, port), Handler)
+            self.httpd = BoundedHTTPServer((self.host, port), Handler, context,
+                                           max_connections, family)
         except OSError as exc:
             raise ServeError(f"cannot listen on {listen}: {exc.strerror or exc}") from None
-        context = self.web_config.ssl_context()
-        if context is not None:
-            self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True)
         self.port = self.httpd.server_address[1]
         self._thread = threading.Thread(target=self.httpd.serve_forever, name="gputop-serve",
                                         daemon=True)
+
+    def warnings(self) -> list[str]:
+        """What the user should know about where this server can be read from."""
+        if not exposed(self.host):
+            return []
+        missing = [what for what, there in (("basic auth", self.web_config.users),
+                                             ("TLS", self.web_config.tls)) if not there]
+        if not missing:
+            return []
+        who = ("anyone who can reach it reads every metric, process and frame"
+               if not self.web_config.users else "passwords and metrics cross the network "
+               "in clear text")
+        return [f"warning: listening on {self.host}:{self.port}, beyond this machine, without "
+                f"{' or '.join(missing)}: {who} (--web-config FILE; --listen 127.0.0.1:PORT "
+                "keeps it local)"]
 
     def start(self) -> None:
         self._thread.start()
@@ -192,47 +141,64 @@ class Server:
 
     # ------------------------------------------------------------ requests
 
-    def handle(self, request: BaseHTTPRequestHandler) -> None:
-        if not self.web_config.allows(request.headers.get("Authorization")):
+    def handle(self, request: BaseHTTPRequestHandler, head: bool = False) -> None:
+        self.httpd.answering(request.connection)
+        status = self.web_config.check(request.headers.get("Authorization"))
+        if status == 401:
             self._send(request, 401, b"unauthorized\n", "text/plain",
-                       {"WWW-Authenticate": 'Basic realm="gputop"'})
+                       {"WWW-Authenticate": 'Basic realm="gputop"'}, head=head)
+            return
+        if status == 429:
+            self._send(request, 429, b"too many password checks: retry in a second\n",
+                       "text/plain", {"Retry-After": "1"}, head=head)
             return
         url = urllib.parse.urlsplit(request.path)
         if url.path == "/metrics":
             encoder, content_type = choose_encoder(request.headers.get("Accept", ""))
-            self._send(request, 200, self._metrics_body(encoder, content_type), content_type)
+            self._send(request, 200, self._metrics_body(encoder, content_type), content_type,
+                       head=head)
         elif url.path == "/snapshot.json":
-            view = self.exporter.view
-            if view is None:
-                self._send(request, 503, b'{"error": "no tick yet"}\n', "application/json")
+            body = self._snapshot_body()
+            if body is None:
+                self._send(request, 503, b'{"error": "no tick yet"}\n', "application/json",
+                           head=head)
                 return
-            body = json.dumps(snapshot_dict(view, self.session.label)).encode() + b"\n"
-            self._send(request, 200, body, "application/json")
+            self._send(request, 200, body, "application/json", head=head)
         elif url.path == "/frames":
-            self._frames(request, urllib.parse.parse_qs(url.query))
+            self._frames(request, urllib.parse.parse_qs(url.query), head)
         elif url.path == "/healthz":
             fresh = self._fresh()
             self._send(request, 200 if fresh else 503, b"ok\n" if fresh else b"stale\n",
-                       "text/plain")
+                       "text/plain", head=head)
         else:
             self._send(request, 404, b"not found: /metrics /snapshot.json /frames /healthz\n",
-                       "text/plain")
+                       "text/plain", head=head)
 
-    def _metrics_body(self, encoder, content_type: str) -> bytes:
-        """The exposition of the newest view, encoded once per view and format: the view
-        changes once a tick, so a scrape storm costs copies, not re-encoding (4 scrapers on
-        8 GPUs: p99 14 ms re-encoding each scrape on 2 cores, see bench/serve.py)."""
+    def _cached(self, kind: str, build) -> bytes | None:
+        """``build(view)`` for the newest view, made once per view and kind: the view
+        changes once a tick, so a scrape storm costs copies, not re-encoding (4 scrapers
+        on 8 GPUs: p99 14 ms re-encoding each scrape on 2 cores, see bench/serve.py)."""
         view = self.exporter.view
-        key = (id(view), view.frame.seq if view is not None else None, content_type)
+        if view is None:
+            return None
+        key = (id(view), view.frame.seq, kind)
         with self._cache_lock:
             cached = self._cache.get(key)
         if cached is not None:
             return cached
-        body = encoder(self.registry)
+        body = build(view)
         with self._cache_lock:
             self._cache = {k: v for k, v in self._cache.items() if k[:2] == key[:2]}
             self._cache[key] = body
         return body
+
+    def _metrics_body(self, encoder, content_type: str) -> bytes:
+        body = self._cached(content_type, lambda view: encoder(self.registry))
+        return body if body is not None else encoder(self.registry)
+
+    def _snapshot_body(self) -> bytes | None:
+        return self._cached("snapshot", lambda view: json.dumps(
+            snapshot_dict(view, self.session.label)).encode() + b"\n")
 
     def _fresh(self) -> bool:
         view = self.exporter.view
@@ -241,36 +207,60 @@ class Server:
         age = time.time() - view.frame.time_wall_s
         return age < STALE_AFTER_INTERVALS * self.interval_s + 5
 
-    def _frames(self, request, query: dict) -> None:
+    def _frames(self, request, query: dict, head: bool) -> None:
         try:
             since = int(query.get("since", ["-1"])[0])
         except ValueError:
-            self._send(request, 400, b"since must be a frame number\n", "text/plain")
+            self._send(request, 400, b"since must be a frame number\n", "text/plain", head=head)
             return
-        lines = []
-        with self.session.lock:
+        chosen, newest = [], -1
+        with self.session.lock:  # only the references: encoding happens after
             timeline = self.session.timeline
-            start = timeline.index_of_seq(since) if len(timeline) else 0
-            for index in range(start, len(timeline)):
-                frame = timeline.frame(index)
-                if frame.seq > since:
-                    lines.append(json.dumps(frame_to_dict(frame), separators=(",", ":")))
-                    if len(lines) >= FRAMES_PER_ANSWER:
-                        break
-        body = ("\n".join(lines) + "\n").encode() if lines else b""
-        self._send(request, 200, body, "application/x-ndjson",
-                   {"X-Gputop-Source": self.session.label})
+            if len(timeline):
+                newest = timeline.frame(timeline.last_index).seq
+                for index in range(timeline.index_of_seq(since), len(timeline)):
+                    frame = timeline.frame(index)
+                    if frame.seq > since:
+                        chosen.append(frame)
+                        if len(chosen) >= FRAMES_PER_ANSWER:
+                            break
+        lines, size = [], 0
+        for frame in chosen:
+            line = self._encoded_frame(frame)
+            if lines and size + len(line) > ANSWER_BYTES:
+                break
+            lines.append(line)
+            size += len(line)
+        self._send(request, 200, b"".join(lines), "application/x-ndjson",
+                   {"X-Gputop-Source": self.session.label, "X-Gputop-Instance": self.instance,
+                    "X-Gputop-Newest": str(newest)}, head=head)
 
-    @staticmethod
-    def _send(request, status: int, body: bytes, content_type: str,
-              headers: dict[str, str] | None = None) -> None:
+    def _encoded_frame(self, frame) -> bytes:
+        """A frame's JSON line, encoded once for every reader (kept while it is recent)."""
+        with self._cache_lock:
+            line = self._encoded.get(frame.seq)
+        if line is not None:
+            return line
+        line = json.dumps(frame_to_dict(frame), separators=(",", ":")).encode() + b"\n"
+        with self._cache_lock:
+            if frame.seq not in self._encoded:
+                self._encoded[frame.seq] = line
+                self._encoded_bytes += len(line)
+                while self._encoded_bytes > ENCODED_FRAMES_BYTES and len(self._encoded) > 1:
+                    _, old = self._encoded.popitem(last=False)
+                    self._encoded_bytes -= len(old)
+        return line
+
+    def _send(self, request, status: int, body: bytes, content_type: str,
+              headers: dict[str, str] | None = None, head: bool = False) -> None:
         try:
             request.send_response(status)
             request.send_header("Content-Type", content_type)
             request.send_header("Content-Length", str(len(body)))
-            for name, value in (headers or {}).items():
+            for name, value in {**self.web_config.headers, **(headers or {})}.items():
                 request.send_header(name, value)
             request.end_headers()
-            request.wfile.write(body)
-        except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
+            if not head:
+                request.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError, ssl.SSLError, TimeoutError, OSError):
             pass

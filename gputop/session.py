@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
@@ -41,6 +42,7 @@ class RecorderThread:
         self.error: str | None = None
         self.dropped_frames = 0  # frames the queue had no room for (the disk stalled)
         self._queue: queue.Queue = queue.Queue(maxsize=RECORD_QUEUE_FRAMES)
+        self._abandoned = False
         self._thread = threading.Thread(target=self._run, name="gputop-recorder", daemon=True)
         self._thread.start()
 
@@ -66,22 +68,34 @@ class RecorderThread:
     def _run(self) -> None:
         from gputop.record.store import RecordingError
 
-        while True:
-            frame = self._queue.get()
-            if frame is None:
-                return
-            if self.error is not None:
-                continue
-            try:
-                self.recorder.append(frame)
-            except RecordingError as exc:  # e.g. disk full: the rest of gputop goes on
-                self.error = str(exc)
+        try:
+            while not self._abandoned:
+                frame = self._queue.get()
+                if frame is None:
+                    break
+                if self.error is not None:
+                    continue  # drained, so that submit never meets a full queue
+                try:
+                    self.recorder.append(frame)
+                except RecordingError as exc:  # e.g. disk full: the rest of gputop goes on
+                    self.error = str(exc)
+                except Exception as exc:  # noqa: BLE001 - the thread must outlive any error
+                    self.error = f"cannot write to {self.path}: {exc}"
+        finally:
+            self.recorder.close()
 
     def close(self, timeout_s: float = 10.0) -> None:
-        """Write what is queued (within ``timeout_s``) and close the file."""
-        self._queue.put(None)
-        self._thread.join(timeout=timeout_s)
-        self.recorder.close()
+        """Write what is queued (within ``timeout_s``) and close the file.  Never waits
+        longer: a queue that stays full (a disk that stopped) is abandoned, the frames
+        already written stay readable."""
+        deadline = time.monotonic() + timeout_s
+        try:
+            self._queue.put(None, timeout=timeout_s)
+        except queue.Full:
+            self._abandoned = True
+        self._thread.join(timeout=max(0.0, deadline - time.monotonic()))
+        if self._thread.is_alive():
+            self._abandoned = True  # it closes the file after the frame it is writing
 
 
 class Session:
@@ -217,12 +231,18 @@ def recorded_views(recording: Recording, from_seq: int | None = None,
                    lead_s: float = 600.0,
                    pin: tuple[tuple[int, ...], str | None] | None = None) -> Iterator[View]:
     """Derived views of a recording's frames from_seq..to_seq, folded from ``lead_s``
-    earlier so the detector has its history (export, report); memory stays bounded."""
-    session = Session(f"replay:{recording.path.name}", detect_config=config,
-                      history_bytes=None, history_frames=4096)
+    earlier so the detector has its history (export, report); memory stays bounded.
+    Where the frames' clock goes back (a source that restarted), the fold starts again
+    from that frame: a new segment, not frames thrown away."""
+    def fresh() -> Session:
+        return Session(f"replay:{recording.path.name}", detect_config=config,
+                       history_bytes=None, history_frames=4096)
+
+    session = fresh()
     start = None if from_seq is None else recording.seq_before(from_seq, lead_s)
     for frame in recording.frames(start, to_seq):
-        if not session.add_frame(frame):
-            continue  # refused (out of order)
+        if not session.add_frame(frame):  # out of time order: a new segment
+            session = fresh()
+            session.add_frame(frame)
         if from_seq is None or frame.seq >= from_seq:
             yield session.view(pin=pin)

@@ -42,10 +42,15 @@ def shorten(text: str, width: int) -> str:
     return cut.rstrip() + "…"
 
 
+MAX_COMMAND_LINE = 4096  # characters kept of a command line (another user's: up to 2 MB)
+
+
 def command_line(argv: list[str]) -> str:
     """A process's arguments as one line: a process that renames itself (vLLM's
-    "VLLM::EngineCore") pads its command line with spaces or NULs, which are dropped."""
-    return " ".join(part for part in (a.replace("\0", " ").strip() for a in argv) if part)
+    "VLLM::EngineCore") pads its command line with spaces or NULs, which are dropped;
+    cut at MAX_COMMAND_LINE characters (every frame holds it)."""
+    line = " ".join(part for part in (a.replace("\0", " ").strip() for a in argv) if part)
+    return line if len(line) <= MAX_COMMAND_LINE else line[: MAX_COMMAND_LINE - 1] + "…"
 
 
 # bidirectional overrides and isolates can make a command line read as something else
@@ -59,15 +64,20 @@ def _visible(ch: str) -> str:
         return "^" + chr(code + 0x40)  # ESC -> ^[, BEL -> ^G, as cat -v shows them
     if code == 0x7F:
         return "^?"
-    if 0x80 <= code < 0xA0 or code in _BIDI:
+    if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8 (Python's surrogateescape)
+        return f"\\x{code - 0xDC00:02x}"
+    if 0x80 <= code < 0xA0 or code in _BIDI or 0xD800 <= code <= 0xDFFF:
         return f"<U+{code:04X}>"
     return ch
 
 
 def printable(text: str) -> str:
-    """``text`` safe to put on a terminal: control characters (an OSC title or clipboard
-    sequence in another user's command line, an endpoint's label, a recording) and
-    direction overrides are shown as visible escapes instead of being obeyed."""
+    """``text`` safe to put on a terminal, and to encode as UTF-8: control characters (an
+    OSC title or clipboard sequence in another user's command line, an endpoint's label, a
+    recording) and direction overrides are shown as visible escapes instead of being
+    obeyed, and a lone surrogate (a process name that is not UTF-8, ``gpu\\xffjob``, as
+    psutil reads it) as the byte it stands for: passed through, it made every encoder
+    downstream fail (prometheus_client closed each scrape with nothing sent)."""
     if text.isprintable():
         return text
     return "".join(ch if ch.isprintable() and ord(ch) not in _BIDI else _visible(ch)

@@ -140,3 +140,20 @@ def nvml_library(tmp_path_factory):
     subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-o", str(out / "libnvidia-ml.so.1"),
                     str(Path(__file__).parent / "stand_in" / "nvml_stand_in.c")], check=True)
     return out
+
+
+def concurrently(work, count: int, seconds: float) -> float:
+    """``work(n, stop)`` on ``count`` threads for ``seconds`` (each loops until ``stop`` is
+    set); returns the seconds they ran."""
+    import threading
+
+    stop = threading.Event()
+    threads = [threading.Thread(target=work, args=(n, stop)) for n in range(count)]
+    started = time.monotonic()
+    for thread in threads:
+        thread.start()
+    time.sleep(seconds)
+    stop.set()
+    for thread in threads:
+        thread.join()
+    return time.monotonic() - started

@@ -12,7 +12,6 @@ import signal
 import ssl
 import subprocess
 import sys
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -30,7 +29,7 @@ from gputop.record.export import CSV_COLUMNS
 from gputop.record.store import Recording
 from gputop.schema import Frame, GpuSample, frame_from_dict
 from gputop.session import Session
-from tests.conftest import need
+from tests.conftest import concurrently, need
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -288,22 +287,15 @@ def test_a_scrape_storm_does_not_slow_sampling(serve):
         return json.loads(s.get("/snapshot.json")[2])["time"]
 
     first = len(s.get("/frames?since=-1")[2].splitlines())
-    stop = threading.Event()
     latencies: list[float] = []
 
-    def scraper():
+    def scraper(_n, stop):
         while not stop.is_set():
             t0 = time.perf_counter()
             s.get("/metrics")
             latencies.append(time.perf_counter() - t0)
 
-    threads = [threading.Thread(target=scraper) for _ in range(4)]
-    for t in threads:
-        t.start()
-    time.sleep(4)
-    stop.set()
-    for t in threads:
-        t.join()
+    concurrently(scraper, 4, 4)
     ticks = len(s.get("/frames?since=-1")[2].splitlines()) - first
     assert len(latencies) > 40
     assert ticks >= 4 / 0.2 * 0.6, ticks  # within 40% of 20 ticks on a 2-core machine

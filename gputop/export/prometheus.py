@@ -30,6 +30,7 @@ from gputop.model.detect import CAUSES
 from gputop.model import tenants
 from gputop.model.signals import ENGINE, GPU, HOST, MIG, REPLICA, TENANT, Signal
 from gputop.schema import THROTTLE_REASONS
+from gputop.units import printable
 
 # launch durations: le from 1 us, doubling, to 8.4 s (then +Inf)
 LAUNCH_BOUNDS_S = tuple(1e-6 * 2**k for k in range(24))
@@ -117,7 +118,7 @@ class Exporter:
             episodes = dict(self._episodes)
         info = GaugeMetricFamily("gputop_info", "gputop's version and the host it watches",
                                  labels=["version", "hostname"])
-        info.add_metric([__version__, self.hostname], 1)
+        info.add_metric([__version__, printable(self.hostname)], 1)
         yield info
         if view is None:
             return
@@ -187,7 +188,7 @@ class Exporter:
             s = g.sample
             gpu = str(s.index)
             scoped.append(((gpu,), g))
-            info.add_metric([gpu, s.uuid, s.name], 1)
+            info.add_metric([gpu, printable(s.uuid), printable(s.name)], 1)
             lost.add_metric([gpu], 1 if s.lost else 0)
             if not s.lost and "throttle" not in s.missing:  # known: every reason, 0 or 1
                 for reason in dict.fromkeys((*THROTTLE_REASONS, *s.throttle)):
@@ -202,8 +203,12 @@ class Exporter:
                         memory.add_metric([gpu, part], parts[part])
             if self.export_processes:
                 for p in g.processes:
-                    labels = [gpu, str(p.pid), p.user, p.name, p.container, p.pod,
-                              "" if p.mig_index is None else str(p.mig_index), p.slurm_job]
+                    # names from other users: a name that is not UTF-8 must not make
+                    # the encoder drop the whole scrape
+                    labels = [gpu, str(p.pid), *map(printable, (p.user, p.name, p.container,
+                                                                p.pod)),
+                              "" if p.mig_index is None else str(p.mig_index),
+                              printable(p.slurm_job)]
                     for family, value, scale in ((processes, p.mem_bytes, 1),
                                                  (process_sm, p.sm_util_pct, 0.01),
                                                  (process_mem, p.mem_util_pct, 0.01)):
@@ -211,8 +216,9 @@ class Exporter:
                             family.add_metric(labels, value * scale)
             migs += [((gpu, str(m.sample.index)), m) for m in g.migs]
             if self.export_tenants:
-                owners += [((gpu, "" if t.mig_index is None else str(t.mig_index), t.pod,
-                             _namespace(t.pod), t.container, t.slurm_job), t)
+                owners += [((gpu, "" if t.mig_index is None else str(t.mig_index),
+                             *map(printable, (t.pod, _namespace(t.pod), t.container,
+                                              t.slurm_job))), t)
                            for t in tenants.owners(g.processes)]
         yield info
         yield lost
@@ -250,7 +256,7 @@ class Exporter:
             return
         info = GaugeMetricFamily("gputop_engine_info", "the serving engine gputop reads",
                                  labels=["kind", "model"])
-        info.add_metric([engine.sample.kind, engine.sample.model], 1)
+        info.add_metric([engine.sample.kind, printable(engine.sample.model)], 1)
         yield info
         yield from self._signals(ENGINE, [((), engine)])
         if engine.replicas:

@@ -23,11 +23,18 @@ State = TypeVar("State")
 
 def approx_bytes(frame: Frame) -> int:
     """What a frame and its detector state hold in memory, roughly (calibrated with
-    tracemalloc on simulated frames of 1, 4 and 8 GPUs: within ~20%)."""
-    size = 1000 + 1100 * len(frame.gpus) + 400 * len(frame.processes)
+    tracemalloc on simulated frames of 1, 4 and 8 GPUs: within ~20%).  What grows with
+    input from outside is counted by its size: an engine histogram's buckets (~64 B each:
+    two tuples of floats) and the processes' strings; a count per histogram let a page
+    of 125,000 buckets fill gigabytes under a 32 MiB budget."""
+    size = 1000 + 1100 * len(frame.gpus)
+    size += sum(400 + len(p.cmdline) + len(p.name) + len(p.user) + len(p.cgroup)
+                + len(p.container) + len(p.pod) for p in frame.processes)
     size += sum(700 + 80 * len(h.buckets) for h in frame.launch)
     if frame.engine is not None:
-        size += 1500 + 700 * len(frame.engine.histograms)
+        engine = frame.engine
+        size += 1500 + len(engine.note) + len(engine.url) + len(engine.model)
+        size += sum(700 + 64 * len(h.upper_bounds) for h in engine.histograms)
     if frame.pinned is not None:
         size += 800 + 100 * len(frame.pinned.threads)
     return int(size * 1.4)

@@ -32,18 +32,24 @@ CSV_COLUMNS = (["time", "time_wall_s", "gpu", "name"] + [s.name for s in signals
 
 
 def seq_range(recording: Recording, from_text: str | None, to_text: str | None):
+    """(first seq, last seq) to export; (None, None) for all of it.  By frame order, not
+    time order: a recording whose wall clock stepped back (an NTP correction) keeps every
+    frame (before, the whole range came out empty: "exported 0 frames", exit 0)."""
     span = recording.time_range()
     if span is None:
         raise RecordingError(f"{recording.path} holds no frames")
+    if not from_text and not to_text:
+        return None, None
     first, last = span
     low = parse_time(from_text, first, last, first) if from_text else first
     high = parse_time(to_text, first, last, first) if to_text else last
-    from_seq = recording.seq_from(low)
-    if from_seq is None:
-        raise ValueError(f"--from ({from_text}) is after the recording ends")
     if high < low:
         raise ValueError(f"--to ({to_text}) is before --from ({from_text})")
-    return from_seq, recording.seq_at(high)
+    from_seq, to_seq = recording.seq_span(low, high)
+    if from_seq is None:
+        raise ValueError(f"no frame between --from ({from_text or 'the start'}) and --to "
+                         f"({to_text or 'the end'})")
+    return from_seq, to_seq
 
 
 @contextmanager

@@ -32,13 +32,13 @@ import zstandard
 
 from gputop import __version__
 from gputop.safefile import open_regular
-from gputop.schema import SCHEMA_VERSION, Frame, SchemaError, frame_from_dict, frame_to_dict
+from gputop.schema import (MAX_FRAME_BYTES, SCHEMA_VERSION, Frame, SchemaError, frame_from_dict,
+                           frame_to_dict)
 
 FORMAT = "gputop-recording"
 FORMAT_VERSION = 1
 SQLITE_MAGIC = b"SQLite format 3\x00"
 ZSTD_LEVEL = 12  # 0.06 ms a frame; levels above gain < 1% here
-MAX_FRAME_BYTES = 16 * 2**20  # a frame of 64 GPUs x 200 processes is ~0.3 MB of JSON
 
 
 class RecordingError(Exception):
@@ -125,7 +125,10 @@ class Recorder:
             raise RecordingError(f"cannot write to {self.path}: {exc}") from None
         self.frames_written += 1
         if self.max_bytes and self.frames_written % 30 == 0:
-            self._enforce_cap()
+            try:  # a full disk shows here first (the checkpoint grows the main file)
+                self._enforce_cap()
+            except sqlite3.Error as exc:
+                raise RecordingError(f"cannot write to {self.path}: {exc}") from None
 
     def size_bytes(self) -> int:
         total = 0
@@ -157,9 +160,13 @@ class Recorder:
         try:
             self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             self._db.execute("PRAGMA journal_mode=DELETE")
-            self._db.close()
-        except sqlite3.Error:
+        except sqlite3.Error:  # a full disk: the WAL stays beside it, readable as it is
             pass
+        finally:
+            try:
+                self._db.close()
+            except sqlite3.Error:
+                pass
 
 
 def _one_line(exc: Exception) -> str:
@@ -279,6 +286,12 @@ class Recording:
         row = self._query("SELECT seq FROM frames WHERE time_wall_s >= ? "
                           "ORDER BY time_wall_s LIMIT 1", (time_wall_s,))
         return row[0][0] if row else None
+
+    def seq_span(self, low_wall_s: float, high_wall_s: float) -> tuple[int | None, int | None]:
+        """The first and last frame (by sequence) whose wall time is in [low, high]."""
+        first, last = self._query("SELECT min(seq), max(seq) FROM frames WHERE time_wall_s "
+                                  "BETWEEN ? AND ?", (low_wall_s, high_wall_s))[0]
+        return first, last
 
     def seq_bounds(self) -> tuple[int, int] | None:
         first, last = self._query("SELECT min(seq), max(seq) FROM frames")[0]

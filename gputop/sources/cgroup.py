@@ -11,21 +11,31 @@ daemon or an API server: it must work on a host whose runtime is the thing hung.
 A Slurm job is named the same way: ``slurmstepd`` puts each step in a cgroup
 ``.../slurm/uid_U/job_J/step_S`` (cgroup v1) or ``.../slurmstepd.scope/job_J/step_S``
 (v2), so a GPU process is shown as ``slurm:J.S`` with its user, as sacct names steps.
+
+A cgroup's name is chosen by whoever may create it, and on cgroup v2 systemd delegates
+subtrees to users (``user@1001.service``): a user can make
+``.../user@1001.service/docker-<victim id>.scope`` and move into it.  So a container or
+pod named by a cgroup directory that a user owns (not root) is that user's claim: it is
+shown as ``uid N: <the directory>``, never as the container it names, its runtime state
+files are not read, and ``--container`` does not pin to it.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import glob
 import json
 import os
 import re
+import time
 from dataclasses import dataclass
 
 from gputop import hostroot
 from gputop.safefile import read_regular
 
 SHORT_ID = 12  # as docker ps shows ids
+MOUNTS_KEPT_S = 60.0  # /proc/self/mountinfo is read again after this long
 
 # (runtime, pattern) over one cgroup path component, most specific first
 _CONTAINER_PATTERNS = (
@@ -67,12 +77,16 @@ class Owner:
     slurm_job: str = ""  # the job id ("42"), from the cgroup slurmstepd made
     slurm_step: str = ""  # "0", "batch", "extern", "interactive"
     slurm_uid: int | None = None  # the job's user (cgroup v1 names it: uid_1000)
+    delegated_uid: int | None = None  # the user who owns the cgroup named like a container
 
     @property
     def container(self) -> str:
-        """Short form for a table: "docker:3f2a1b9c0d1e", "slurm:42.0", or the systemd unit."""
+        """Short form for a table: "docker:3f2a1b9c0d1e", "slurm:42.0", the systemd unit, or
+        "uid 1001: docker-....scope" for a user's own cgroup named like a container."""
         if self.container_id:
             return f"{self.runtime}:{self.container_id[:SHORT_ID]}"
+        if self.delegated_uid is not None:
+            return f"uid {self.delegated_uid}: {self.unit[:24]}"
         if self.slurm_job:
             return f"slurm:{self.job}"
         return f"systemd:{self.unit}" if self.unit else ""
@@ -92,9 +106,10 @@ class Owner:
         return f"pod {self.pod_uid}" if self.pod_uid else ""
 
 
-def cgroup_paths(text: str) -> list[str]:
-    """The paths of /proc/PID/cgroup lines ("hierarchy:controllers:path"), the unified (v2)
-    one first, then name=systemd, then the v1 controllers in file order."""
+def cgroup_entries(text: str) -> list[tuple[str, str]]:
+    """(controllers, path) of /proc/PID/cgroup lines ("hierarchy:controllers:path"), the
+    unified (v2) one first (controllers ""), then name=systemd, then the v1 controllers
+    in file order."""
     unified, systemd, others = [], [], []
     for line in text.splitlines():
         parts = line.split(":", 2)
@@ -102,21 +117,67 @@ def cgroup_paths(text: str) -> list[str]:
             continue
         hierarchy, controllers, path = parts
         if hierarchy == "0" and controllers == "":
-            unified.append(path)
+            unified.append((controllers, path))
         elif controllers == "name=systemd":
-            systemd.append(path)
+            systemd.append((controllers, path))
         else:
-            others.append(path)
+            others.append((controllers, path))
     return unified + systemd + others
 
 
-def owner_from_cgroup(text: str, root: str = "/") -> Owner:
+def _mounts() -> dict[str, str]:
+    return _mounts_read(int(time.monotonic() // MOUNTS_KEPT_S))
+
+
+@functools.lru_cache(maxsize=1)
+def _mounts_read(_period: int) -> dict[str, str]:
+    """Where this mount namespace mounts each cgroup hierarchy: "" for cgroup2, else its
+    controllers as /proc/PID/cgroup lists them ("pids", "cpu,cpuacct", "name=systemd").
+    Only mounts of a hierarchy's root: a bind mount of a subtree cannot be checked."""
+    found: dict[str, str] = {}
+    try:
+        with open("/proc/self/mountinfo") as f:
+            lines = f.read(1 << 20).splitlines()
+    except OSError:
+        return found
+    for line in lines:
+        before, sep, after = line.partition(" - ")
+        fields, tail = before.split(), after.split()
+        if not sep or len(fields) < 5 or len(tail) < 3 or fields[3] != "/":
+            continue
+        point = fields[4].replace("\\040", " ")
+        if tail[0] == "cgroup2":
+            found.setdefault("", point)
+        elif tail[0] == "cgroup":
+            options = [o for o in tail[2].split(",") if o not in ("rw", "ro")
+                       and not o.startswith(("release_agent", "clone_children", "noprefix",
+                                             "xattr", "cpuset_v2_mode", "nsdelegate"))]
+            found.setdefault(",".join(options), point)
+    return found
+
+
+def directory_owner(controllers: str, path: str) -> int | None:
+    """The uid owning a cgroup's directory (None when it cannot be checked from here)."""
+    point = _mounts().get(controllers)
+    if point is None or ".." in path.split("/"):
+        return None
+    try:
+        return os.stat(os.path.join(point, path.lstrip("/")), follow_symlinks=False).st_uid
+    except OSError:
+        return None
+
+
+def owner_from_cgroup(text: str, root: str = "/", owner_of=None) -> Owner:
     """The owner named by a /proc/PID/cgroup text; ``root`` is where the host's /run and
-    /var are (tests point it at a directory of their own)."""
-    paths = cgroup_paths(text)
+    /var are (tests point it at a directory of their own); ``owner_of(controllers,
+    path)`` gives the uid owning a cgroup directory (``directory_owner`` for a live
+    process; None: names are not checked)."""
+    entries = cgroup_entries(text)
+    paths = [path for _, path in entries]
     slurm = next((found for found in map(slurm_job, paths) if found), {})
-    for path in paths:  # a container in any hierarchy wins over a plain path
-        owner = _container_owner(path, root)
+    for controllers, path in entries:  # a container in any hierarchy wins over a plain path
+        owner = _container_owner(path, root, owner_of and (
+            lambda sub, c=controllers: owner_of(c, sub)))
         if owner is not None:
             return dataclasses.replace(owner, **slurm)  # enroot / pyxis: a container in a job
     if slurm:  # v1 names the job in its controllers' lines, name=systemd says slurmd.service
@@ -163,24 +224,32 @@ def slurm_job(path: str) -> dict:
     return {}
 
 
-def _container_owner(path: str, root: str) -> Owner | None:
+def _container_owner(path: str, root: str, owner_of=None) -> Owner | None:
     parts = [p for p in path.split("/") if p]
     container_id = runtime = pod_uid = ""
+    named_at: list[int] = []  # the components that name a pod or a container
     for i, part in enumerate(parts):
         pod = _POD_PATTERN.match(part)
         if pod:
             pod_uid = pod.group(1).replace("_", "-")
+            named_at.append(i)
             continue
         for name, pattern in _CONTAINER_PATTERNS:
             found = pattern.match(part)
             if found:
                 container_id, runtime = found.group(1), name
+                named_at.append(i)
                 if name == "container":  # a bare id: its parent says which runtime
                     parent = parts[i - 1] if i else ""
                     runtime = "kubepods" if pod_uid else _CGROUPFS_PARENTS.get(parent, "container")
                 break
     if not container_id and not pod_uid:
         return None
+    if owner_of is not None:
+        for i in named_at:  # who made the directories that carry those names?
+            uid = owner_of("/" + "/".join(parts[: i + 1]))
+            if uid is not None and uid != 0:
+                return Owner(cgroup=path, unit=parts[i][:200], delegated_uid=uid)
     annotations, container_name = _runtime_state(container_id, root) if container_id else ({}, "")
     pod_name = _first(annotations, _POD_NAME_KEYS)
     namespace = _first(annotations, _POD_NAMESPACE_KEYS)
@@ -255,7 +324,8 @@ def process_owner(pid: int, start_time_s: float | None = None, root: str | None 
             text = f.read(65536)
     except OSError:
         return Owner()
-    owner = owner_from_cgroup(text, hostroot.root() if root is None else root)
+    owner = owner_from_cgroup(text, hostroot.root() if root is None else root,
+                              owner_of=directory_owner)
     if start_time_s is not None:
         if len(_cache) > 4096:
             _cache.clear()

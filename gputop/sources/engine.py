@@ -12,6 +12,8 @@ growing back-off, and the reason is shown as "engine unreachable: ...".
 
 from __future__ import annotations
 
+import functools
+import ipaddress
 import re
 import socket
 import time
@@ -37,16 +39,27 @@ TIMEOUT_S = 3.0  # the whole scrape; late answers are still used (see sampler.py
 TP_FLAGS = re.compile(r"(?:--tensor-parallel-size|--tp-size|--tp|-tp)[ =](\d+)")
 
 
-def local_port(url: str) -> int | None:
-    """The port of a URL that points at this machine, else None."""
-    parts = urllib.parse.urlparse(url)
-    host = parts.hostname or ""
-    local = {"127.0.0.1", "localhost", "::1", "0.0.0.0", socket.gethostname()}
+@functools.lru_cache(maxsize=1)
+def _own_addresses() -> frozenset[str]:
+    """This machine's interface addresses, read once from the kernel (no DNS)."""
     try:
-        local.add(socket.gethostbyname(socket.gethostname()))
-    except OSError:
-        pass
-    if host not in local:
+        return frozenset(a.address.split("%")[0] for addresses in psutil.net_if_addrs().values()
+                         for a in addresses if a.family in (socket.AF_INET, socket.AF_INET6))
+    except (OSError, psutil.Error):
+        return frozenset()
+
+
+def local_port(url: str) -> int | None:
+    """The port of a URL that points at this machine, else None.  Decided without a name
+    lookup: with a silent resolver, one lookup per poll took each poll to 4 s."""
+    parts = urllib.parse.urlparse(url)
+    host = (parts.hostname or "").split("%")[0]
+    try:
+        ip = ipaddress.ip_address(host)
+        local = ip.is_loopback or ip.is_unspecified or str(ip) in _own_addresses()
+    except ValueError:
+        local = host in ("localhost", socket.gethostname())
+    if not local:
         return None
     return parts.port or (443 if parts.scheme == "https" else 80)
 
@@ -119,6 +132,11 @@ class _Endpoint:
             return False
 
 
+def probe(url: str) -> None:
+    """One short GET of a discovered port; SourceError unless it serves engine metrics."""
+    recognise(prom.fetch(url, engine_discovery.PROBE_TIMEOUT_S).text, url)
+
+
 class EngineSource:
     name = "engine"
 
@@ -128,7 +146,9 @@ class EngineSource:
         self.name = name  # "engine", "engine2", ... with several --engine URLs
         self.counter = counter  # a training job's progress counter named by the user
         self.pin_state = pin_state  # when pinned, the engine is looked for in the pinned tree
-        self.url = prom.check_url(url) if url else None
+        # user:password@ in --engine is sent as basic auth and kept out of every URL shown,
+        # stored in a frame, served or recorded
+        self.url, self._auth = prom.split_credentials(prom.check_url(url)) if url else (None, {})
         self.model_arg = model
         self.timeout_s = timeout_s
         self.discover = discover and url is None
@@ -163,7 +183,8 @@ class EngineSource:
             raise SourceError("no engine found (pass --engine URL)")
         fetch_started = time.perf_counter()
         try:
-            fetched = prom.fetch(endpoint.url, self.timeout_s)
+            fetched = prom.fetch(endpoint.url, self.timeout_s,
+                                 headers=self._auth if endpoint.url == self.url else None)
             parsed = recognise(fetched.text, endpoint.url, self.counter)
         except SourceError as exc:
             self._failures += 1
@@ -202,14 +223,7 @@ class EngineSource:
             return None
         self._last_discovery = tick
         only = None if pinned is None else {p.pid for p in pinned.tree}
-        for found in engine_discovery.candidates(only):
-            for url in found.urls:
-                try:
-                    recognise(prom.fetch(url, engine_discovery.PROBE_TIMEOUT_S).text, url)
-                except SourceError:
-                    continue
-                return url
-        return None
+        return engine_discovery.first_answering(engine_discovery.candidates(only), probe)
 
     def _bind(self, url: str) -> _Endpoint:
         endpoint = _Endpoint(url)
@@ -295,6 +309,7 @@ class EngineSource:
                 weights = info.weights_bytes // tp
         elif self._model_reason:
             notes.append(self._model_reason)
+        notes.extend(parsed.refused)
         port = local_port(url)
         if port is None:
             notes.append("remote endpoint: its GPU processes cannot be identified from here")

@@ -7,6 +7,13 @@ Python runs with ``-m`` (``vllm.entrypoints...``, ``sglang.launch_server``).  On
 ports such a process itself listens on are tried, the one its ``--port`` names (or the
 engine's default) first, each with one short ``GET /metrics``; vLLM's internal ZMQ and
 gloo ports are never reached when the API port answers first.
+
+The processes are other users' and so are their ports: only loopback addresses are
+probed (a user can listen on 169.254.169.254 with IP_FREEBIND; root must not connect
+there for them), at most ``MAX_URLS_PER_PROCESS`` ports of a process and ``MAX_URLS`` in
+all, in parallel (each process's best port first), so a fake ``vllm`` with 60 ports that
+accept and never answer costs a probe's timeout, not the 34 s it did when every port was
+tried one by one.
 """
 
 from __future__ import annotations
@@ -28,6 +35,9 @@ MODULES = (("vllm", "vllm"), ("sglang", "sglang"), ("llama_cpp.server", "llamacp
 DEFAULT_PORTS = {"vllm": 8000, "sglang": 30000, "tgi": 3000, "llamacpp": 8080}
 PORT_FLAG = re.compile(r"^--port(?:=(\d+))?$")
 PROBE_TIMEOUT_S = 0.5
+MAX_URLS_PER_PROCESS = 8
+MAX_URLS = 32
+PROBE_WORKERS = 8  # probes at once: MAX_URLS all silent end within 4 x PROBE_TIMEOUT_S
 
 
 def engine_kind(argv: list[str]) -> str | None:
@@ -77,14 +87,18 @@ class Candidate:
     urls: tuple[str, ...]
 
 
-def _host_for(address: str) -> str:
-    """Where to reach a listening address from here (a wildcard means loopback)."""
+def _host_for(address: str) -> str | None:
+    """Where to reach a listening address from here over loopback (a wildcard listens
+    there too), or None: an address on another interface, or one a user bound without
+    owning it (IP_FREEBIND), is not gputop's to connect to."""
     try:
         ip = ipaddress.ip_address(address.split("%")[0])
     except ValueError:
-        return "127.0.0.1"
+        return None
     if ip.is_unspecified:
         return "127.0.0.1" if ip.version == 4 else "[::1]"
+    if not ip.is_loopback:
+        return None
     return str(ip) if ip.version == 4 else f"[{ip}]"
 
 
@@ -114,8 +128,11 @@ def candidate(proc: psutil.Process, argv: list[str] | None = None,
         return None
     first = named_port(argv) or DEFAULT_PORTS.get(kind)
     sockets.sort(key=lambda s: (s[1] != first, s[1]))
-    urls = tuple(dict.fromkeys(f"http://{_host_for(ip)}:{port}/metrics" for ip, port in sockets))
-    return Candidate(proc.pid, started, kind, urls)
+    urls = tuple(dict.fromkeys(f"http://{host}:{port}/metrics" for host, port in
+                               ((_host_for(ip), port) for ip, port in sockets) if host))
+    if not urls:
+        return None
+    return Candidate(proc.pid, started, kind, urls[:MAX_URLS_PER_PROCESS])
 
 
 class _Seen:
@@ -179,3 +196,37 @@ def candidates(only_pids: set[int] | None = None) -> list[Candidate]:
     _seen.prune(alive)
     found.sort(key=lambda c: (c.kind == "unknown", c.create_time, c.pid))
     return found
+
+
+def first_answering(found: list[Candidate], probe) -> str | None:
+    """The first URL, in the candidates' order, for which ``probe(url)`` (a bounded fetch
+    that raises on failure) succeeds.  Each process's best port (the one its ``--port``
+    names, or the engine's default) is tried first, all processes at once; only if none
+    answers are their other ports tried, so an engine's internal ports are never touched
+    when its API port answers.  At most MAX_URLS in all, PROBE_WORKERS at once."""
+    firsts = [c.urls[0] for c in found if c.urls][:MAX_URLS]
+    rest = [url for c in found for url in c.urls[1:]][:max(0, MAX_URLS - len(firsts))]
+    for urls in (firsts, rest):
+        url = _first_of(urls, probe)
+        if url is not None:
+            return url
+    return None
+
+
+def _first_of(urls: list[str], probe) -> str | None:
+    import concurrent.futures as cf
+
+    if not urls:
+        return None
+    pool = cf.ThreadPoolExecutor(max_workers=PROBE_WORKERS, thread_name_prefix="gputop-probe")
+    try:
+        futures = [pool.submit(probe, url) for url in urls]
+        for url, future in zip(urls, futures):
+            try:
+                future.result()
+            except Exception:  # noqa: BLE001 - any failure: this one is no engine
+                continue
+            return url
+        return None
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)

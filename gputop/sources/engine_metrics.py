@@ -6,7 +6,11 @@ The prometheus_client parser costs tens of milliseconds on the whole page (much 
 on a crowded host), so the text is first cut down to the lines of the families read
 here (a plain string scan), and only those are parsed.  Values that are not finite,
 and counters below zero, are dropped as unknown: an engine's page is input from
-another user and must never crash or mislead the dashboard.
+another user and must never crash or mislead the dashboard.  Nor may it grow gputop's
+memory: a family with more than ``MAX_FAMILY_LINES`` lines, a histogram with more than
+``schema.MAX_ENGINE_BUCKETS`` bounds, and lines beyond ``MAX_KEPT_LINES`` in all are
+not read (a fake ``vllm`` serving one histogram of 125,000 buckets took root's
+``gputop serve`` to 1.5 GB), and the note says so.
 
 SGLang's names come in two spellings: its own ``/metrics`` writes ``sglang:``, some
 releases and its router's ``/engine_metrics`` (which turns ``:`` into ``_``) write
@@ -25,7 +29,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from gputop.schema import EngineHistogram
+from gputop.schema import MAX_ENGINE_BUCKETS, EngineHistogram
 from gputop.sources import prom
 from gputop.sources.base import SourceError
 from gputop.sources.engine_names import (BY_KIND, ENGINES, EngineNames,  # noqa: F401 (re-export)
@@ -43,6 +47,10 @@ MAX_REPLICAS = 64
 MAX_LABELLED = 16  # values of a family split by a label (stages, sources): the rest dropped
 MAX_LORA = 64
 MAX_LABEL_CHARS = 128
+# a real vLLM 0.32 page keeps 188 lines; 16 data-parallel engines x a 100-bucket histogram fit
+MAX_FAMILY_LINES = 2048
+MAX_KEPT_LINES = 8192
+MAX_CACHE_LABELS = 128  # cache_config_info labels kept (vLLM 0.32 has 37)
 
 # (values key, EngineNames attribute, kind, plausible bound)
 COUNTERS = (
@@ -105,12 +113,24 @@ def _respell(name: str) -> str:
     return name
 
 
-def prefilter(text: str, extra: EngineNames | None = None) -> tuple[str, dict[str, int]]:
+def _family(name: str, families: frozenset[str]) -> str:
+    """The family a sample name belongs to (histogram and counter suffixes removed)."""
+    for suffix in ("_bucket", "_sum", "_count", "_total"):
+        if name.endswith(suffix) and name[: -len(suffix)] in families:
+            return name[: -len(suffix)]
+    return name
+
+
+def prefilter(text: str, extra: EngineNames | None = None,
+              refused: list[str] | None = None) -> tuple[str, dict[str, int]]:
     """(the lines of the families gputop reads, samples per engine prefix in the whole
     text).  TYPE lines are kept so histograms parse as histograms; HELP lines go.  A name
     in another spelling of an engine's prefix (``sglang_``) is rewritten to the tables'.
-    ``extra``: a counter named on the command line, read as well."""
-    kept: list[str] = []
+    ``extra``: a counter named on the command line, read as well.  A family over
+    MAX_FAMILY_LINES, and lines past MAX_KEPT_LINES, are left out (named in ``refused``):
+    parsing them would cost seconds and their buckets memory."""
+    kept: list[tuple[str, str]] = []  # (family, line)
+    per_family: dict[str, int] = {}
     prefixes = {e.prefix: 0 for e in ENGINES}
     families, wanted = WANTED_FAMILIES, WANTED
     if extra is not None:
@@ -126,7 +146,7 @@ def prefilter(text: str, extra: EngineNames | None = None) -> tuple[str, dict[st
                 if len(parts) >= 3:
                     name = _respell(parts[2])
                     if name in families:
-                        kept.append(" ".join(["#", "TYPE", name, *parts[3:]]))
+                        kept.append((name, " ".join(["#", "TYPE", name, *parts[3:]])))
             continue
         end = len(line)
         for stop in ("{", " "):
@@ -138,8 +158,19 @@ def prefilter(text: str, extra: EngineNames | None = None) -> tuple[str, dict[st
             if name.startswith(prefix):
                 prefixes[prefix] += 1
         if name in wanted:
-            kept.append(name + line[end:])
-    return "\n".join(kept) + "\n", prefixes
+            family = _family(name, families)
+            per_family[family] = per_family.get(family, 0) + 1
+            if per_family[family] <= MAX_FAMILY_LINES:
+                kept.append((family, name + line[end:]))
+    too_many = {f for f, n in per_family.items() if n > MAX_FAMILY_LINES}
+    lines = [line for family, line in kept if family not in too_many]
+    if refused is not None:
+        refused.extend(f"{f} has {per_family[f]:,} lines (more than {MAX_FAMILY_LINES:,}): "
+                       "not read" for f in sorted(too_many))
+        if len(lines) > MAX_KEPT_LINES:
+            refused.append(f"the page has more than {MAX_KEPT_LINES:,} lines of the families "
+                           "read: the rest not read")
+    return "\n".join(lines[:MAX_KEPT_LINES]) + "\n", prefixes
 
 
 @dataclass
@@ -156,6 +187,7 @@ class ParsedMetrics:
     replicas: tuple["ParsedMetrics", ...] = ()
     spelling: str = ""  # the prefix as the page wrote it, when not the tables' own
     work_unit: str = ""  # what the generation counter counts (a trainer's tokens or samples)
+    refused: tuple[str, ...] = ()  # what the page held beyond the caps, not read
 
 
 def _finite(value) -> bool:
@@ -183,7 +215,8 @@ class _Hist:
                 return
             if math.isnan(bound):
                 self.bad = True
-            elif math.isfinite(bound):
+            elif math.isfinite(bound) and (bound in self.buckets
+                                           or len(self.buckets) <= MAX_ENGINE_BUCKETS):
                 self.buckets[bound] = self.buckets.get(bound, 0.0) + value
         elif suffix == "_count":
             self.count += value
@@ -191,7 +224,7 @@ class _Hist:
             self.sum += value
 
     def build(self, name: str) -> EngineHistogram | None:
-        if self.bad or not self.buckets:
+        if self.bad or not self.buckets or len(self.buckets) > MAX_ENGINE_BUCKETS:
             return None
         bounds = tuple(sorted(self.buckets))
         cumulative = tuple(self.buckets[b] for b in bounds)
@@ -262,7 +295,8 @@ def recognise(text: str, url: str = "endpoint", counter: str | None = None) -> P
     per replica when the page holds several engines or models.  ``counter``: a training
     job's progress counter named by the user: the page is read as that trainer's."""
     extra = work_counter(counter) if counter else None
-    filtered, prefixes = prefilter(text, extra)
+    refused: list[str] = []
+    filtered, prefixes = prefilter(text, extra, refused)
     if extra is not None:
         if not prefixes[extra.prefix]:
             raise SourceError(f"{url} has no counter {counter!r}")
@@ -288,8 +322,12 @@ def recognise(text: str, url: str = "endpoint", counter: str | None = None) -> P
                 key = ()  # beyond the cap a replica counts only in the page's sum
             groups.setdefault(key, _Group())
         _add(groups[key], names, hist_samples, name, labels, value)
-    out = _parsed(names, _merged(groups.values()), groups.get(()), {})
+    page = _merged(groups.values())
+    refused += [f"{name} has more than {MAX_ENGINE_BUCKETS} buckets: not read"
+                for name, hist in page.hists.items() if len(hist.buckets) > MAX_ENGINE_BUCKETS]
+    out = _parsed(names, page, groups.get(()), {})
     out.spelling = spelling
+    out.refused = tuple(refused[:4])
     out.replicas = _replicas(names, groups)
     return out
 
@@ -321,7 +359,9 @@ def _merged(groups) -> _Group:
 def _add(group: _Group, names: EngineNames, hist_samples: dict[str, tuple[str, str]],
          name: str, labels: dict[str, str], value: float) -> None:
     if name == names.cache_info:
-        group.cache.update(labels)
+        for key, text in list(labels.items())[:64]:
+            if len(group.cache) < MAX_CACHE_LABELS:
+                group.cache[key[:64]] = text[:256]
         return
     if name == names.lora_info:
         if _finite(value) and (group.lora is None or value >= group.lora[0]):
@@ -431,10 +471,12 @@ def _parsed(names: EngineNames, group: _Group, shared: _Group | None,
     unit = next((names.work_units[n] for n in names.generation
                  if n in group.sums and n in names.work_units), "")
     return ParsedMetrics(
-        kind=names.kind, model=replica.get("model_name") or (sorted(models)[0] if models else ""),
+        kind=names.kind, model=(replica.get("model_name") or (min(models) if models else ""))
+        [:256],
         values=values, cache=cache, engines=max(1, len(group.engines)),
         histograms=tuple(histograms),
-        waiting_by_reason={k[:MAX_LABEL_CHARS]: v for k, v in by_reason.items() if v >= 0},
+        waiting_by_reason={k[:MAX_LABEL_CHARS]: v for k, v in list(by_reason.items())[:64]
+                           if v >= 0},
         lora=_lora(group.lora), replica=replica, work_unit=unit)
 
 

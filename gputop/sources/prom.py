@@ -19,7 +19,7 @@ import threading
 import time
 import urllib.parse
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gputop import __version__
 from gputop.sources.base import SourceError
@@ -56,6 +56,30 @@ class Fetched:
     text: str
     headers_after_s: float  # when the response's headers arrived, after the request began
     content_type: str
+    headers: dict[str, str] = field(default_factory=dict)  # lower-case names
+
+
+def split_credentials(url: str) -> tuple[str, dict[str, str]]:
+    """A URL without its ``user:password@`` and the basic-auth header that carries them:
+    credentials are sent, never shown (errors, frames, snapshots, recordings)."""
+    import base64
+
+    parts = urllib.parse.urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, {}
+    userinfo, _, netloc = parts.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    token = base64.b64encode(f"{urllib.parse.unquote(user)}:"
+                             f"{urllib.parse.unquote(password)}".encode()).decode()
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc)), \
+        {"Authorization": f"Basic {token}"}
+
+
+def ca_file() -> str | None:
+    """``GPUTOP_CA_FILE``: a CA bundle to trust for https endpoints (a self-signed serve)."""
+    import os
+
+    return os.environ.get("GPUTOP_CA_FILE") or None
 
 
 def fetch(url: str, timeout_s: float, max_bytes: int = MAX_BYTES,
@@ -69,8 +93,13 @@ def fetch(url: str, timeout_s: float, max_bytes: int = MAX_BYTES,
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     started = time.perf_counter()
     if secure:
+        try:
+            context = ssl.create_default_context(cafile=ca_file())
+        except (OSError, ssl.SSLError) as exc:
+            raise SourceError(f"GPUTOP_CA_FILE {ca_file()}: cannot be read as a CA bundle "
+                              f"({exc.strerror or type(exc).__name__})") from None
         connection: http.client.HTTPConnection = http.client.HTTPSConnection(
-            parts.hostname, parts.port, timeout=timeout_s, context=ssl.create_default_context())
+            parts.hostname, parts.port, timeout=timeout_s, context=context)
     else:
         connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout_s)
     expired = threading.Event()
@@ -104,14 +133,25 @@ def fetch(url: str, timeout_s: float, max_bytes: int = MAX_BYTES,
                 break
             size += len(chunk)
             if size > max_bytes:
-                raise FetchError(f"{url} sent more than {max_bytes // 2**20} MiB: "
-                                 "not a metrics page", transient=False)
+                raise FetchError(f"{url} sent more than {max_bytes / 2**20:g} MiB: "
+                                 "refused unread", transient=False)
             chunks.append(chunk)
         if expired.is_set():
             raise TimeoutError
         body = b"".join(chunks)
+        received = {name.lower(): value for name, value in response.getheaders()}
     except SourceError:
         raise
+    except ssl.SSLCertVerificationError as exc:  # asking again will not change the answer
+        raise FetchError(f"{url}: its TLS certificate is not trusted "
+                         f"({exc.verify_message or exc.reason}); GPUTOP_CA_FILE=FILE names a "
+                         "CA to trust", transient=False) from None
+    except ssl.SSLError as exc:
+        if expired.is_set():
+            raise FetchError(f"no answer from {url} within {timeout_s:g}s",
+                             transient=True) from None
+        raise FetchError(f"{url}: TLS failed ({exc.reason or type(exc).__name__})",
+                         transient=False) from None
     except (TimeoutError, socket.timeout):
         raise FetchError(f"no answer from {url} within {timeout_s:g}s", transient=True) from None
     except (http.client.HTTPException, ValueError) as exc:
@@ -141,7 +181,7 @@ def fetch(url: str, timeout_s: float, max_bytes: int = MAX_BYTES,
                          transient=False) from None
     if "\x00" in text:
         raise FetchError(f"{url} returned binary data, not Prometheus metrics", transient=False)
-    return Fetched(text, headers_after, content_type)
+    return Fetched(text, headers_after, content_type, received)
 
 
 def fetch_text(url: str, timeout_s: float, max_bytes: int = MAX_BYTES) -> str:

@@ -197,17 +197,11 @@ def something_else_to_read(options: SourceOptions, pin_state, gpu_reason: str) -
     pinned = pin_state is not None and pin_state.get().active
     if options.engine or pinned or options.ebpf != "off" or options.dcgm:
         return
-    from gputop.sources import engine_discovery, prom
-    from gputop.sources.base import SourceError
-    from gputop.sources.engine_metrics import recognise
+    from gputop.sources import engine_discovery
+    from gputop.sources.engine import probe
 
-    for found in engine_discovery.candidates():
-        for url in found.urls:
-            try:
-                recognise(prom.fetch(url, engine_discovery.PROBE_TIMEOUT_S).text, url)
-                return
-            except SourceError:
-                continue
+    if engine_discovery.first_answering(engine_discovery.candidates(), probe) is not None:
+        return
     raise SetupError(f"cannot read the GPU ({gpu_reason}) and found no serving engine on this "
                      "machine: pass --engine URL (a vLLM, SGLang, TGI or llama.cpp /metrics "
                      "endpoint) or --pid PID, or run 'gputop --demo' to see gputop without a GPU")

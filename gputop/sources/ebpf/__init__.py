@@ -37,6 +37,10 @@ DRIVER_APIS = ("cuLaunchKernel", "cuLaunchKernelEx", "cuGraphLaunch", "cuLaunchK
 APIS = RUNTIME_APIS + DRIVER_APIS
 LIBRARIES = (("libcudart.so", RUNTIME_APIS), ("libcuda.so", DRIVER_APIS))
 RESCAN_S = 5.0
+# Distinct libraries probed at most: each costs up to 2 x 11 perf-event descriptors, and a
+# user who maps 400 copies of libcuda.so.1 once took root's gputop to 1,022 of its 1,024
+# descriptors.  Beyond the cap (and half the descriptor limit) a library is listed, not probed.
+MAX_LIBRARIES = 32
 WRAP_U32 = 1 << 32  # the kernel's bucket counters are u32
 BCC_DIR = Path("/usr/lib/python3/dist-packages/bcc")
 SOURCE = Path(__file__).with_name("launch.bpf.c")
@@ -161,6 +165,17 @@ def mapped_libraries(pids: list[int] | None) -> dict[tuple[int, int], Library]:
     return found
 
 
+def library_cap() -> int:
+    """Libraries probed at most: MAX_LIBRARIES, and no more than half the descriptor limit
+    can hold (2 probes per API in full mode)."""
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if soft == resource.RLIM_INFINITY:
+        return MAX_LIBRARIES
+    return max(1, min(MAX_LIBRARIES, (soft // 2) // (2 * len(RUNTIME_APIS))))
+
+
 class EbpfSource:
     name = "ebpf"
 
@@ -186,6 +201,7 @@ class EbpfSource:
         self.task_storage = task_storage
         self._previous_offcpu: dict = {}
         self._previous_involuntary: dict = {}
+        self.skipped_libraries = 0  # seen at the last scan beyond the cap, not probed
 
     # ------------------------------------------------------------ lifecycle
 
@@ -253,11 +269,15 @@ class EbpfSource:
     def refresh(self, targets: list[int] | None) -> list[Library]:
         """The target processes' CUDA libraries now, each known one with its current
         mapping's path (the process first seen mapping it may be gone)."""
-        current = []
+        current, skipped = [], 0
         for key, found in mapped_libraries(targets).items():
+            if key not in self._libraries and len(self._libraries) >= library_cap():
+                skipped += 1
+                continue
             library = self._libraries.setdefault(key, found)
             library.path, library.shown = found.path, found.shown
             current.append(library)
+        self.skipped_libraries = skipped
         return current
 
     def attach(self, library: Library, apis) -> list[bytes]:
@@ -311,6 +331,9 @@ class EbpfSource:
             f"{lib.shown}: {', '.join(lib.attached) or 'nothing'}"
             + (f" (not exported: {', '.join(lib.missing)})" if lib.missing else "")
             for lib in self.libraries)
+        if self.skipped_libraries:
+            detail += (f"; {self.skipped_libraries} more CUDA libraries not probed (at most "
+                       f"{library_cap()} distinct ones)")
         sampled = "" if self._cycle is None else (
             f", sampled: probes attached {self.duty_on_s:g} s in every "
             f"{self._cycle.period_s:g} s (--ebpf-duty {self.duty:g})")
