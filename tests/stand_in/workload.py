@@ -28,5 +28,6 @@ for line in sys.stdin:  # the test says go once probes are attached
         fn(None, None, None, None, None, None)
         durations.append(clock() - start)
     durations.sort()
-    rank = lambda q: durations[max(0, -(-int(q * len(durations)) // 1) - 1)]  # noqa: E731
+    # the rank gputop's percentile takes (gputop/model/latency.py): ceil(q * n), 1-based
+    rank = lambda q: durations[int(max(1, -(-q * len(durations) // 1))) - 1]  # noqa: E731
     print("done", rank(0.5), rank(0.99), flush=True)
