@@ -21,7 +21,11 @@ RUN if [ "$EBPF" = "1" ]; then \
         rm -rf /var/lib/apt/lists/*; \
     fi
 COPY --from=build /wheels /wheels
-RUN pip install --no-cache-dir /wheels/*.whl && rm -rf /wheels
+# with the serve extra (PyYAML, bcrypt): the image is an exporter, --web-config included;
+# the versions are the ranges the wheel's metadata declares
+# hadolint ignore=DL3013
+RUN for wheel in /wheels/*.whl; do pip install --no-cache-dir "${wheel}[serve]"; done && \
+    rm -rf /wheels
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     NVIDIA_VISIBLE_DEVICES=all \

@@ -19,10 +19,10 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-from gputop.demo import demo_frames  # noqa: E402
-from gputop.model.detect import make_fold  # noqa: E402
-from gputop.model.point import point  # noqa: E402
-from gputop.model.timeline import Timeline  # noqa: E402
+from gputop.demo import demo_frames
+from gputop.model.detect import make_fold
+from gputop.model.point import point
+from gputop.model.timeline import Timeline
 
 
 def _reference_fold(previous, frames):

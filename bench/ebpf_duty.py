@@ -139,7 +139,8 @@ def main() -> int:
     for mode in ("full", "light"):
         a, b = results[mode], results[f"{mode}, duty {args.duty:g}"]
         if "p50" in a and "p50" in b:
-            print(f"{mode}: p50 buckets differ by {abs(bucket_index(int(a['p50'])) - bucket_index(int(b['p50'])))}, "
+            p50_apart = abs(bucket_index(int(a['p50'])) - bucket_index(int(b['p50'])))
+            print(f"{mode}: p50 buckets differ by {p50_apart}, "
                   f"p99 by {abs(bucket_index(int(a['p99'])) - bucket_index(int(b['p99'])))} (target <= 1); "
                   f"probe cost sampled / always {(b['ns'] - bare) / (a['ns'] - bare):.2f} "
                   f"(target about {args.duty:g})")

@@ -40,7 +40,7 @@ def serve(port_file: Path, late_fraction: float = LATE_FRACTION) -> None:
     rng = random.Random(1)
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802
+        def do_GET(self):  # http.server's naming
             if rng.random() < late_fraction:
                 time.sleep(rng.uniform(*LATE_S))
             tokens = RATE * (time.monotonic() - started)

@@ -17,7 +17,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-from gputop.record.store import Recording  # noqa: E402
+from gputop.record.store import Recording
 
 EDGE_S = 2.0  # ignore each phase's first and last 2 s: the 1 s samples straddle the change
 
@@ -40,7 +40,7 @@ def smi_rows(path: str) -> list[dict]:
             if len(row) != len(header):
                 continue
             stamp = datetime.datetime.strptime(row[0], "%Y/%m/%d %H:%M:%S.%f")
-            rows.append({"t": stamp.replace(tzinfo=datetime.timezone.utc).timestamp(),
+            rows.append({"t": stamp.replace(tzinfo=datetime.UTC).timestamp(),
                          "util": float(row[2]), "mem_mib": float(row[4])})
     return rows
 

@@ -91,7 +91,7 @@ def main() -> None:
                                  cwd=ROOT, timeout=36000)
             if out.returncode != 0:
                 raise SystemExit(out.stderr)
-            points = eval(out.stdout.strip().splitlines()[-1])  # noqa: S307 - our own output
+            points = eval(out.stdout.strip().splitlines()[-1])  # our own output
             shown = [p for p in points if p[0] in (0, 1, 2, 6, 12, 24) or p is points[-1]]
             print(f"{label}: " + ", ".join(f"{h:g} h {rss:.0f} MiB" for h, rss, _ in shown)
                   + f"  ({points[-1][2]:.0f} s for {points[-1][0]:g} simulated hours)")

@@ -24,8 +24,8 @@ import time
 import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-from gputop.sources.nvml import NvmlSource  # noqa: E402
-from tests.fake_nvml import FakeGpu, FakeNvml, FakeProc, GiB  # noqa: E402
+from gputop.sources.nvml import NvmlSource
+from tests.fake_nvml import FakeGpu, FakeNvml, FakeProc, GiB
 
 
 def main() -> int:

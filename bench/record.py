@@ -25,9 +25,9 @@ import time
 import tracemalloc
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-from gputop.demo import demo_frames  # noqa: E402
-from gputop.record.store import Recorder, Recording  # noqa: E402
-from gputop.schema import frame_to_dict  # noqa: E402
+from gputop.demo import demo_frames
+from gputop.record.store import Recorder, Recording
+from gputop.schema import frame_to_dict
 
 
 def bytes_per_gpu_hour(gpus: int, frames_count: int = 3600) -> tuple[float, float, float, float]:

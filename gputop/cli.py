@@ -233,7 +233,8 @@ def _add_source_options(parser: argparse.ArgumentParser, suppress: bool = False)
                         "(http://HOST:9464 or HOST:9464); basic auth from "
                         "GPUTOP_AUTH=user:password or GPUTOP_AUTH_FILE=FILE (user:password@ "
                         "in the URL works, but shows in ps)")
-    parser.add_argument("--gpus", type=_positive_int, default=default(None), help="number of simulated GPUs (demo)")
+    parser.add_argument("--gpus", type=_positive_int, default=default(None),
+                        help="number of simulated GPUs (demo)")
     parser.add_argument("--seed", type=int, default=default(0), help="simulator seed (demo)")
     parser.add_argument("-d", "--delay", type=_delay, default=default(1.0), metavar="SECONDS",
                         help="seconds between samples (default 1.0)")

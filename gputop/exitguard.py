@@ -28,7 +28,7 @@ def arm(code: int = 0, cleanup: Callable[[], None] | None = None,
         if cleanup is not None:
             try:
                 cleanup()
-            except BaseException:  # noqa: BLE001 - the exit must happen whatever it raised
+            except BaseException:  # the exit must happen whatever it raised
                 pass
         os._exit(code)
 

@@ -206,7 +206,7 @@ def ask_serve(url: str, timeout_s: float = TIMEOUT_S) -> list[GpuRow]:
         return [GpuRow(host=host, url=dashboard, gpu=None,
                        error=f"not a gputop serve: its /snapshot.json is not a JSON object; "
                        f"give the address 'gputop serve' prints (e.g. {SERVE_EXAMPLE})")]
-    except Exception as exc:  # noqa: BLE001 - one host's answer must never hide the others
+    except Exception as exc:  # one host's answer must never hide the others
         return [GpuRow(host=host, url=dashboard, gpu=None,
                        error=f"its snapshot cannot be read ({type(exc).__name__})")]
     return rows or [GpuRow(host=host, url=dashboard, gpu=None, error="reports no GPU")]
@@ -365,6 +365,6 @@ def ask_prometheus(url: str, timeout_s: float = TIMEOUT_S) -> list[GpuRow]:
     try:
         return rows_from_prometheus({name: [] if isinstance(a, Exception) else a
                                      for name, a in answers.items()})
-    except Exception as exc:  # noqa: BLE001 - a bad answer is a row, never a crashed table
+    except Exception as exc:  # a bad answer is a row, never a crashed table
         return [GpuRow(host=urllib.parse.urlsplit(base).netloc, url=None, gpu=None,
                        error=f"Prometheus: its answers cannot be read ({type(exc).__name__})")]

@@ -72,7 +72,7 @@ class _Worker:
                 continue
             try:
                 future.set_result(fn(*args))
-            except BaseException as exc:  # noqa: BLE001 - handed to whoever waits
+            except BaseException as exc:  # handed to whoever waits
                 future.set_exception(exc)
 
 

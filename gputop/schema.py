@@ -238,7 +238,7 @@ class EngineSample:
     # data-parallel engines and models behind one endpoint, each with its own counters,
     # gauges, histograms and (where the page or the process tree ties them) pids; the
     # fields above stay the sum over the page.  Empty when the page is one engine.
-    replicas: tuple["EngineSample", ...] = ()
+    replicas: tuple[EngineSample, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,21 +296,28 @@ class PinnedSample:
     listening_ports: tuple[int, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Frame:
-    seq: int
-    time_wall_s: float
-    time_mono_s: float
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FrameParts:
+    """The readings a frame is made of: what each source's poll returns part of
+    (``sources.base.Reading``) and the sampler merges into one ``Frame`` per tick."""
+
     gpus: tuple[GpuSample, ...] = ()
     processes: tuple[ProcSample, ...] = ()
     engine: EngineSample | None = None
     launch: tuple[LaunchHist, ...] = ()
     host: HostSample | None = None
     pinned: PinnedSample | None = None
-    sources: dict[str, SourceStatus] = field(default_factory=dict)
     # Seconds of this tick during which the launch probes were attached (--ebpf-duty below
     # 1: they are attached part of the time); None: all of it, or no probes.
     launch_armed_s: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Frame(FrameParts):
+    seq: int
+    time_wall_s: float
+    time_mono_s: float
+    sources: dict[str, SourceStatus] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------- codec
@@ -326,8 +333,8 @@ def to_dict(obj: typing.Any) -> typing.Any:
     return obj
 
 
-def frame_to_dict(frame: Frame) -> dict:
-    data = to_dict(frame)
+def frame_to_dict(frame: Frame) -> dict[str, typing.Any]:
+    data: dict[str, typing.Any] = to_dict(frame)
     data["schema"] = SCHEMA_VERSION
     return data
 
@@ -348,7 +355,7 @@ MAX_ENGINE_BUCKETS = 256  # per engine histogram
 MAX_ITEMS = 4096  # any other list or mapping in a frame
 
 
-def frame_from_dict(data: dict) -> Frame:
+def frame_from_dict(data: dict[str, typing.Any]) -> Frame:
     """A frame from its JSON form.  Input may be hostile (a recording handed around, a
     remote gputop): values of the wrong type, non-finite numbers where a number is
     required, impossible times and bucket indexes outside the layout raise SchemaError;
@@ -359,7 +366,7 @@ def frame_from_dict(data: dict) -> Frame:
         if isinstance(data.get(name), list) and len(data[name]) > most:
             raise SchemaError(f"a frame with {len(data[name]):,} {name}: more than {most:,}")
     try:
-        frame = _build(Frame, data)
+        frame: Frame = _build(Frame, data)
     except RecursionError:  # replicas of replicas ... nested by a hostile file
         raise SchemaError("frame is nested too deeply") from None
     if frame.engine is not None and any(r.replicas for r in frame.engine.replicas):
@@ -374,8 +381,8 @@ def frame_from_dict(data: dict) -> Frame:
     for t in (frame.time_wall_s, *(e.time_wall_s for e in (frame.engine,) if e is not None)):
         if t is not None and not 0 <= t <= WALL_TIME_MAX_S:
             raise SchemaError(f"wall time {t} is out of range")
-    for hist in frame.launch:
-        for index, count in hist.buckets.items():
+    for launch_hist in frame.launch:
+        for index, count in launch_hist.buckets.items():
             if not 0 <= index <= MAX_BUCKET_INDEX or count < 0:
                 raise SchemaError(f"launch bucket {index}: {count} is not in the layout")
     return frame
@@ -390,7 +397,7 @@ def _hints(cls: type) -> dict[str, typing.Any]:
     return _HINTS[cls]
 
 
-def _build(cls: type, data: dict) -> typing.Any:
+def _build(cls: type, data: dict[str, typing.Any]) -> typing.Any:
     if not isinstance(data, dict):
         raise SchemaError(f"{cls.__name__} is not an object")
     hints = _hints(cls)
@@ -415,7 +422,7 @@ def _convert(hint: typing.Any, value: typing.Any, name: str, optional: bool = Fa
     if origin in (typing.Union, types.UnionType):
         inner = [a for a in args if a is not type(None)]
         return _convert(inner[0], value, name, optional=True) if len(inner) == 1 else value
-    if dataclasses.is_dataclass(hint):
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return _build(hint, value)
     if origin is tuple:
         if not isinstance(value, (list, tuple)):

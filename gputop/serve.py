@@ -97,10 +97,10 @@ class Server:
             server_version = "gputop"
             sys_version = ""
 
-            def do_GET(self):  # noqa: N802 (http.server's naming)
+            def do_GET(self):  # http.server's naming
                 server.handle(self)
 
-            def do_HEAD(self):  # noqa: N802
+            def do_HEAD(self):  # http.server's naming
                 server.handle(self, head=True)
 
             def log_message(self, *args):

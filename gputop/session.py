@@ -79,7 +79,7 @@ class RecorderThread:
                     self.recorder.append(frame)
                 except RecordingError as exc:  # e.g. disk full: the rest of gputop goes on
                     self.error = str(exc)
-                except Exception as exc:  # noqa: BLE001 - the thread must outlive any error
+                except Exception as exc:  # the thread must outlive any error
                     self.error = f"cannot write to {self.path}: {exc}"
         finally:
             self.recorder.close()

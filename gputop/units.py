@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import math
+
+
+def iso_time(time_wall_s: float, timespec: str = "milliseconds") -> str:
+    """A recorded wall time as ISO 8601 in UTC (the snapshot's milliseconds; the CSV's
+    ``timespec="seconds"``): from the frame, never the clock now."""
+    return dt.datetime.fromtimestamp(time_wall_s, dt.UTC).isoformat(timespec=timespec)
 
 
 def size_text(value_bytes: int | float | None, digits: int = 2) -> str:

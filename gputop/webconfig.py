@@ -59,6 +59,22 @@ class WebConfigError(ValueError):
     """A web config that cannot be used as written: one line for the user."""
 
 
+# PyYAML and bcrypt are the ``serve`` extra: only --web-config needs them
+SERVE_EXTRA = "pip install 'gputop-tui[serve]'"
+
+
+def _serve_extra(module: str, why: str) -> None:
+    """Import ``module`` now, so a missing extra is one line at start-up rather than a
+    traceback in a request handler later."""
+    import importlib
+
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        raise WebConfigError(f"--web-config needs {why} ({module} is not installed): "
+                             f"{SERVE_EXTRA}") from None
+
+
 def _key_name(key) -> str:
     """A key as it may be shown: a file that is no web config at all (``--web-config
     /etc/shadow``) must not have its lines printed as "unknown key"."""
@@ -135,7 +151,8 @@ class WebConfig:
     _decoy: bytes | None = None
 
     @classmethod
-    def load(cls, path: str) -> "WebConfig":
+    def load(cls, path: str) -> WebConfig:
+        _serve_extra("yaml", "PyYAML to read the file")
         import yaml
 
         try:
@@ -153,8 +170,10 @@ class WebConfig:
         config = cls()
         config._tls(path, _mapping(path, "tls_server_config", data.get("tls_server_config")))
         config._http(path, _mapping(path, "http_server_config", data.get("http_server_config")))
-        for user, hashed in _mapping(path, "basic_auth_users",
-                                     data.get("basic_auth_users")).items():
+        users = _mapping(path, "basic_auth_users", data.get("basic_auth_users"))
+        if users:
+            _serve_extra("bcrypt", "bcrypt to check basic_auth_users' passwords")
+        for user, hashed in users.items():
             if not isinstance(hashed, str) or not hashed.startswith(("$2a$", "$2b$", "$2y$")):
                 raise WebConfigError(f"--web-config {path}: the password of "
                                      f"{_key_name(user)} is not a bcrypt hash")

@@ -7,10 +7,11 @@ vLLM's recompute preemption).  Then, in a step that preempted nothing, waiting r
 are admitted first come, first served while the pool has blocks for their prompts (above
 a 1% watermark) and the step's token budget allows: a whole prompt at a time, so a burst
 of long prompts stalls the decode of everyone else for that step, which is what prefill
-interference is.  Then one token is decoded for every running sequence.  A request with n > 1 is n sequences sharing the prompt's keys and values
-(copied blocks).  When any sequence of a step asks for logprobs, the whole batch's
-log-softmax over the vocabulary is computed in float32 and the top-k gathered for every
-row, as vLLM V1's sampler does with the batch's largest ``logprobs``.
+interference is.  Then one token is decoded for every running sequence.  A request with
+n > 1 is n sequences sharing the prompt's keys and values (copied blocks).  When any
+sequence of a step asks for logprobs, the whole batch's log-softmax over the vocabulary
+is computed in float32 and the top-k gathered for every row, as vLLM V1's sampler does
+with the batch's largest ``logprobs``.
 """
 
 from __future__ import annotations

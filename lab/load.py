@@ -196,7 +196,7 @@ class Load:
             if self.profile.pause_s:
                 self._stop.wait(self.profile.pause_s)
 
-    def start(self) -> "Load":
+    def start(self) -> Load:
         for thread in self._threads:
             thread.start()
         return self

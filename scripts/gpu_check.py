@@ -174,7 +174,8 @@ app = GputopApp(session, interval_s=1.0, pin=pin)
 async def main():
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.pause(6)
-        open({path!r}, 'w').write(app.export_screenshot(title='gputop on an H200 (one-element kernels from a CUDA graph)'))
+        title = 'gputop on an H200 (one-element kernels from a CUDA graph)'
+        open({path!r}, 'w').write(app.export_screenshot(title=title))
         for key, name in (('7', 'overview.svg'), ('8', 'processes.svg')):
             await pilot.press(key)
             await pilot.pause(2)

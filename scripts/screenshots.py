@@ -21,7 +21,7 @@ time.tzset()
 
 from gputop.demo import demo_frames  # noqa: E402
 from gputop.sources.sim import SCENARIOS  # noqa: E402
-from gputop.session import Session
+from gputop.session import Session  # noqa: E402
 from gputop.tui.app import GputopApp  # noqa: E402
 
 OUT = Path(__file__).resolve().parent.parent / "screenshots"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything the test suite needs (system packages too, when root) and runs it.
-# Usage: bash scripts/test.sh [pytest args]
+# Usage: bash scripts/test.sh [pytest args]   (ruff and mypy run first, then pytest)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -63,4 +63,8 @@ if .venv/bin/python -m pip show gputop >/dev/null 2>&1; then
     .venv/bin/python -m pip uninstall -y -q gputop
 fi
 .venv/bin/python -m pip install -q -e '.[test]'
+# the habits before the tests (pyproject.toml's [tool.ruff] and [tool.mypy]): the lint with
+# the layering's banned imports, then the types (strict on the model and the schema)
+.venv/bin/python -m ruff check .
+.venv/bin/python -m mypy
 exec .venv/bin/python -m pytest -q "$@"

@@ -14,7 +14,7 @@ import pytest
 os.environ["TZ"] = "UTC"
 time.tzset()
 
-from gputop.demo import demo_frames as sim_frames  # noqa: E402,F401
+from gputop.demo import demo_frames as sim_frames  # noqa: E402
 from gputop.model.detect import DetectConfig, make_fold  # noqa: E402
 from gputop.model.timeline import Timeline  # noqa: E402
 

@@ -74,7 +74,7 @@ class FakeNvml:
 
     # -------------------------------------------------------------- install
 
-    def install(self, monkeypatch) -> "FakeNvml":
+    def install(self, monkeypatch) -> FakeNvml:
         for name in dir(self):
             if name.startswith("nvml"):
                 monkeypatch.setattr(pynvml, name, getattr(self, name), raising=False)

@@ -25,7 +25,7 @@ class ScriptedServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):  # noqa: N802 (http.server's naming)
+            def do_GET(self):  # http.server's naming
                 response = server.next()
                 if response.delay_s:
                     time.sleep(response.delay_s)
@@ -55,7 +55,7 @@ class ScriptedServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}/metrics"
 
-    def __enter__(self) -> "ScriptedServer":
+    def __enter__(self) -> ScriptedServer:
         self.thread.start()
         return self
 

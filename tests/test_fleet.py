@@ -20,7 +20,7 @@ async def wait_rows(app, pilot, predicate, timeout_s: float = 40.0):
     raise AssertionError(f"rows never matched: {app.query_one(FleetTable).rows}")
 
 
-async def test_the_storm_host_comes_first_and_enter_opens_it(serve):  # noqa: F811
+async def test_the_storm_host_comes_first_and_enter_opens_it(serve):
     storm = serve("--demo", "logprobs-storm", "-d", "0.25")
     calm = serve("--demo", "serving", "--gpus", "2", "-d", "0.25")
     dead = "http://127.0.0.1:9"
@@ -66,7 +66,7 @@ def test_a_thousand_gpus_rank_in_well_under_a_second():
     assert gaps == sorted(gaps, reverse=True)
 
 
-async def test_enter_leads_to_the_hosts_own_panes_over_remote(serve):  # noqa: F811
+async def test_enter_leads_to_the_hosts_own_panes_over_remote(serve):
     """What Enter in the fleet opens: the dashboard over the host's /frames, with the
     storm host's panes and banner, as on the host itself."""
     from gputop import cli

@@ -45,7 +45,7 @@ class Hostile:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):  # noqa: N802
+            def do_GET(self):  # http.server's naming
                 server.requests += 1
                 data = body(server.requests).encode()
                 try:

@@ -42,7 +42,7 @@ class Peer:
         peer = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):  # noqa: N802
+            def do_GET(self):  # http.server's naming
                 peer.paths.append(self.path)
                 status, body = answer(self.path, self.headers)
                 data = body.encode() if isinstance(body, str) else body
@@ -313,7 +313,7 @@ def test_a_prometheus_behind_a_path_keeps_it(peers):
     assert all(p.startswith("/prometheus/api/v1/query") for p in prometheus.paths)
 
 
-def test_a_self_signed_serve_is_named_as_untrusted_and_a_ca_file_trusts_it(serve, tmp_path):  # noqa: F811
+def test_a_self_signed_serve_is_named_as_untrusted_and_a_ca_file_trusts_it(serve, tmp_path):
     import ssl
 
     from tests.conftest import need
@@ -339,7 +339,7 @@ def test_a_self_signed_serve_is_named_as_untrusted_and_a_ca_file_trusts_it(serve
     assert done.returncode == 0, done.stderr
 
 
-def test_remote_credentials_from_the_environment_or_a_private_file(serve, tmp_path):  # noqa: F811
+def test_remote_credentials_from_the_environment_or_a_private_file(serve, tmp_path):
     hashed = bcrypt.hashpw(b"s3cret", bcrypt.gensalt(rounds=4)).decode()
     config = tmp_path / "web.yml"
     config.write_text(f"basic_auth_users:\n  prom: '{hashed}'\n")
@@ -402,7 +402,7 @@ def test_engine_credentials_are_sent_and_never_shown(peers, tmp_path):
     assert reason and "s3cret" not in reason and "admin" not in reason
 
 
-def test_engine_credentials_never_reach_a_serve_client(peers, serve):  # noqa: F811
+def test_engine_credentials_never_reach_a_serve_client(peers, serve):
     token = "Basic " + base64.b64encode(b"admin:s3cret").decode()
     engine = peers(lambda path, headers: (200, VLLM) if headers.get("Authorization") == token
                    else (401, "no"), content_type="text/plain; version=0.0.4")

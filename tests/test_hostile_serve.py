@@ -105,7 +105,7 @@ def answers_within(url: str, seconds: float, **kwargs) -> bool:
 
 # ---------------------------------------------------------------- 1. one idle connection
 
-def test_an_idle_tcp_connection_cannot_freeze_the_tls_exporter(serve, tmp_path, tls_files):  # noqa: F811
+def test_an_idle_tcp_connection_cannot_freeze_the_tls_exporter(serve, tmp_path, tls_files):
     cert, key = tls_files
     config = web_config(tmp_path, f"tls_server_config:\n  cert_file: {cert}\n  key_file: {key}\n")
     context = tls_context(cert)
@@ -122,7 +122,7 @@ def test_an_idle_tcp_connection_cannot_freeze_the_tls_exporter(serve, tmp_path, 
             sock.close()
 
 
-def test_a_tls_handshake_dripped_a_byte_at_a_time_is_cut_at_its_deadline(serve, tmp_path,  # noqa: F811
+def test_a_tls_handshake_dripped_a_byte_at_a_time_is_cut_at_its_deadline(serve, tmp_path,
                                                                          tls_files):
     cert, key = tls_files
     config = web_config(tmp_path, f"tls_server_config:\n  cert_file: {cert}\n  key_file: {key}\n")
@@ -155,7 +155,7 @@ def test_a_tls_handshake_dripped_a_byte_at_a_time_is_cut_at_its_deadline(serve, 
 
 # ---------------------------------------------------------------- 7. connections held, fds
 
-def test_connections_that_never_send_a_request_are_bounded_and_closed(serve):  # noqa: F811
+def test_connections_that_never_send_a_request_are_bounded_and_closed(serve):
     s = serve("--demo", "serving", "-d", "0.2")
     port = int(s.url.rsplit(":", 1)[1])
     before = threads_of(s.proc.pid)
@@ -341,7 +341,7 @@ def client_ca(tmp_path):
     return tmp_path
 
 
-def test_client_certificates_are_required_and_verified(serve, tmp_path, tls_files, client_ca):  # noqa: F811
+def test_client_certificates_are_required_and_verified(serve, tmp_path, tls_files, client_ca):
     cert, key = tls_files
     config = web_config(tmp_path, f"tls_server_config:\n  cert_file: {cert}\n  key_file: {key}\n"
                         "  client_auth_type: RequireAndVerifyClientCert\n"
@@ -358,7 +358,7 @@ def test_client_certificates_are_required_and_verified(serve, tmp_path, tls_file
             get(s.url + "/metrics", context=context)
 
 
-def test_min_version_tls13_refuses_tls12(serve, tmp_path, tls_files):  # noqa: F811
+def test_min_version_tls13_refuses_tls12(serve, tmp_path, tls_files):
     cert, key = tls_files
     config = web_config(tmp_path, f"tls_server_config:\n  cert_file: {cert}\n  key_file: {key}\n"
                         "  min_version: TLS13\n")
@@ -392,7 +392,7 @@ def test_a_security_setting_gputop_cannot_apply_is_refused(tmp_path, tls_files, 
     assert len(done.stderr.strip().splitlines()) == 1
 
 
-def test_http_server_config_headers_are_applied_or_refused(serve, tmp_path):  # noqa: F811
+def test_http_server_config_headers_are_applied_or_refused(serve, tmp_path):
     config = web_config(tmp_path, "http_server_config:\n  http2: false\n  headers:\n"
                         "    X-Frame-Options: deny\n")
     s = serve("--demo", "serving", "-d", "0.2", "--web-config", str(config))
@@ -455,7 +455,7 @@ def test_loopback_listens_without_a_warning():
 
 # ---------------------------------------------------------------- 21. HEAD
 
-def test_head_is_answered_like_get_without_a_body(serve):  # noqa: F811
+def test_head_is_answered_like_get_without_a_body(serve):
     s = serve("--demo", "serving", "-d", "0.2")
     status, headers, body = get(s.url + "/metrics", method="HEAD")
     assert status == 200 and body == b"" and int(headers["Content-Length"]) > 100

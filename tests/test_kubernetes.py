@@ -27,6 +27,7 @@ import pytest
 import yaml
 from dockerfile_parse import DockerfileParser
 
+import gputop
 from gputop.cli import build_parser
 from tests.conftest import need
 
@@ -229,6 +230,10 @@ def test_the_image_build_stage_runs_here(tmp_path):
         metadata = archive.read(next(n for n in names if n.endswith("dist-info/METADATA")))
         entry_points = archive.read(next(n for n in names if n.endswith("entry_points.txt")))
     assert b"\nName: gputop-tui\n" in metadata
+    # the version is kept in one place (gputop/__init__.py), Python as the code needs it
+    assert f"\nVersion: {gputop.__version__}\n".encode() in metadata
+    assert b"\nRequires-Python: >=3.11\n" in metadata
+    assert b"Provides-Extra: serve" in metadata
     assert b"gputop = gputop.cli:main" in entry_points
     assert {"gputop/sources/ebpf/launch.bpf.c", "gputop/tui/gputop.tcss",
             "gputop/cli.py"} <= names

@@ -57,7 +57,8 @@ def test_cpu_percent_comes_from_two_frames_of_the_same_process():
     assert cpu[10] == pytest.approx(75.0) and cpu[11] == 0.0
     assert rows[0].elapsed_s == pytest.approx(1002.0)
     assert rows[2].elapsed_s is None  # no start time: unknown, not 0
-    assert all(r.cpu_pct is None for r in process_rows(timeline_of(frame(0, PROCS, 0.0)), 0))  # one frame: unknown
+    one_frame = process_rows(timeline_of(frame(0, PROCS, 0.0)), 0)
+    assert all(r.cpu_pct is None for r in one_frame)  # one frame: unknown
 
 
 def test_sorting_puts_unknown_last_in_both_orders():

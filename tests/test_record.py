@@ -301,7 +301,7 @@ async def test_replay_keys(tmp_path):
     app = ReplayApp(Recording(path))
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.pause()
-        status = lambda: text_of(app.query_one("#status"))  # noqa: E731
+        status = lambda: text_of(app.query_one("#status"))
         assert "frame 1/200" in status() and "REPLAY 2023-11-14" in status()
         await pilot.press("right", "right")
         assert app.paused_seq == 2 and "frame 3/200" in status()

@@ -90,7 +90,7 @@ def test_pasted_addresses_are_understood():
     assert "(e.g. http://HOST:9464)" in line  # the serve example, not an engine's
 
 
-def test_the_address_serve_prints_works_as_pasted(serve):  # noqa: F811
+def test_the_address_serve_prints_works_as_pasted(serve):
     s = serve("--demo", "serving", "-d", "0.2")
     port = s.url.rsplit(":", 1)[1]
     for given in (f"{s.url}/metrics", f"127.0.0.1:{port}"):
@@ -99,7 +99,7 @@ def test_the_address_serve_prints_works_as_pasted(serve):  # noqa: F811
         assert json.loads(done.stdout)["gpus"]
 
 
-def test_fleet_rows_say_what_to_fix(serve):  # noqa: F811
+def test_fleet_rows_say_what_to_fix(serve):
     with ScriptedServer([Response("not found", status=404)]) as server:
         base = server.url.removesuffix("/metrics")
         [row] = fleet.ask_serve(base, timeout_s=2.0)

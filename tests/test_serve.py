@@ -118,9 +118,9 @@ def test_metrics_carry_the_contract_and_no_private_labels(serve):
     found = families(text)
     missing = [name for name in CONTRACT if name not in found]
     assert not missing, missing
-    for signal in signals.SIGNALS:  # every exported catalogue entry that has a value
-        if signal.prom and signal.scope in ("gpu", "host") and signal.prom in text:
-            assert found[signal.prom_family].type == ("counter" if signal.kind == "counter" else "gauge")
+    for entry in signals.SIGNALS:  # every exported catalogue entry that has a value
+        if entry.prom and entry.scope in ("gpu", "host") and entry.prom in text:
+            assert found[entry.prom_family].type == ("counter" if entry.kind == "counter" else "gauge")
     throttled = {x.labels["reason"]: x.value for x in found["gputop_gpu_throttled"].samples}
     assert set(throttled) >= {"power cap", "thermal (hw)"} and set(throttled.values()) <= {0, 1}
     parts = {x.labels["part"] for x in found["gputop_gpu_memory_bytes"].samples}
@@ -254,6 +254,29 @@ def test_a_bad_web_config_is_one_line_and_exit_2(tmp_path, content, message):
     assert len(done.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("missing, content, needed", [
+    ("yaml", "tls_server_config: {}\n", "PyYAML"),
+    ("bcrypt", "basic_auth_users:\n  prom: $2b$04$abcdefghijklmnopqrstuu5WbcPn7CXW1A7tfr1kqkZSaYMZ5e4ru\n",
+     "bcrypt"),
+])
+def test_a_missing_serve_extra_is_one_line_naming_the_extra(tmp_path, missing, content, needed):
+    """PyYAML and bcrypt are the serve extra (pip install 'gputop-tui[serve]'): gputop serve
+    --web-config without them says so in one line, at start, instead of a traceback (here the
+    module is made unimportable in the real command's process, as when it is not installed)."""
+    config = tmp_path / "web.yml"
+    config.write_text(content)
+    code = (f"import sys; sys.modules[{missing!r}] = None\n"
+            "from gputop.cli import main\n"
+            "sys.exit(main(sys.argv[1:]))")
+    done = subprocess.run([sys.executable, "-c", code, "serve", "--demo", "--listen",
+                           "127.0.0.1:0", "--web-config", str(config)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert needed in done.stderr and "pip install 'gputop-tui[serve]'" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 def test_a_taken_port_is_one_line(serve):
     s = serve("--demo", "serving")
     port = s.url.rsplit(":", 1)[1]
@@ -313,13 +336,13 @@ def test_one_catalogue_feeds_snapshot_csv_help_and_exporter():
     registry = CollectorRegistry(auto_describe=False)
     registry.register(exporter)
     exported = families(generate_latest(registry).decode())
-    for signal in signals.SIGNALS:
-        assert signal.name in help_page
-        if signal.scope == "gpu":
-            assert signal.name in snap["gpus"][0] and signal.name in CSV_COLUMNS
-        elif signal.scope == "engine":
-            assert signal.name in snap["engine"] and signal.name in CSV_COLUMNS
-        if signal.prom and signal.read(session.view().gpus[0] if signal.scope == "gpu"
-                                       else session.view().engine if signal.scope == "engine"
+    for entry in signals.SIGNALS:
+        assert entry.name in help_page
+        if entry.scope == "gpu":
+            assert entry.name in snap["gpus"][0] and entry.name in CSV_COLUMNS
+        elif entry.scope == "engine":
+            assert entry.name in snap["engine"] and entry.name in CSV_COLUMNS
+        if entry.prom and entry.read(session.view().gpus[0] if entry.scope == "gpu"
+                                       else session.view().engine if entry.scope == "engine"
                                        else session.view()) is not None:
-            assert signal.prom_family in exported, signal.prom
+            assert entry.prom_family in exported, entry.prom

@@ -45,7 +45,7 @@ def test_split_table(case, expected):
 
 
 sizes = st.integers(min_value=0, max_value=200 * GiB)
-maybe = lambda s: st.none() | s  # noqa: E731
+maybe = lambda s: st.none() | s
 
 
 @given(total=sizes, used=sizes, engine=maybe(sizes), weights=maybe(sizes), pool=maybe(sizes),

@@ -10,6 +10,7 @@ and a model reloaded under a load balancer's slow start learns at a tenth of the
 from __future__ import annotations
 
 import statistics
+from typing import Any, cast
 from dataclasses import dataclass, field
 
 from gputop.model.thresholds import t
@@ -39,7 +40,7 @@ class Sample:
 class Baseline:
     samples: tuple[Sample, ...] = ()
     # medians are taken when first asked for (a job never asks for engine medians)
-    _memo: dict = field(default_factory=dict, compare=False, repr=False)
+    _memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def ready(self) -> bool:
@@ -50,14 +51,16 @@ class Baseline:
         if key not in self._memo:
             values = [s.values[name] for s in self.samples if name in s.values]
             self._memo[key] = _upper(values) if name in SPIKY else _median(values)
-        return self._memo[key]
+        value: float | None = self._memo[key]
+        return value
 
     def gpu(self, name: str, gpu: int) -> float | None:
         key = ("g", name, gpu)
         if key not in self._memo:
             self._memo[key] = _median([s.per_gpu[name][gpu] for s in self.samples
                                        if name in s.per_gpu and gpu in s.per_gpu[name]])
-        return self._memo[key]
+        value: float | None = self._memo[key]
+        return value
 
     @property
     def usual_throttle(self) -> dict[int, frozenset[str]]:
@@ -73,7 +76,8 @@ class Baseline:
             need = max(1, len(self.samples) // 3)
             self._memo["usual"] = {g: frozenset(r for r, n in per.items() if n >= need)
                                    for g, per in seen.items()}
-        return self._memo["usual"]
+        usual: dict[int, frozenset[str]] = self._memo["usual"]
+        return usual
 
     @property
     def known_pids(self) -> dict[int, frozenset[int]]:
@@ -83,7 +87,8 @@ class Baseline:
                 for g, pids in s.pids.items():
                     known[g] = known.get(g, frozenset()) | pids
             self._memo["known"] = known
-        return self._memo["known"]
+        known_pids: dict[int, frozenset[int]] = self._memo["known"]
+        return known_pids
 
     @property
     def pairs(self) -> dict[str, tuple[tuple[float | None, float], ...]]:
@@ -94,7 +99,8 @@ class Baseline:
                             if getattr(s, attr) is not None and getattr(s, attr) > 0)
                 for name, attr in (("itl", "itl_p99_s"), ("ttft", "ttft_p99_s"),
                                    ("itl50", "itl_p50_s"))}
-        return self._memo["pairs"]
+        pairs: dict[str, tuple[tuple[float | None, float], ...]] = self._memo["pairs"]
+        return pairs
 
     def add(self, sample: Sample, window_s: float) -> Baseline:
         """This baseline with ``sample`` (when one is due), older samples beyond the window
@@ -142,7 +148,8 @@ class Baseline:
             if name == "ttft":  # a prefill's time grows with the batch it joins, at most linearly
                 return base * running / r_ref
             exponent = t("itl_load_exponent") if name == "itl" else t("itl50_load_exponent")
-            return base * (running / r_ref) ** exponent
+            scaled: float = base * (running / r_ref) ** exponent
+            return scaled
         low = [v for r, v in with_load if r <= loads[0] * match]
         return level(low)
 
@@ -164,7 +171,8 @@ def _upper(values: list[float]) -> float | None:
 
 def _upper_or_median(values: list[float]) -> float:
     """The upper quartile, or the median of a subset too small to have one."""
-    return _upper(values) if len(values) >= UPPER_MIN else statistics.median(values)
+    # of UPPER_MIN values or more, _upper is a quartile, never None
+    return cast(float, _upper(values)) if len(values) >= UPPER_MIN else statistics.median(values)
 
 
 def _median(values: list[float]) -> float | None:

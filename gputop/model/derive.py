@@ -8,9 +8,10 @@ the same view.
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 from gputop.model import engine_rates, kv, signals, tenants
 from gputop.model import latency
@@ -20,8 +21,9 @@ from gputop.model.peaks import Peak, peak_for
 from gputop.model.timeline import Timeline
 from gputop.model.vram import VramSplit, split_vram
 from gputop.model.point import counter_rate, read_time
-from gputop.units import shorten, size_text
-from gputop.schema import (EngineSample, Frame, GpuSample, MigSample, PinnedSample, ProcSample,
+from gputop.units import iso_time, shorten, size_text
+from gputop.schema import (EngineSample, Frame, GpuSample, LaunchHist, MigSample, PinnedSample,
+                           ProcSample,
                            SourceStatus, ThreadSample)
 
 LAUNCH_WINDOW_S = 10.0
@@ -102,7 +104,7 @@ class EngineView:
     rates: dict[str, float | None] = field(default_factory=dict)
     gpus: tuple[int, ...] = ()  # the GPUs its processes are on (NVML's process lists)
     # data-parallel engines / models behind the endpoint, each on its own GPUs
-    replicas: tuple["EngineView", ...] = ()
+    replicas: tuple[EngineView, ...] = ()
 
     @property
     def kv_pool_bytes(self) -> int | None:
@@ -201,7 +203,8 @@ def kv_bytes_per_token(engine: EngineSample) -> int | None:
 
 
 @functools.lru_cache(maxsize=64)
-def _kv_bytes_cached(config: tuple, cache_dtype: str, tp: int | None) -> int | None:
+def _kv_bytes_cached(config: tuple[tuple[str, Any], ...], cache_dtype: str,
+                     tp: int | None) -> int | None:
     return kv.bytes_per_token(dict(config), cache_dtype, tp)
 
 
@@ -270,7 +273,7 @@ def vram_split(gpu: GpuSample, processes: tuple[ProcSample, ...],
     if tree is not None and (engine is None or not set(engine.pids) & tree):
         mine = [p for p in on_gpu if p.pid in tree]
         known = all(p.mem_bytes is not None for p in mine)
-        tree_bytes = sum(p.mem_bytes for p in mine) if known else None
+        tree_bytes = sum(cast(int, p.mem_bytes) for p in mine) if known else None
         return split_vram(usable_bytes, gpu.mem_used_bytes, tree_bytes,
                           provenance=(f"pinned tree: {len(mine)} process(es) on this GPU, from "
                                       "the per-process list; the rest is other processes",))
@@ -278,11 +281,12 @@ def vram_split(gpu: GpuSample, processes: tuple[ProcSample, ...],
         return split_vram(usable_bytes, gpu.mem_used_bytes,
                           provenance=("used memory: card total from the GPU source; no engine "
                                       "on this GPU, so its contents are unsplit",))
+    engine = cast(EngineSample, engine)  # engine_on_gpu: there is one
     engine_procs = [p for p in on_gpu if p.pid in engine.pids]
     engine_bytes = None
     if engine_procs and all(p.mem_bytes is not None for p in engine_procs):
-        engine_bytes = sum(p.mem_bytes for p in engine_procs)
-    provenance = (
+        engine_bytes = sum(cast(int, p.mem_bytes) for p in engine_procs)
+    provenance: tuple[str, ...] = (
         f"weights: {size_text(engine.weights_bytes)} per GPU of {engine.model or 'the model'}"
         + (f" ({engine.weights_source}, TP {engine.tensor_parallel or 1})"
            if engine.weights_source else "")
@@ -314,7 +318,8 @@ def pin_from_processes(frame: Frame, pids: tuple[int, ...], pattern: str | None)
     parents = {p.pid: p.ppid for p in frame.processes}
     tree = set(roots)
     for pid in parents:
-        seen, current = set(), pid
+        seen: set[int] = set()
+        current: int | None = pid
         while current is not None and current not in seen:
             if current in roots:
                 tree.add(pid)
@@ -330,7 +335,7 @@ def pin_from_processes(frame: Frame, pids: tuple[int, ...], pattern: str | None)
                         cpu_s=round(sum(cpu.values()), 6) if cpu else None)
 
 
-def _pinned_view(timeline: Timeline, index: int, sample: PinnedSample,
+def _pinned_view(timeline: Timeline[DetectState], index: int, sample: PinnedSample,
                  pin: tuple[tuple[int, ...], str | None] | None = None) -> PinnedView:
     frame = timeline.frame(index)
     before = timeline.frame(index - 1) if index > 0 else None
@@ -340,14 +345,14 @@ def _pinned_view(timeline: Timeline, index: int, sample: PinnedSample,
     seconds = frame.time_mono_s - before.time_mono_s if before is not None else 0.0
     same = previous is not None and previous.root_pids == sample.root_pids
 
-    def rate(name):
+    def rate(name: str) -> float | None:
         return counter_rate(getattr(previous, name), getattr(sample, name), seconds) \
             if same else None
 
     cpu = rate("cpu_s")
     threads = []
     if same and seconds > 0:
-        old = {t.tid: t.cpu_s for t in previous.threads}
+        old = {t.tid: t.cpu_s for t in cast(PinnedSample, previous).threads}  # same: known
         for t in sample.threads:
             if t.tid in old:
                 threads.append((t, max(0.0, 100.0 * (t.cpu_s - old[t.tid]) / seconds)))
@@ -357,7 +362,8 @@ def _pinned_view(timeline: Timeline, index: int, sample: PinnedSample,
                       involuntary_per_s=rate("ctx_involuntary"), threads=tuple(threads[:8]))
 
 
-def derive(timeline: Timeline, index: int, launch_window_s: float = LAUNCH_WINDOW_S,
+def derive(timeline: Timeline[DetectState], index: int,
+           launch_window_s: float = LAUNCH_WINDOW_S,
            pin: tuple[tuple[int, ...], str | None] | None = None) -> View:
     """The view at ``index``.  ``pin`` (pids, pattern) pins from the frames' own process
     lists (replay, demo); otherwise the frame's pin source decides."""
@@ -377,17 +383,17 @@ def derive(timeline: Timeline, index: int, launch_window_s: float = LAUNCH_WINDO
     # the VRAM split needs the engine's layout (weights, pool), which a late reading still
     # gives: an engine that answered late is not "unsplit" memory
     layout = frame.engine or (last_engine.sample if last_engine is not None else None)
-    gpus = []
+    gpu_views: list[GpuView] = []
     for g in frame.gpus:
         on_gpu = tuple(sorted((p for p in procs if p.gpu_index == g.index),
                               key=lambda p: -(p.mem_bytes or 0)))
-        gpus.append(GpuView(
+        gpu_views.append(GpuView(
             sample=g, vram=vram_split(g, frame.processes,
                                       replica_on_gpu(layout, g.index, frame.processes), tree),
             processes=on_gpu,
             migs=tuple(MigView(m, g.index, tuple(p for p in on_gpu if p.mig_index == m.index))
                        for m in g.migs)))
-    gpus = tuple(gpus)
+    gpus = tuple(gpu_views)
     launch, launch_window_s, launch_traced_s = _launch(timeline, index, launch_window_s)
     return View(index=index, frame=frame, gpus=gpus, engine=engine,
                 launch=launch, launch_window_s=launch_window_s, launch_traced_s=launch_traced_s,
@@ -397,12 +403,13 @@ def derive(timeline: Timeline, index: int, launch_window_s: float = LAUNCH_WINDO
                 last_engine=last_engine)
 
 
-def engine_view(timeline: Timeline, index: int, now_mono_s: float | None = None) -> EngineView:
+def engine_view(timeline: Timeline[DetectState], index: int,
+                now_mono_s: float | None = None) -> EngineView:
     """The engine as of frame ``index`` (which must hold an engine reading); its age is
     measured at ``now_mono_s`` (default: that frame's own time)."""
     frame = timeline.frame(index)
     state: DetectState = timeline.state(index)
-    p, sample = state.point, frame.engine
+    p, sample = state.point, cast(EngineSample, frame.engine)  # the frame holds a reading
     gpu_names = [g.name for g in frame.gpus if g.index in sample.gpu_indices] or \
         [g.name for g in frame.gpus]
     now = frame.time_mono_s if now_mono_s is None else now_mono_s
@@ -422,7 +429,7 @@ def engine_view(timeline: Timeline, index: int, now_mono_s: float | None = None)
                       gpus=engine_rates.gpus_of(sample, frame.processes), replicas=replicas)
 
 
-def _replica_view(timeline: Timeline, index: int, frame: Frame, state: DetectState,
+def _replica_view(timeline: Timeline[DetectState], index: int, frame: Frame, state: DetectState,
                   replica: EngineSample, before: Frame | None, seconds: float,
                   age_s: float) -> EngineView:
     """One replica as an engine of its own: its rates, its latency over the detector's
@@ -454,7 +461,7 @@ def replica_on_gpu(engine: EngineSample | None, gpu_index: int,
     return engine
 
 
-def _launch(timeline: Timeline, index: int,
+def _launch(timeline: Timeline[DetectState], index: int,
             window_s: float) -> tuple[tuple[ApiLatency, ...], float, float | None]:
     """Per-API stats over the window, the window used and, when the probes were sampled
     (--ebpf-duty), the seconds of it they were attached (None: all of it).  A sampled
@@ -474,7 +481,7 @@ def _launch(timeline: Timeline, index: int,
                            else f.time_mono_s - before.time_mono_s
                            for before, f in zip(frames, frames[1:]))
         frames = frames[1:]
-    per_api: dict[str, list] = {}
+    per_api: dict[str, list[LaunchHist]] = {}
     for frame in frames:
         for hist in frame.launch:
             per_api.setdefault(hist.api, []).append(hist)
@@ -490,7 +497,8 @@ def _launch(timeline: Timeline, index: int,
     return tuple(out), window_s, traced_s
 
 
-def series(timeline: Timeline, index: int, window_s: float, value) -> list[tuple[float, float | None]]:
+def series(timeline: Timeline[DetectState], index: int, window_s: float,
+           value: Callable[[Frame, DetectState], float | None]) -> list[tuple[float, float | None]]:
     """(time_mono_s, value(frame, state)) for frames in the window ending at ``index``."""
     frames = timeline.frames_since(index, window_s)
     first = index - len(frames) + 1
@@ -510,15 +518,11 @@ def detector_note(view: View) -> str | None:
     return f"waiting for the engine: {reasons[0]}" if reasons else note
 
 
-def _iso(time_wall_s: float) -> str:
-    return dt.datetime.fromtimestamp(time_wall_s, dt.timezone.utc).isoformat(timespec="milliseconds")
-
-
 def _r(value: float | None, digits: int = 2) -> float | None:
     return None if value is None else round(value, digits)
 
 
-def _engine_extra(e: EngineView) -> dict:
+def _engine_extra(e: EngineView) -> dict[str, Any]:
     """Snapshot fields of an engine or replica beyond the catalogue's numbers: where it
     runs, its LoRA adapters, its per-stage latency (SGLang's stages, by name)."""
     return {
@@ -531,7 +535,7 @@ def _engine_extra(e: EngineView) -> dict:
     }
 
 
-def _mig_dict(m: MigView) -> dict:
+def _mig_dict(m: MigView) -> dict[str, Any]:
     s = m.sample
     return {"index": s.index, "gpu_instance_id": s.gpu_instance_id,
             "compute_instance_id": s.compute_instance_id, "profile": s.profile or None,
@@ -540,13 +544,13 @@ def _mig_dict(m: MigView) -> dict:
             "missing": dict(s.missing), "pids": [p.pid for p in m.processes]}
 
 
-def _tenant_dict(t: tenants.Tenant) -> dict:
+def _tenant_dict(t: tenants.Tenant) -> dict[str, Any]:
     return {"name": t.name or None, "mig": t.mig_index, "pids": list(t.pids),
             "users": list(t.users), "mem_bytes": t.mem_bytes,
             "sm_util_pct": _r(t.sm_util_pct), "mem_util_pct": _r(t.mem_util_pct)}
 
 
-def snapshot_dict(view: View, source_label: str) -> dict:
+def snapshot_dict(view: View, source_label: str) -> dict[str, Any]:
     """The ``snapshot --json`` contract (FACTS.md section 7): stable names, null for unknown."""
     frame = view.frame
     gpus = []
@@ -614,15 +618,15 @@ def snapshot_dict(view: View, source_label: str) -> dict:
             "job_gpus": list(ep.job_gpus or ep.gpus), "subject": ep.subject,
             "measure": ep.measure,
             "active": ep.end_wall_s is None,
-            "since": _iso(ep.start_wall_s),
-            "until": None if ep.end_wall_s is None else _iso(ep.end_wall_s),
+            "since": iso_time(ep.start_wall_s),
+            "until": None if ep.end_wall_s is None else iso_time(ep.end_wall_s),
             "headline": ep.headline, "evidence": list(ep.evidence),
             "suspects": [{"cause": c, "score": s} for c, s in ep.suspects],
-            "verdict_history": [{"time": _iso(t), "cause": c} for t, c in ep.history],
+            "verdict_history": [{"time": iso_time(t), "cause": c} for t, c in ep.history],
         })
     return {
         "schema": 1,
-        "time": _iso(frame.time_wall_s),
+        "time": iso_time(frame.time_wall_s),
         "source": source_label,
         "sources": {name: {"ok": st.ok, "reason": st.reason, "age_s": _r(st.age_s, 3),
                            "poll_s": _r(st.poll_s, 4), "poll_median_s": _r(st.poll_median_s, 4),
@@ -631,7 +635,7 @@ def snapshot_dict(view: View, source_label: str) -> dict:
         "pinned": None if view.pinned is None else {
             "pids": list(view.pinned.sample.root_pids), "pattern": view.pinned.sample.pattern,
             "tree_pids": list(view.pinned.sample.tree_pids), "label": view.pinned.sample.label,
-            "exited": {str(k): _iso(v) for k, v in view.pinned.sample.exited.items()},
+            "exited": {str(k): iso_time(v) for k, v in view.pinned.sample.exited.items()},
             "waiting": view.pinned.sample.waiting, "cpu_pct": _r(view.pinned.cpu_pct)},
         "gpus": gpus,
         "engine": engine,

@@ -27,7 +27,9 @@ mean over those ticks: recovery ticks never change it.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 from gputop.model import enginehist, signatures, words
 from gputop.model.baseline import Baseline, Sample
@@ -76,7 +78,9 @@ NOTABLE_KEEP_S = 120.0
 NOTABLE_GRACE_S = 30.0  # a notable request this close before an episode is its cause, not routine
 FANOUT_KEEP_S = 180.0
 REOPEN_S = 30.0
-JUMP_KEEP_S = 120.0  # a jump of the batch stays evidence while its sequences may run  # a fan-out's batch judged as the change for at most this long
+# a jump of the batch stays evidence while its sequences may run: a fan-out's batch is
+# judged as the change for at most this long
+JUMP_KEEP_S = 120.0
 ENGINE_GRACE_S = 120.0  # an engine gone this long is forgotten (its GPUs become jobs)
 
 
@@ -270,7 +274,8 @@ class DetectState:
         return None
 
 
-def make_fold(config: DetectConfig = DetectConfig()):
+def make_fold(config: DetectConfig = DetectConfig()
+              ) -> Callable[[DetectState | None, list[Frame]], DetectState]:
     def fold(previous: DetectState | None, frames: list[Frame]) -> DetectState:
         last = previous.last_reading if previous is not None else None
         state = step(previous, point(frames, previous.point if previous else None, last), config)
@@ -282,7 +287,7 @@ def make_fold(config: DetectConfig = DetectConfig()):
 def sm_far_below_util(util_pct: float | None, sm_pct: float | None) -> bool:
     """SM activity under half of GPU-Util: busy time spent with most SMs idle (the
     detector's evidence, and what the panes show in red)."""
-    return bool(util_pct) and sm_pct is not None and sm_pct < 0.5 * util_pct
+    return bool(util_pct) and sm_pct is not None and sm_pct < 0.5 * util_pct  # type: ignore[operator]
 
 
 # ---------------------------------------------------------------- the fold
@@ -294,13 +299,15 @@ def _windows(points: tuple[Point, ...], now: Point,
     horizon = now.time_mono_s - config.latency_window_s
     window = [p for p in points if p.time_mono_s > horizon]
     names = {name for p in window for name in p.engine_hist}
-    latency, merged_by_name = {}, {}
+    latency: dict[str, tuple[float | None, float | None]] = {}
+    merged_by_name: dict[str, HistDelta] = {}
     for name in sorted(names):
         merged = enginehist.merge(p.engine_hist[name] for p in window if name in p.engine_hist)
         enough = merged is not None and merged.total >= (
             config.min_latency_observations if name == "itl" else 1)
         if not enough:
             continue
+        merged = cast(HistDelta, merged)  # enough: merged is not None
         latency[name] = (enginehist.quantile(merged, 0.5), enginehist.quantile(merged, 0.99))
         merged_by_name[name] = merged
     return replace(now, latency=latency), merged_by_name
@@ -332,7 +339,7 @@ def step(previous: DetectState | None, now: Point, config: DetectConfig) -> Dete
     tick_s = now.time_mono_s - previous.recent[-1].time_mono_s if previous.recent else 1.0
     old = {s.subject.key: s for s in previous.subjects}
     engine_old = old.get("engine")
-    held = ()
+    held: tuple[int, ...] = ()
     if now.engine_kind is None and engine_old is not None \
             and now.time_mono_s - engine_old.last_seen_mono_s <= ENGINE_GRACE_S:
         held = engine_old.subject.gpus
@@ -420,7 +427,7 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
     feats = signals(subject, recent, st.base, windows, config, strength,
                     jump[1] if jump is not None else None)
     if feats.v.get("jump_from") is not None and jump is None:
-        jump = (now.time_mono_s, feats.v["jump_from"])
+        jump = (now.time_mono_s, cast(float, feats.v["jump_from"]))
     if jump != st.jump:
         st = replace(st, jump=jump)
     paused = feats.v.get("paused_rank") is not None
@@ -434,7 +441,9 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
     if slow != st.slow_times:
         st = replace(st, slow_times=slow)
 
-    def judged():  # the causes' scores: only while a trigger holds
+    def judged() -> tuple[dict[str, float], dict[str, float], set[str],
+                          dict[str, tuple[int, ...]], dict[str, str]]:
+        # the causes' scores: only while a trigger holds
         scores = signatures.scores(feats.s)
         oversized = BY_CAUSE["oversized_request"]
         harm = feats.s.get("harm", 0.0)
@@ -510,7 +519,7 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
 
 
 def _episode_start_mono(st: SubjectState, now: Point) -> float:
-    return now.time_mono_s - (now.time_wall_s - st.active.start_wall_s)
+    return now.time_mono_s - (now.time_wall_s - cast(Episode, st.active).start_wall_s)
 
 
 def _losing(s: dict[str, float], scores: dict[str, float]) -> dict[str, str]:
@@ -535,13 +544,15 @@ def _where(subject: Subject, feats: Features) -> dict[str, tuple[int, ...]]:
     return {sig.cause: named.get(sig.where) or subject.gpus for sig in signatures.SIGNATURES}
 
 
-def _gpus_for(suspects, tally: Tally, subject: Subject) -> tuple[int, ...]:
+def _gpus_for(suspects: tuple[tuple[str, float], ...], tally: Tally,
+              subject: Subject) -> tuple[int, ...]:
     if not suspects:
         return subject.gpus
     return tally.where.get(suspects[0][0]) or subject.gpus
 
 
-def _history(old: Episode | None, suspects, wall_s: float) -> tuple[tuple[float, str], ...]:
+def _history(old: Episode | None, suspects: tuple[tuple[str, float], ...],
+             wall_s: float) -> tuple[tuple[float, str], ...]:
     history = old.history if old is not None else ()
     top = suspects[0][0] if suspects else "unknown"
     if not history or history[-1][1] != top:
@@ -556,7 +567,8 @@ def _episode(st: SubjectState, subject: Subject, feats: Features, tally: Tally, 
     suspects = tally.ranked(notable or (old is not None and any(
         e.signal.startswith("notable") for e in old.facts)))
     facts = merge(old.facts if old is not None else (), feats.evidence)
-    horizon = feats.evidence[0].when_wall_s - 15.0 if feats.evidence else None
+    # the features stamp every piece of evidence with the tick's wall time
+    horizon = feats.evidence[0].when_wall_s - 15.0 if feats.evidence else None  # type: ignore[operator]
     if horizon is not None:  # findings that stopped showing fall off, requests stay
         facts = tuple(e for e in facts if e.signal.startswith("notable")
                       or (e.until_wall_s or e.when_wall_s or 0.0) >= horizon)
@@ -565,12 +577,13 @@ def _episode(st: SubjectState, subject: Subject, feats: Features, tally: Tally, 
         kind = old.kind
     elif measure in ("util", "stall") or (
             v.get("util_base") is not None and util < config.busy_util_pct - 5
-            and v["util_base"] - util >= 10 and measure in ("tokens", "queue", "work")):
+            and v["util_base"] - util >= 10  # type: ignore[operator]
+            and measure in ("tokens", "queue", "work")):
         kind = "starved"
     else:
         kind = "busy_unproductive"
     latency = measure in LATENCY_MEASURES
-    wall = feats.evidence[0].when_wall_s if feats.evidence else start_wall_s
+    wall = cast(float, feats.evidence[0].when_wall_s) if feats.evidence else start_wall_s
     return Episode(
         kind=kind, gpus=_gpus_for(suspects, tally, subject), start_wall_s=start_wall_s,
         end_wall_s=None, baseline_tokens_per_s=v.get("tokens_base") or 0.0,
@@ -628,7 +641,7 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         return True
     if measure == "tokens":
         # a quiet server's tokens/s follows its one or two requests: no collapse to judge
-        if v.get("running_base") is not None and v["running_base"] < 3:
+        if v.get("running_base") is not None and v["running_base"] < 3:  # type: ignore[operator]
             return False
         ratio = v.get("tokens_ratio")
         limit = config.clear_ratio if clearing else config.collapse_ratio
@@ -654,9 +667,9 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
             return False
         need = max(4.0, 0.25 * (v.get("running_base") or 0.0))
         queued = waiting is not None and v.get("waiting_base") is not None and \
-            waiting - v["waiting_base"] >= (0.5 * need if clearing else need)
+            waiting - v["waiting_base"] >= (0.5 * need if clearing else need)  # type: ignore[operator]
         same_batch = running is not None and v.get("running_base") is not None and \
-            v["running_base"] >= 1 and running >= 0.9 * v["running_base"]
+            v["running_base"] >= 1 and running >= 0.9 * v["running_base"]  # type: ignore[operator]
         less_prompt = (v.get("prompt_ratio") or 1.0) <= 0.5  # less prefill work explains it
         return queued or (same_batch and not less_prompt)
     if measure == "cpu":
@@ -806,7 +819,7 @@ def _sample(subject: Subject, now: Point, feats: Features) -> Sample | None:
     v = feats.v
     values: dict[str, float] = {}
 
-    def put(name, value):
+    def put(name: str, value: float | None) -> None:
         if value is not None and math.isfinite(value):
             values[name] = float(value)
 

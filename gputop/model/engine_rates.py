@@ -10,14 +10,19 @@ counter arithmetic: a reading and the newest earlier reading of the same endpoin
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+
 from gputop.model import enginehist
 from gputop.model.point import counter_rate, read_time
 from gputop.schema import EngineSample, Frame, ProcSample
+from gputop.model.timeline import Timeline
 
 LOOK_BACK_FRAMES = 120  # how far back an earlier reading of the endpoint is looked for
 
 
-def previous_reading(timeline, index: int) -> Frame | None:
+def previous_reading(timeline: Timeline[Any], index: int) -> Frame | None:
     """The newest frame before ``index`` holding an earlier reading of the same endpoint."""
     frame = timeline.frame(index)
     engine = frame.engine
@@ -25,7 +30,7 @@ def previous_reading(timeline, index: int) -> Frame | None:
         return None
     t = read_time(frame)
     for i in range(index - 1, max(-1, index - 1 - LOOK_BACK_FRAMES), -1):
-        earlier = timeline.frame(i)
+        earlier: Frame = timeline.frame(i)
         if earlier.engine is not None and (earlier.engine.kind, earlier.engine.url) == \
                 (engine.kind, engine.url) and read_time(earlier) < t:
             return earlier
@@ -38,7 +43,8 @@ def _ratio(part: float | None, whole: float | None) -> float | None:
     return min(1.0, max(0.0, part / whole))
 
 
-def rates(before: EngineSample | None, now: EngineSample, seconds: float) -> dict:
+def rates(before: EngineSample | None, now: EngineSample,
+          seconds: float) -> dict[str, float | None]:
     """Per-second rates and interval ratios of ``now`` since ``before`` (None: unknown)."""
     def rate(name: str) -> float | None:
         if before is None:
@@ -86,13 +92,14 @@ def replica_of(engine: EngineSample | None, replica: str) -> EngineSample | None
     return next((r for r in engine.replicas if r.replica == replica), None)
 
 
-def window_latency(timeline, index: int, window_s: float,
-                   pick) -> dict[str, tuple[float | None, float | None]]:
+def window_latency(timeline: Timeline[Any], index: int, window_s: float,
+                   pick: Callable[[EngineSample | None], EngineSample | None]
+                   ) -> dict[str, tuple[float | None, float | None]]:
     """p50 / p99 seconds of each histogram of ``pick(frame.engine)`` over the window: the
     differences of consecutive fresh readings, merged (as the detector does for the page)."""
     frames = timeline.frames_since(index, window_s)
     first = index - len(frames) + 1
-    deltas: dict[str, list] = {}
+    deltas: dict[str, list[Any]] = {}
     before = previous_reading(timeline, first) if frames else None
     previous = pick(before.engine) if before is not None else None
     last_read = read_time(before) if before is not None else None

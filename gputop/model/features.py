@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
 
 from gputop.model import enginehist
 from gputop.model.baseline import Baseline
@@ -21,6 +23,14 @@ from gputop.model.evidence import Evidence
 from gputop.model.point import Point, work_rate_now
 from gputop.model.subjects import Subject
 from gputop.model.thresholds import ramp, t
+
+if TYPE_CHECKING:  # detect imports this module
+    from gputop.model.detect import DetectConfig
+
+# say(signal, value, baseline=None, unit="", gpu=None, **detail): one piece of evidence
+Say = Callable[..., None]
+Strengths = dict[str, float]
+Values = dict[str, float | None]
 
 SMOOTH = 3  # ticks averaged for a "now" value
 WINDOW_S = 10.0  # the saw-tooth and the queue's trend are read over this
@@ -39,8 +49,9 @@ class Features:
     stalled_gpus: tuple[int, ...] = ()  # where a saw-tooth or an idle rank shows
 
 
-def _mean(values) -> float | None:
-    total = count = 0
+def _mean(values: Iterable[float | None]) -> float | None:
+    total: float = 0
+    count = 0
     for v in values:
         if v is not None:
             total += v
@@ -76,7 +87,7 @@ def _others_median(values: dict[int, float], g: int) -> float | None:
 
 
 def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
-            windows: dict[str, HistDelta], config, notable: float = 0.0,
+            windows: dict[str, HistDelta], config: DetectConfig, notable: float = 0.0,
             jumped_from: float | None = None) -> Features:
     """The subject's signals at ``points[-1]``; ``windows`` are the engine's latency
     histograms merged over the latency window; ``notable`` the strength of notable requests
@@ -89,7 +100,8 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     ev: list[Evidence] = []
     wall = now.time_wall_s
 
-    def say(signal, value, baseline=None, unit="", gpu=None, **kw):
+    def say(signal: str, value: float | None, baseline: float | None = None, unit: str = "",
+            gpu: int | None = None, **kw: Any) -> None:
         ev.append(Evidence(signal, value, baseline, unit, gpu, wall, **kw))
 
     # ---------------------------------------------------------------- the GPU
@@ -126,7 +138,7 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
         if dram >= t("dram_high_pct") or s["dram"] >= 0.5:
             say("dram", dram, dram_base, "%")
     if tensor is not None and base.get("tensor") is not None:
-        s["tensor_up"] = ramp(tensor - base.get("tensor"), 5.0, 25.0)
+        s["tensor_up"] = ramp(tensor - base.get("tensor"), 5.0, 25.0)  # type: ignore[operator]
 
     clocks = _per_gpu(points, "clock_mhz", gpus)
     utils = _per_gpu(points, "util_pct", gpus)
@@ -209,8 +221,8 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     # a serving engine whose GPU waits on its own host-side work (nothing outside takes its
     # CPU, no launch stalls): per-request work on the host, such as logprobs and their
     # detokenisation, paid every step
-    drop = (v["util_base"] - v["util"]) if v.get("util") is not None and \
-        v.get("util_base") is not None else None
+    drop = (v["util_base"] - v["util"]  # type: ignore[operator]  # both known here
+            if v.get("util") is not None and v.get("util_base") is not None else None)
     s["engine_host_bound"] = ramp(drop, 15.0, 30.0) * s["serving"] * (1.0 - s["host"]) \
         * (1.0 - s["jitter"]) * max(s.get("itl", 0.0), s.get("ttft", 0.0))
     s["kv_sig"] = min(s.get("kv_full", 0.0), s.get("preempt", 0.0))
@@ -225,7 +237,9 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
                     slow_reading=slow_reading, stalled_gpus=stalled or idle_rank)
 
 
-def _odd_one_out(subject, s, clocks, sms, temps, utils, new_reasons, base, say) -> int | None:
+def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: dict[int, float],
+                 temps: dict[int, float], utils: dict[int, float],
+                 new_reasons: dict[int, list[str]], base: Baseline, say: Say) -> int | None:
     """One GPU of a multi-GPU job out of step with its peers: a lower clock, hotter, the only
     one throttled, or the only one still computing (higher SM) while the others wait in the
     collective.  Its strength is how much it stands out over the runner-up."""
@@ -275,7 +289,8 @@ def _odd_one_out(subject, s, clocks, sms, temps, utils, new_reasons, base, say) 
         waits.append(ramp((base_sm - peers_sm) / base_sm, 0.1, 0.4))
     if peers_sm is not None and odd in sms:
         waits.append(ramp(sms[odd] / max(peers_sm, 1.0), 1.2, 2.0))
-    if _mean(utils.get(g) for g in peers) is not None and _mean(utils.get(g) for g in peers) >= 85:
+    if _mean(utils.get(g) for g in peers) is not None and \
+            _mean(utils.get(g) for g in peers) >= 85:  # type: ignore[operator]
         waits.append(0.4)  # spinning inside the collective keeps them "busy"
     s["peers_wait"] = max(waits, default=0.0)
     if s["odd"] >= 0.3:
@@ -284,7 +299,8 @@ def _odd_one_out(subject, s, clocks, sms, temps, utils, new_reasons, base, say) 
     return odd if s["odd"] > 0 else None
 
 
-def _idle_rank(subject, points, utils, sms, s, v, say) -> tuple[int, ...]:
+def _idle_rank(subject: Subject, points: tuple[Point, ...], utils: dict[int, float],
+               sms: dict[int, float], s: Strengths, v: Values, say: Say) -> tuple[int, ...]:
     """One GPU of a multi-GPU job mostly off the GPU while the others spin in the collective
     at full util on few SMs: that rank's host side (its data loader) holds the job back.
     A rank that does no step at all in the window is a pause (rank 0 checkpointing, an eval
@@ -330,7 +346,7 @@ def _peers(values: dict[int, float], g: int) -> tuple[int, ...]:
     return tuple(k for k in sorted(values) if k != g)
 
 
-def _shared(subject, now: Point, base: Baseline, s, say) -> tuple[int, ...]:
+def _shared(subject: Subject, now: Point, base: Baseline, s: Strengths, say: Say) -> tuple[int, ...]:
     """Another process on the subject's GPU taking SM time (NVML per-process utilization),
     or, where that is not given, a new process holding memory there."""
     if not subject.pids:
@@ -366,7 +382,8 @@ def _shared(subject, now: Point, base: Baseline, s, say) -> tuple[int, ...]:
     return tuple(found)
 
 
-def _sawtooth(subject, points, base: Baseline, s, v, say) -> tuple[int, ...]:
+def _sawtooth(subject: Subject, points: tuple[Point, ...], base: Baseline, s: Strengths,
+              v: Values, say: Say) -> tuple[int, ...]:
     """Steps and waits alternating, on any GPU of the subject: its util samples (the driver's,
     or per tick) switch between busy and idle again and again, or, where waiting ranks spin
     in a collective at 100% util (DDP: every rank waits for the slowest one's input), its
@@ -432,7 +449,7 @@ def _alternation(series: list[float], own_base: float | None,
     return alternating * low, mean
 
 
-def _jump(points, base: Baseline, v) -> None:
+def _jump(points: tuple[Point, ...], base: Baseline, v: Values) -> None:
     """The batch at least doubled from one reading to the next with no new prompt work:
     likely n sequences of one request (vLLM and SGLang run n > 1 as n requests added in one
     step, sharing a prompt).  A burst of arrivals can look the same, so it is only evidence
@@ -451,7 +468,9 @@ def _jump(points, base: Baseline, v) -> None:
     v["jump_from"] = before
 
 
-def _engine(subject, points, base: Baseline, windows, config, s, v, say) -> dict[str, bool]:
+def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
+            windows: dict[str, HistDelta], config: DetectConfig, s: Strengths, v: Values,
+            say: Say) -> dict[str, bool]:
     now = points[-1]
     running = now.requests_running
     waiting = _scalar(points, "requests_waiting")
@@ -472,8 +491,9 @@ def _engine(subject, points, base: Baseline, windows, config, s, v, say) -> dict
             and p.requests_running is not None]
     if len(span) >= 2:
         middle = (span[0].time_mono_s + span[-1].time_mono_s) / 2
-        older = [p.requests_running for p in span if p.time_mono_s <= middle]
-        newer = [p.requests_running for p in span if p.time_mono_s > middle]
+        # span holds points with requests_running only
+        older = [cast(float, p.requests_running) for p in span if p.time_mono_s <= middle]
+        newer = [cast(float, p.requests_running) for p in span if p.time_mono_s > middle]
         if older and newer:
             a, b = statistics.median(older), statistics.median(newer)
             v["batch_steady"] = float(abs(b - a) <= 3 or 1 / 1.5 <= (b + 1) / (a + 1) <= 1.5)
@@ -606,7 +626,8 @@ def _engine(subject, points, base: Baseline, windows, config, s, v, say) -> dict
     return slow_reading
 
 
-def _host(subject, points, base: Baseline, s, say) -> float:
+def _host(subject: Subject, points: tuple[Point, ...], base: Baseline, s: Strengths,
+          say: Say) -> float:
     """0..1: the CPU is contended, from what /proc gives without root or eBPF, each against
     the healthy baseline (a CPU-bound engine is always busy; what matters is what changed):
     the engine's (or pinned) tree getting less CPU than it had while the run queue is above
@@ -664,7 +685,7 @@ def _host(subject, points, base: Baseline, s, say) -> float:
     return min(1.0, score)
 
 
-def _jitter(points, base: Baseline, say) -> float:
+def _jitter(points: tuple[Point, ...], base: Baseline, say: Say) -> float:
     """Launch calls whose tail grew (eBPF): the launching thread was descheduled mid-call.
     Against this host's own healthy tail per API (a graph launch is slower than a kernel
     launch), and, with no baseline, the seed's absolute shape (p50 16.7 us, p99 13.1 ms).

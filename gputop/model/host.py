@@ -10,6 +10,7 @@ be checked there.  Pure functions of the timeline: rates come from two frames.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from gputop.model.point import counter_rate, read_time
 from gputop.model.processes import ProcRow, process_rows
@@ -30,7 +31,7 @@ class HostView:
     reasons: dict[str, str]  # why a value is unknown, by field name
 
 
-def host_view(timeline: Timeline, index: int) -> HostView:
+def host_view(timeline: Timeline[Any], index: int) -> HostView:
     frame = timeline.frame(index)
     before = timeline.frame(index - 1) if index > 0 else None
     seconds = frame.time_mono_s - before.time_mono_s if before is not None else 0.0
@@ -52,7 +53,7 @@ def host_view(timeline: Timeline, index: int) -> HostView:
         if earlier is None or (earlier.kind, earlier.url) != (engine.kind, engine.url):
             reasons["engine"] = "needs two readings"
         else:
-            took = read_time(frame) - read_time(before)
+            took = read_time(frame) - read_time(before)  # type: ignore[arg-type]  # earlier is before's
             rate = counter_rate(earlier.cpu_s, engine.cpu_s, took)
             cpu = None if rate is None else 100.0 * rate
             involuntary = counter_rate(earlier.ctx_involuntary, engine.ctx_involuntary, took)
@@ -62,7 +63,7 @@ def host_view(timeline: Timeline, index: int) -> HostView:
     rows = [r for r in process_rows(timeline, index) if r.cpu_pct is not None]
     seen: set[int] = set()
     busiest = []
-    for r in sorted(rows, key=lambda r: -r.cpu_pct):
+    for r in sorted(rows, key=lambda r: -(r.cpu_pct or 0.0)):  # rows with a cpu_pct only
         if r.sample.pid not in seen:  # a process on two GPUs is one process on the CPU
             seen.add(r.sample.pid)
             busiest.append(r)

@@ -16,6 +16,9 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from typing import Any
+
+from gputop.schema import Frame
 
 DTYPE_BYTES = {"fp32": 4, "float32": 4, "bf16": 2, "bfloat16": 2, "fp16": 2, "float16": 2,
                "half": 2, "fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "float8_e4m3fn": 1}
@@ -42,7 +45,7 @@ class KvLayout:
 LARGEST = 2**20  # no real model has a million layers, heads or head dims
 
 
-def _whole(name: str, value, minimum: int) -> int:
+def _whole(name: str, value: Any, minimum: int) -> int:
     """A config field as a whole number in [minimum, LARGEST]; ConfigError naming it
     otherwise (a config is input: Infinity, NaN, 1e308, strings and bools are refused)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or \
@@ -56,20 +59,20 @@ def _whole(name: str, value, minimum: int) -> int:
     return int(value)
 
 
-def _positive_int(config: dict, name: str) -> int:
+def _positive_int(config: dict[str, Any], name: str) -> int:
     if name not in config:
         raise ConfigError(f"config lacks {name}")
     return _whole(name, config[name], 1)
 
 
-def text_config(config: dict) -> dict:
+def text_config(config: dict[str, Any]) -> dict[str, Any]:
     """Multimodal configs keep the language model's fields under ``text_config``."""
     if "num_hidden_layers" not in config and isinstance(config.get("text_config"), dict):
         return {**config, **config["text_config"]}
     return config
 
 
-def dtype_bytes(config: dict, kv_dtype: str = "auto") -> int:
+def dtype_bytes(config: dict[str, Any], kv_dtype: str = "auto") -> int:
     if kv_dtype != "auto":
         if kv_dtype not in DTYPE_BYTES:
             raise ConfigError(f"unknown KV dtype {kv_dtype!r}; use auto, bf16, fp16, fp8 or fp32")
@@ -78,7 +81,7 @@ def dtype_bytes(config: dict, kv_dtype: str = "auto") -> int:
     return DTYPE_BYTES.get(name, 2)
 
 
-def kv_layout(config: dict, kv_dtype: str = "auto", tp: int = 1) -> KvLayout:
+def kv_layout(config: dict[str, Any], kv_dtype: str = "auto", tp: int = 1) -> KvLayout:
     if not isinstance(config, dict):
         raise ConfigError("config is not a JSON object")
     if tp < 1:
@@ -116,7 +119,8 @@ def kv_layout(config: dict, kv_dtype: str = "auto", tp: int = 1) -> KvLayout:
                     f"{size} B")
 
 
-def table(layout: KvLayout, tokens=TOKENS, requests=REQUESTS) -> list[dict]:
+def table(layout: KvLayout, tokens: tuple[int, ...] = TOKENS,
+          requests: tuple[int, ...] = REQUESTS) -> list[dict[str, int]]:
     return [{"tokens": t, "requests": r, "bytes": layout.bytes_per_token * t * r}
             for t in tokens for r in requests]
 
@@ -129,7 +133,7 @@ KV_CONFIG_KEYS = ("num_hidden_layers", "num_attention_heads", "num_key_value_hea
                   "torch_dtype", "dtype")
 
 
-def kv_config(config: dict) -> dict:
+def kv_config(config: Any) -> dict[str, Any]:
     """The fields of a model config that KV bytes per token depend on (text_config merged)."""
     if not isinstance(config, dict):
         return {}
@@ -138,7 +142,8 @@ def kv_config(config: dict) -> dict:
             if k in merged and isinstance(merged[k], (int, float, str)) and not isinstance(merged[k], bool)}
 
 
-def bytes_per_token(config: dict, cache_dtype: str = "", tp: int | None = 1) -> int | None:
+def bytes_per_token(config: dict[str, Any], cache_dtype: str = "",
+                    tp: int | None = 1) -> int | None:
     """KV bytes per token per GPU from a frame's raw inputs, or None when they do not say."""
     if not config:
         return None
@@ -149,7 +154,8 @@ def bytes_per_token(config: dict, cache_dtype: str = "", tp: int | None = 1) -> 
         return None
 
 
-def with_model(frame, config: dict, weights_bytes: int | None, weights_source: str):
+def with_model(frame: Frame, config: dict[str, Any], weights_bytes: int | None,
+               weights_source: str) -> Frame:
     """``frame`` as if its engine had been read with this model (``replay --model``): the
     raw model fields replaced, so the model layer derives KV bytes per token and the
     weights part again."""

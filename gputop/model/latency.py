@@ -52,7 +52,7 @@ def stats(buckets: Mapping[int, int], calls: int, sum_ns: int, max_ns: int,
 
     p50 = percentile_ns(buckets, 0.50)
     p99 = percentile_ns(buckets, 0.99)
-    if max_ns and p50 is not None:
+    if max_ns and p50 is not None and p99 is not None:  # both or neither: one histogram
         p50, p99 = min(p50, max_ns), min(p99, max_ns)
     return LatencyStats(
         calls=calls,

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 from gputop.buckets import bucket_bounds_ns
 from gputop.model import enginehist, latency
 from gputop.model.enginehist import HistDelta
-from gputop.schema import EngineSample, Frame, ProcSample
+from gputop.schema import EngineSample, Frame, LaunchHist, PinnedSample, ProcSample
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,7 +153,7 @@ ENGINE_RATES = ("tokens_per_s", "prompt_tokens_per_s", "requests_per_s", "preemp
 _RESET_COUNTERS = ("generation_tokens_total", "prompt_tokens_total", "requests_finished_total")
 
 
-def _engine_rates(before: EngineSample, now: EngineSample, seconds: float) -> dict:
+def _engine_rates(before: EngineSample, now: EngineSample, seconds: float) -> dict[str, Any]:
     def rate(name: str) -> float | None:
         return counter_rate(getattr(before, name), getattr(now, name), seconds)
 
@@ -183,7 +184,7 @@ def _reset(before: EngineSample, now: EngineSample) -> bool:
                and getattr(now, n) < getattr(before, n) for n in _RESET_COUNTERS)
 
 
-def _work(engine: EngineSample, read_s: float, previous: Point | None) -> dict:
+def _work(engine: EngineSample, read_s: float, previous: Point | None) -> dict[str, Any]:
     """A counter that moves once per step (a trainer's): the rate over whole steps, never the
     0-or-a-whole-step of one tick."""
     total = engine.generation_tokens_total
@@ -235,11 +236,11 @@ def point(frames: list[Frame], previous_point: Point | None = None,
     frame = frames[-1]
     engine = frame.engine
     earlier = frames[-2] if len(frames) >= 2 else None
-    rates: dict = dict.fromkeys(ENGINE_RATES)
+    rates: dict[str, Any] = dict.fromkeys(ENGINE_RATES)
     hist: dict[str, HistDelta] = {}
     fresh = engine is not None
     reset = False
-    work: dict = {}
+    work: dict[str, Any] = {}
     if engine is not None:
         carried = (earlier is not None and _same_engine(earlier.engine, engine)
                    and read_time(earlier) == read_time(frame))
@@ -249,9 +250,10 @@ def point(frames: list[Frame], previous_point: Point | None = None,
                 rates = {name: getattr(previous_point, name) for name in ENGINE_RATES}
         else:
             before = _previous_reading(frames, last_reading)
-            if before is not None:
-                rates = _engine_rates(before.engine, engine, read_time(frame) - read_time(before))
-                reset = _reset(before.engine, engine)
+            if before is not None:  # a previous reading has an engine (_previous_reading)
+                before_engine = cast(EngineSample, before.engine)
+                rates = _engine_rates(before_engine, engine, read_time(frame) - read_time(before))
+                reset = _reset(before_engine, engine)
             hist = _hist_deltas(before.engine if before is not None else None, engine)
         if engine.kind == "trainer" or engine.work_unit:
             work = _work(engine, read_time(frame), previous_point)
@@ -265,15 +267,18 @@ def point(frames: list[Frame], previous_point: Point | None = None,
     same_pin = pinned is not None and earlier is not None and earlier.pinned is not None \
         and earlier.pinned.root_pids == pinned.root_pids
     if rates["tree_involuntary_per_s"] is None and same_pin:
+        # same_pin: both frames have a pinned sample
+        before_pin = cast(PinnedSample, cast(Frame, earlier).pinned)
+        now_pin = cast(PinnedSample, pinned)
         rates["tree_involuntary_per_s"] = counter_rate(
-            earlier.pinned.ctx_involuntary, pinned.ctx_involuntary, seconds)
-        cpu = counter_rate(earlier.pinned.cpu_s, pinned.cpu_s, seconds)
+            before_pin.ctx_involuntary, now_pin.ctx_involuntary, seconds)
+        cpu = counter_rate(before_pin.cpu_s, now_pin.cpu_s, seconds)
         rates["tree_cpu_pct"] = None if cpu is None else 100.0 * cpu
     pressure = host.cpu_pressure_some_pct if host else None
     if pressure is None and pinned is not None:
         pressure = pinned.cpu_pressure_some_pct
     procs = _gpu_procs(frame.processes, earlier.processes if earlier is not None else (), seconds)
-    engine_gpus = ()
+    engine_gpus: tuple[int, ...] = ()
     if engine is not None:
         engine_gpus = tuple(sorted(set(engine.gpu_indices) or {
             p.gpu_index for p in frame.processes if p.pid in set(engine.pids)}))
@@ -320,7 +325,8 @@ def point(frames: list[Frame], previous_point: Point | None = None,
         cpus=(len(pinned.cores) if pinned is not None and pinned.cores else None)
         or (host.cpus if host else None),
         pinned_pids=frozenset(pinned.tree_pids) if pinned is not None else frozenset(),
-        pinned_thread_pct=_busiest_thread_pct(earlier.pinned, pinned, seconds)
+        pinned_thread_pct=_busiest_thread_pct(cast(PinnedSample, cast(Frame, earlier).pinned),
+                                              cast(PinnedSample, pinned), seconds)
         if same_pin else None,
         **rates,
         **work,
@@ -341,7 +347,7 @@ def _gpu_procs(processes: tuple[ProcSample, ...], before: tuple[ProcSample, ...]
     return {g: tuple(refs) for g, refs in out.items()}
 
 
-def _busiest_thread_pct(before, now, seconds: float) -> float | None:
+def _busiest_thread_pct(before: PinnedSample, now: PinnedSample, seconds: float) -> float | None:
     """The pinned tree's busiest thread over the tick, % of one core (a DataLoader's worker
     or the input thread at ~100% is what an input stall looks like from the host)."""
     earlier = {t.tid: t.cpu_s for t in before.threads}
@@ -357,7 +363,7 @@ MIN_API_CALLS = 20  # fewer calls in a tick make no p99
 
 
 def _p99_by_api(frame: Frame) -> dict[str, float]:
-    per: dict[str, list] = {}
+    per: dict[str, list[LaunchHist]] = {}
     for h in frame.launch:
         if "Launch" in h.api:
             per.setdefault(h.api, []).append(h)

@@ -7,6 +7,8 @@ Pure functions of the timeline, so the live view, pause and replay list the same
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Callable
+from typing import Any
 
 from gputop.model.tenants import Tenant, tenants
 from gputop.model.timeline import Timeline
@@ -35,7 +37,7 @@ class ProcRow:
 
 
 # (column key, header, what it sorts by; None last whatever the order)
-COLUMNS = (
+COLUMNS: tuple[tuple[str, str, Callable[[ProcRow], Any]], ...] = (
     ("pid", "PID", lambda r: r.sample.pid),
     ("user", "USER", lambda r: r.sample.user),
     ("gpu", "GPU", lambda r: r.sample.gpu_index),
@@ -51,7 +53,7 @@ COLUMN_KEYS = tuple(c[0] for c in COLUMNS)
 _SORT_KEY = {c[0]: c[2] for c in COLUMNS}
 
 
-def process_rows(timeline: Timeline, index: int,
+def process_rows(timeline: Timeline[Any], index: int,
                  processes: tuple[ProcSample, ...] | None = None) -> list[ProcRow]:
     """Rows for the frame at ``index`` (or for ``processes`` of it: the pinned tree's).
     CPU% comes from the cumulative CPU seconds of the same process (pid and start time:
@@ -88,7 +90,7 @@ class FilterError(ValueError):
     """A filter that is neither a usable pattern nor a plain string (too long)."""
 
 
-def row_filter(text: str):
+def row_filter(text: str) -> Callable[[ProcRow], bool]:
     """A predicate over rows for the ``/`` filter: a regular expression over user, command,
     container and pod, case-insensitive, matched with a time limit (other users' command
     lines must not let a backtracking pattern freeze gputop: ``gputop.patterns``); text
@@ -96,6 +98,7 @@ def row_filter(text: str):
     never fails half-way."""
     if len(text) > FILTER_MAX_CHARS:
         raise FilterError(f"a filter is at most {FILTER_MAX_CHARS} characters")
+    search: Callable[[str], bool]
     try:
         search = CmdlinePattern("(?i)" + text).search
     except PatternError:

@@ -39,7 +39,7 @@ class Signal:
             return self.prom
         return self.prom.removesuffix("_total")
 
-    def read(self, obj) -> float | None:
+    def read(self, obj: Any) -> float | None:
         """The value, or None when unknown (never NaN: a value that is not finite is None)."""
         if obj is None:
             return None
@@ -48,26 +48,26 @@ class Signal:
             return None
         return value
 
-    def json_value(self, obj):
+    def json_value(self, obj: Any) -> float | None:
         value = self.read(obj)
         if value is None or self.digits is None:
             return value
         return round(value, self.digits)
 
 
-def _gpu(name: str):
+def _gpu(name: str) -> Callable[[Any], float | None]:
     return lambda g: getattr(g.sample, name)
 
 
-def _engine_sample(name: str):
+def _engine_sample(name: str) -> Callable[[Any], float | None]:
     return lambda e: getattr(e.sample, name)
 
 
-def _engine_rate(name: str):
+def _engine_rate(name: str) -> Callable[[Any], float | None]:
     return lambda e: e.rates.get(name)
 
 
-def _count(name: str):
+def _count(name: str) -> Callable[[Any], float | None]:
     return lambda e: float(len(getattr(e.sample, name))) if getattr(e.sample, name) or \
         e.sample.lora_max is not None else None
 
@@ -263,7 +263,7 @@ HOST = (
            "gputop_host_cpu_pressure_ratio", prom_scale=0.01),
 )
 
-def _mig(name: str):
+def _mig(name: str) -> Callable[[Any], float | None]:
     return lambda m: getattr(m.sample, name)
 
 
@@ -286,7 +286,7 @@ MIG = (
 )
 
 
-def _tenant(name: str):
+def _tenant(name: str) -> Callable[[Any], float | None]:
     return lambda t: getattr(t, name)
 
 
@@ -310,10 +310,9 @@ TENANT = (
 SIGNALS = GPU + ENGINE + HOST
 # each replica of an engine (data-parallel engines, models behind one endpoint) on its own
 REPLICA = tuple(s for s in ENGINE if s.replica)
-BY_NAME = {s.name: s for s in SIGNALS}
 
 
-def values(signals, obj) -> dict[str, float | None]:
+def values(signals: tuple[Signal, ...], obj: Any) -> dict[str, float | None]:
     """``{name: JSON value}`` of these signals read from ``obj``."""
     return {s.name: s.json_value(obj) for s in signals}
 

@@ -13,7 +13,9 @@ one (unknown, not 0).  Pure functions of a frame's processes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from gputop.schema import ProcSample
 
@@ -65,14 +67,15 @@ def _tenant(kind: str, name: str, group: list[ProcSample], **owner: str) -> Tena
     first = group[0]
     return Tenant(kind=kind, name=name, gpu_index=first.gpu_index, mig_index=first.mig_index,
                   pids=tuple(sorted({p.pid for p in group})),
-                  mem_bytes=_sum([p.mem_bytes for p in group]),
+                  mem_bytes=_sum([p.mem_bytes for p in group]),  # type: ignore[arg-type]  # ints sum to an int
                   sm_util_pct=_sum([p.sm_util_pct for p in group]),
                   mem_util_pct=_sum([p.mem_util_pct for p in group]),
                   users=tuple(sorted({p.user for p in group if p.user})), **owner)
 
 
-def _grouped(processes, group_key) -> dict[tuple, list[ProcSample]]:
-    groups: dict[tuple, list[ProcSample]] = {}
+def _grouped(processes: tuple[ProcSample, ...], group_key: Callable[[ProcSample], tuple[Any, ...]]
+             ) -> dict[tuple[Any, ...], list[ProcSample]]:
+    groups: dict[tuple[Any, ...], list[ProcSample]] = {}
     seen: set[tuple[int, int]] = set()
     for p in processes:
         if (p.pid, p.gpu_index) in seen:  # one process counts once per GPU
@@ -82,7 +85,7 @@ def _grouped(processes, group_key) -> dict[tuple, list[ProcSample]]:
     return groups
 
 
-def _order(group_key: tuple) -> tuple:
+def _order(group_key: tuple[Any, ...]) -> tuple[Any, ...]:
     gpu, mig, *names = group_key
     return gpu, -1 if mig is None else mig, tuple(names)
 

@@ -50,7 +50,7 @@ class VramSplit:
         return [(name, size) for name, size in ordered
                 if size is not None and (size > 0 or (include_zero and name != "unsplit"))]
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, int | None]:
         return {
             "weights_bytes": self.weights_bytes,
             "kv_pool_bytes": self.kv_pool_bytes,

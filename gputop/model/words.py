@@ -41,7 +41,8 @@ SIGNAL_TEXT = {
     "stall_not_sliver": "the batch stalling", "prefill_not_notable": "a prefill burst",
     "engine_host_bound": "the GPU waiting on the engine's own host work",
     "step": "every token slower (ITL p50)", "rank_idle": "one rank idle while the others wait",
-    "hog": "the tokens going to few requests", "hogged": "a few requests taking the batch", "kv_wait": "requests waiting for KV blocks",
+    "hog": "the tokens going to few requests", "hogged": "a few requests taking the batch",
+    "kv_wait": "requests waiting for KV blocks",
 }
 # which of a signature's signals each kind of evidence stands for (to order the lines)
 EVIDENCE_SIGNAL = {
@@ -155,7 +156,8 @@ def evidence_line(e: Evidence, subject: str = "engine") -> str:
         "sawtooth": lambda: f"GPU-Util swings {e.detail}% between steps (mean {v:.0f}%, "
                             f"baseline {_n(b)}%)",
         "waiting": lambda: f"waiting requests {_n(b)} -> {v:.0f} while running stays {e.detail}",
-        "tokens": lambda: f"generation {v:,.0f} tok/s, {v / b:.0%} of its baseline {b:,.0f}",
+        # tokens and work evidence always carries both its value and its baseline
+        "tokens": lambda: f"generation {v:,.0f} tok/s, {v / b:.0%} of its baseline {b:,.0f}",  # type: ignore[operator]
         "itl": lambda: f"inter-token latency p99 {_s(v)}, {e.detail}x its healthy {_s(b)} at "
                        "this batch size",
         "ttft": lambda: f"time to first token p99 {_s(v)}, {e.detail}x its healthy {_s(b)}",
@@ -194,7 +196,7 @@ def evidence_line(e: Evidence, subject: str = "engine") -> str:
                              f"{gpus_text(e.others)} wait for it in the collective",
 
         "input_thread": lambda: f"a thread of the job at {v:.0f}% of a core",
-        "work": lambda: f"{_n(v, None)} {e.unit}/s, {v / b:.0%} of its baseline {_n(b, None)}",
+        "work": lambda: f"{_n(v, None)} {e.unit}/s, {v / b:.0%} of its baseline {_n(b, None)}",  # type: ignore[operator]
     }
     make = texts.get(sig)
     return make() if make is not None else sig.replace("_", " ")

@@ -18,7 +18,7 @@ from gputop.model.derive import View, snapshot_dict
 from gputop.model.detect import DetectConfig
 from gputop.record.store import Recording, RecordingError
 from gputop.record.timespec import parse_time
-from gputop.units import printable
+from gputop.units import iso_time, printable
 
 VRAM_COLUMNS = ["weights_bytes", "kv_pool_bytes", "kv_used_bytes", "other_bytes",
                 "other_processes_bytes", "free_bytes", "unsplit_bytes", "overflow_bytes"]
@@ -91,7 +91,7 @@ def csv_rows(view: View) -> Iterator[dict]:
     engine = view.engine
     p50, p99 = _worst_launch(view)
     common = {
-        "time": _iso(view.frame.time_wall_s), "time_wall_s": view.frame.time_wall_s,
+        "time": iso_time(view.frame.time_wall_s, "seconds"), "time_wall_s": view.frame.time_wall_s,
         **{signal.name: signal.read(engine) for signal in signals.ENGINE},
         "launch_p50_us": p50, "launch_p99_us": p99,
     }
@@ -110,11 +110,6 @@ def csv_rows(view: View) -> Iterator[dict]:
                 **{f"replica_{signal.name}": signal.read(replica)
                    for signal in signals.REPLICA}} if replica is not None else {}),
         }
-
-
-def _iso(time_wall_s: float) -> str:
-    import datetime as dt
-    return dt.datetime.fromtimestamp(time_wall_s, dt.timezone.utc).isoformat(timespec="seconds")
 
 
 def perfetto_events(recording: Recording, all_views: Iterator[View]) -> Iterator[dict]:

@@ -25,7 +25,6 @@ import sqlite3
 import time
 import urllib.parse
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import zstandard
@@ -47,17 +46,6 @@ class RecordingError(Exception):
 
 def _encode_json(frame: Frame) -> bytes:
     return json.dumps(frame_to_dict(frame), separators=(",", ":")).encode()
-
-
-@dataclass(frozen=True)
-class Header:
-    source: str
-    created_wall_s: float
-    host: str
-    gputop_version: str
-    schema: int
-    gpus: list
-    sources: list
 
 
 class Recorder:

@@ -141,7 +141,7 @@ def capture(url: str, timeout_s: float = FETCH_TIMEOUT_S, now: dt.datetime | Non
             what += f" with {len(parsed.replicas)} replicas"
     except SourceError as exc:
         what = f"not read by gputop: {exc}"
-    when = (now or dt.datetime.now(dt.timezone.utc)).isoformat(timespec="seconds")
+    when = (now or dt.datetime.now(dt.UTC)).isoformat(timespec="seconds")
     labels = sorted({label for label, _ in redactor.replaced})
     header = (f"# captured by gputop {__version__} from {_safe_url(url)} at {when}\n"
               f"# {what}; label values anonymised: {', '.join(labels) or 'none'}\n")

@@ -224,7 +224,7 @@ def _first_of(urls: list[str], probe) -> str | None:
         for url, future in zip(urls, futures):
             try:
                 future.result()
-            except Exception:  # noqa: BLE001 - any failure: this one is no engine
+            except Exception:  # any failure: this one is no engine
                 continue
             return url
         return None

@@ -32,8 +32,7 @@ from dataclasses import dataclass, field
 from gputop.schema import MAX_ENGINE_BUCKETS, EngineHistogram
 from gputop.sources import prom
 from gputop.sources.base import SourceError
-from gputop.sources.engine_names import (BY_KIND, ENGINES, EngineNames,  # noqa: F401 (re-export)
-                                         work_counter)
+from gputop.sources.engine_names import ENGINES, EngineNames, work_counter
 
 # beyond these an engine's number is damage or malice, not a reading
 PLAUSIBLE_REQUESTS = 1e7  # requests running or waiting at once
@@ -184,7 +183,7 @@ class ParsedMetrics:
     waiting_by_reason: dict[str, float] = field(default_factory=dict)
     lora: tuple[tuple[str, ...], tuple[str, ...], int | None] = ((), (), None)
     replica: dict[str, str] = field(default_factory=dict)  # this replica's labels
-    replicas: tuple["ParsedMetrics", ...] = ()
+    replicas: tuple[ParsedMetrics, ...] = ()
     spelling: str = ""  # the prefix as the page wrote it, when not the tables' own
     work_unit: str = ""  # what the generation counter counts (a trainer's tokens or samples)
     refused: tuple[str, ...] = ()  # what the page held beyond the caps, not read

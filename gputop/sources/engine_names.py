@@ -203,4 +203,3 @@ def work_counter(name: str) -> EngineNames:
     return EngineNames("trainer", family, generation=(f"{family}_total", family), prompt=(),
                        finished=(), running=(), waiting=(), kv=(),
                        work_units={f"{family}_total": unit, family: unit})
-BY_KIND = {e.kind: e for e in ENGINES}

@@ -51,25 +51,26 @@ class GpuLost(Exception):
     pass
 
 
-def _reason(exc: Exception) -> str:
-    if isinstance(exc, pynvml.NVMLError_NotSupported):
-        return "not supported on this GPU"
-    if isinstance(exc, pynvml.NVMLError_NoPermission):
-        return "no permission (run as root?)"
-    if isinstance(exc, pynvml.NVMLError_FunctionNotFound):
-        return "not in this driver's NVML"
-    return str(exc) or type(exc).__name__
+# NVML's errors as a user reads them: (error class name, after a call, after nvmlInit);
+# None: the error's own text (after nvmlInit, "NVML failed to initialise: <text>")
+_REASONS = (
+    ("NVMLError_NotSupported", "not supported on this GPU", None),
+    ("NVMLError_NoPermission", "no permission (run as root?)", "no permission to use NVML"),
+    ("NVMLError_FunctionNotFound", "not in this driver's NVML", None),
+    ("NVMLError_LibraryNotFound", None,
+     "NVML library (libnvidia-ml.so.1) not found: no NVIDIA driver on this machine"),
+    ("NVMLError_DriverNotLoaded", None, "the NVIDIA driver is not loaded"),
+)
 
 
-def init_failure_reason(exc: Exception) -> str:
-    """One line naming why nvmlInit failed."""
-    if isinstance(exc, pynvml.NVMLError_LibraryNotFound):
-        return "NVML library (libnvidia-ml.so.1) not found: no NVIDIA driver on this machine"
-    if isinstance(exc, pynvml.NVMLError_DriverNotLoaded):
-        return "the NVIDIA driver is not loaded"
-    if isinstance(exc, pynvml.NVMLError_NoPermission):
-        return "no permission to use NVML"
-    return f"NVML failed to initialise: {exc}"
+def _reason(exc: Exception, at_init: bool = False) -> str:
+    """One line naming why an NVML call (or, ``at_init``, nvmlInit) failed."""
+    for name, after_call, after_init in _REASONS:
+        error = getattr(pynvml, name, None)
+        text = after_init if at_init else after_call
+        if text is not None and error is not None and isinstance(exc, error):
+            return text
+    return f"NVML failed to initialise: {exc}" if at_init else (str(exc) or type(exc).__name__)
 
 
 @dataclass
@@ -120,7 +121,7 @@ class NvmlSource:
         try:
             pynvml.nvmlInit()
         except pynvml.NVMLError as exc:
-            raise SourceError(init_failure_reason(exc)) from None
+            raise SourceError(_reason(exc, at_init=True)) from None
         count = self._call(pynvml.nvmlDeviceGetCount)
         wanted = self.gpu_indices if self.gpu_indices is not None else list(range(count))
         bad = [i for i in wanted if not 0 <= i < count]

@@ -41,7 +41,7 @@ class SourceOptions:
     demo_lead_frames: int = 0  # the demo's frames made at once before "now" (its lead-in)
 
     @classmethod
-    def from_args(cls, args) -> "SourceOptions":
+    def from_args(cls, args) -> SourceOptions:
         return cls(demo=args.demo, gpu=tuple(args.gpu) if args.gpu else None, dcgm=args.dcgm,
                    engine=tuple(args.engine or ()), model=args.model, ebpf=args.ebpf,
                    work_counter=getattr(args, "work_counter", None),

@@ -155,7 +155,7 @@ class FleetApp(App):
             started = time.monotonic()
             try:
                 rows = self.ask()
-            except Exception as exc:  # noqa: BLE001 - shown, never fatal
+            except Exception as exc:  # shown, never fatal
                 rows = [GpuRow(host=self.source, url=None, gpu=None, error=str(exc)[:160])]
             self.post_message(RowsArrived(rows, time.monotonic() - started))
             self._wake.wait(max(0.5, self.interval_s - (time.monotonic() - started)))

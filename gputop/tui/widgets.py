@@ -99,7 +99,6 @@ KEEP_ORDER = {"q": 0, "?": 0, "1-6": 0, "7": 0, "8": 0, "e": 0, "space": 1, "p":
 
 LIVE_STYLE = Style(color="green", bold=True)
 PAUSED_STYLE = Style(color="yellow", bold=True)
-REC_STYLE = Style(color="red", bold=True)
 SUSPECT_STYLE = Style(bold=True)
 HEADLINE_STYLE = Style(bold=True, meta={ALARM: True})  # reverse video without colour
 

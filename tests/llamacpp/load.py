@@ -3,12 +3,13 @@
 Each client thread sends streaming ``/completion`` requests one after another
 (``ignore_eos``, a fixed ``n_predict``) and records, per request, when it finished and how
 many tokens it received (``return_tokens``: every streamed chunk carries its token ids;
-the final chunk's ``tokens_predicted`` is the request's count: a streamed token's ids are now and then
-left out of the stream, about one in 400 here, so the ids are only a cross-check).  llama.cpp adds a request's generated tokens to
+the final chunk's ``tokens_predicted`` is the request's count: a streamed token's ids are
+now and then left out of the stream, about one in 400 here, so the ids are only a
+cross-check).  llama.cpp adds a request's generated tokens to
 ``llamacpp:tokens_predicted_total`` when the request ends (its slot is released), so the
 true count in an interval is the tokens of the requests that finished in it.  ``--storm``
-keeps more long-prompt requests going than the server has slots, for a while:
-requests are deferred and prefill crowds out decode.  Runs in its own process, as clients would.
+keeps more long-prompt requests going than the server has slots, for a while: requests
+are deferred and prefill crowds out decode.  Runs in its own process, as clients would.
 
 Usage: python -m tests.llamacpp.load --port P --out FILE [--clients N] [--seconds S]
        [--storm N --storm-prompt-tokens T --storm-seconds S]

@@ -15,8 +15,8 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
-from gputop.cli import main  # noqa: E402
-from tests.fake_nvml import FakeGpu, FakeNvml, FakeProc, GiB  # noqa: E402
+from gputop.cli import main
+from tests.fake_nvml import FakeGpu, FakeNvml, FakeProc, GiB
 
 class Patch:
     """What ``FakeNvml.install`` needs of pytest's monkeypatch, without importing pytest

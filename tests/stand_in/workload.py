@@ -29,5 +29,5 @@ for line in sys.stdin:  # the test says go once probes are attached
         durations.append(clock() - start)
     durations.sort()
     # the rank gputop's percentile takes (gputop/model/latency.py): ceil(q * n), 1-based
-    rank = lambda q: durations[int(max(1, -(-q * len(durations) // 1))) - 1]  # noqa: E731
+    rank = lambda q: durations[int(max(1, -(-q * len(durations) // 1))) - 1]
     print("done", rank(0.5), rank(0.99), flush=True)

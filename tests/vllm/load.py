@@ -148,7 +148,7 @@ class LoadProcess:
              str(storm_max_tokens)],
             cwd=Path(__file__).resolve().parents[2])
 
-    def stop(self, timeout_s: float = 120.0) -> "LoadProcess":
+    def stop(self, timeout_s: float = 120.0) -> LoadProcess:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
         self.proc.wait(timeout=timeout_s)
@@ -161,7 +161,7 @@ class LoadProcess:
         self.storm_errors = data["storm_errors"]
         return self
 
-    def wait(self, timeout_s: float = 300.0) -> "LoadProcess":
+    def wait(self, timeout_s: float = 300.0) -> LoadProcess:
         self.proc.wait(timeout=timeout_s)
         return self.stop()
 

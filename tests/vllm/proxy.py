@@ -19,7 +19,7 @@ class RecordingProxy:
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):  # noqa: N802 (http.server's naming)
+            def do_GET(self):  # http.server's naming
                 with urllib.request.urlopen(proxy.upstream, timeout=30) as response:
                     body = response.read()
                 proxy.bodies.append(body.decode())
@@ -40,7 +40,7 @@ class RecordingProxy:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}/metrics"
 
-    def __enter__(self) -> "RecordingProxy":
+    def __enter__(self) -> RecordingProxy:
         self.thread.start()
         return self
 
