@@ -56,8 +56,9 @@ class Trace:
 
     def __init__(self, gpus: int = 1, engine: str | None = "vllm", tick_s: float = 1.0,
                  procs: list[tuple[int, int | None, int, str]] | None = None,
-                 engine_pids: tuple[int, ...] | None = None):
+                 engine_pids: tuple[int, ...] | None = None, migs: dict[int, int] | None = None):
         self.n = gpus
+        self.migs = migs or {}  # pid -> the MIG instance it runs on
         self.kind = engine
         self.tick_s = tick_s
         self.frames: list[Frame] = []
@@ -116,7 +117,7 @@ class Trace:
                 pid=pid, gpu_index=g, name="python3", cmdline=cmd, ppid=ppid,
                 start_time_s=START_WALL_S - 3600, mem_bytes=mem_gib * GiB,
                 sm_util_pct=None if proc_sm_pct is None else float(proc_sm_pct),
-                cpu_s=round(self.proc_cpu[pid], 3)))
+                cpu_s=round(self.proc_cpu[pid], 3), mig_index=self.migs.get(pid)))
         engine = None
         if self.kind is not None and engine_up:
             tot = self.totals

@@ -4,6 +4,8 @@ the right GPU, engine truth (cache hits, KV pressure, a second tenant, the host'
 
 from __future__ import annotations
 
+import pytest
+
 from tests.diagnosis_frames import Trace, episodes, noisy
 
 TRAIN = [(5001 + g, 5000, g, "python -u train.py --model llama-8b") for g in range(4)]
@@ -182,6 +184,25 @@ def test_a_second_process_time_slicing_the_gpu_is_named():
     assert ep.suspects[0][0] == "gpu_shared", (ep.suspects, ep.evidence)
     assert ep.gpus == (0,)
     assert any("pid 7777" in e for e in ep.evidence)
+
+
+@pytest.mark.parametrize("other_instance", [0, 1])
+def test_a_job_on_another_mig_instance_shares_nothing(other_instance):
+    """MIG: a training job on instance 0 of GPU 0 slows to 44% of its samples/s as a new job
+    takes 8 GiB on the same card (no per-process SM% under MIG). On the job's own instance
+    that is the other process's doing; on instance 1, hardware-isolated, it is not."""
+    trace = Trace(engine="trainer", procs=[(5001, 5000, 0, "python -u train.py")],
+                  engine_pids=(5000, 5001), migs={5001: 0, 7777: other_instance})
+    total = 0
+    for i in range(70):
+        total += 32
+        trace.tick(util=97, sm=noisy(80, i, 0.02), work=total)
+    other_job = [(7777, 3300, 0, "python other_job.py", None)]
+    for _ in range(40):
+        total += 14
+        trace.tick(util=97, sm=60, work=total, extra_procs=other_job)
+    named = [ep.suspects[0][0] for ep in episodes(trace.run()) if ep.suspects]
+    assert named == (["gpu_shared"] if other_instance == 0 else []), named
 
 
 def test_a_trainer_counter_is_read_over_whole_steps():

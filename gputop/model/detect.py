@@ -35,7 +35,7 @@ from gputop.model import enginehist, signatures, words
 from gputop.model.baseline import Baseline, Sample
 from gputop.model.enginehist import HistDelta
 from gputop.model.evidence import Evidence, merge
-from gputop.model.features import Features, signals
+from gputop.model.features import Features, own_and_sharers, signals
 from gputop.model.point import Point, point, work_rate_now
 from gputop.model.signatures import BY_CAUSE, CAUSES
 from gputop.model.subjects import Subject, subjects_of
@@ -870,9 +870,9 @@ def _sample(subject: Subject, now: Point, feats: Features) -> Sample | None:
                 per_gpu[name][g] = getattr(now, attr)[g]
         procs = now.gpu_procs.get(g, ())
         pids[g] = frozenset(p.pid for p in procs)
-        own = [p.sm_util_pct for p in procs if p.pid in subject.pids and p.sm_util_pct is not None]
-        other = [p.sm_util_pct for p in procs if p.pid not in subject.pids
-                 and p.sm_util_pct is not None]
+        own_procs, sharers = own_and_sharers(procs, subject.pids)
+        own = [p.sm_util_pct for p in own_procs if p.sm_util_pct is not None]
+        other = [p.sm_util_pct for p in sharers if p.sm_util_pct is not None]
         if own:
             per_gpu["own_sm"][g] = sum(own)
         if subject.pids:

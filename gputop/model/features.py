@@ -20,7 +20,7 @@ from gputop.model import enginehist
 from gputop.model.baseline import Baseline
 from gputop.model.enginehist import HistDelta
 from gputop.model.evidence import Evidence
-from gputop.model.point import Point, work_rate_now
+from gputop.model.point import Point, ProcRef, work_rate_now
 from gputop.model.subjects import Subject
 from gputop.model.thresholds import ramp, t
 
@@ -346,6 +346,18 @@ def _peers(values: dict[int, float], g: int) -> tuple[int, ...]:
     return tuple(k for k in sorted(values) if k != g)
 
 
+def own_and_sharers(procs: Iterable[ProcRef], pids: frozenset[int]
+                    ) -> tuple[list[ProcRef], list[ProcRef]]:
+    """(the subject's processes on one GPU, the others that can take its SM time).  MIG
+    isolates instances: a job on another instance of the same card shares no SMs with the
+    subject; one whose instance is not known might."""
+    own = [p for p in procs if p.pid in pids]
+    own_migs = {p.mig_index for p in own}
+    others = [p for p in procs if p.pid not in pids and (
+        p.mig_index is None or None in own_migs or p.mig_index in own_migs)]
+    return own, others
+
+
 def _shared(subject: Subject, now: Point, base: Baseline, s: Strengths, say: Say) -> tuple[int, ...]:
     """Another process on the subject's GPU taking SM time (NVML per-process utilization),
     or, where that is not given, a new process holding memory there."""
@@ -354,9 +366,7 @@ def _shared(subject: Subject, now: Point, base: Baseline, s: Strengths, say: Say
     found = []
     strength = own_drop = 0.0
     for g in subject.gpus:
-        procs = now.gpu_procs.get(g, ())
-        others = [p for p in procs if p.pid not in subject.pids]
-        own = [p for p in procs if p.pid in subject.pids]
+        own, others = own_and_sharers(now.gpu_procs.get(g, ()), subject.pids)
         other_sm = sum(p.sm_util_pct for p in others if p.sm_util_pct is not None)
         known = base.known_pids.get(g, frozenset())
         new = [p for p in others if p.pid not in known and (p.mem_bytes or 0)

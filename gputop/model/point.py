@@ -29,6 +29,7 @@ class ProcRef:
     cpu_pct: float | None = None  # over the last tick, from cumulative CPU seconds
     name: str = ""
     cmdline: str = ""
+    mig_index: int | None = None  # its MIG instance: another instance's work cannot share its SMs
 
 
 @dataclass(frozen=True, slots=True)
@@ -343,7 +344,7 @@ def _gpu_procs(processes: tuple[ProcSample, ...], before: tuple[ProcSample, ...]
         cpu = counter_rate(earlier.get((p.pid, p.start_time_s)), p.cpu_s, seconds)
         out.setdefault(p.gpu_index, []).append(ProcRef(
             p.pid, p.ppid, p.sm_util_pct, p.mem_bytes,
-            None if cpu is None else 100.0 * cpu, p.name, p.cmdline))
+            None if cpu is None else 100.0 * cpu, p.name, p.cmdline, p.mig_index))
     return {g: tuple(refs) for g, refs in out.items()}
 
 
