@@ -1,5 +1,5 @@
 """What the Kubernetes DaemonSet's `gputop serve` costs: the numbers behind the resource
-requests and limits in contrib/kubernetes/daemonset.yaml.
+requests and limits in contrib/kubernetes/base/daemonset.yaml.
 
 `gputop serve --export-processes --export-tenants` at 1 Hz over the C stand-in NVML
 (8 H100s, --procs GPU processes that are real sleeping processes, read through the real
@@ -56,7 +56,10 @@ def main() -> int:
                              env=env, stderr=subprocess.PIPE, text=True)
     try:
         url = serve.stderr.readline().split(" on ", 1)[1].split()[0]
-        time.sleep(5)  # imports and the first ticks are start-up, not the steady state
+        # start-up (imports, the first ticks, the exporter's lazy imports at the first scrape)
+        # is not the steady state: one scrape answered, then 5 s more, however slow the host
+        urllib.request.urlopen(url, timeout=60).read()
+        time.sleep(5)
         start_cpu, start = cpu_s(serve.pid), time.monotonic()
         size = 0
         while time.monotonic() - start < args.seconds:

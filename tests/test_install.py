@@ -42,7 +42,7 @@ def test_the_other_project_is_named_with_the_fix(tmp_path):
     _dist_info(tmp_path, "Real-time GPU monitoring tool")
     line = _clash(tmp_path)
     assert line.startswith("another project's 'gputop' 0.3.0 (Real-time GPU monitoring tool)")
-    assert "pip uninstall gputop, then pip install --force-reinstall gputop-tui" in line
+    assert "pip uninstall gputop, then pip install --force-reinstall . in gputop-tui's checkout" in line
 
 
 def test_this_project_under_its_old_name(tmp_path):
