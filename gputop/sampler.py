@@ -344,7 +344,8 @@ def _merge_engines(samples: list[EngineSample]) -> EngineSample | None:
                                               for s in samples) else {},
         cache_dtype=same("cache_dtype") or "",
         data_parallel=sum(s.data_parallel or 1 for s in samples),
-        # each endpoint is a replica (or brings its own): judged on its own GPUs
+        # each endpoint is a replica (or brings its own), shown on its own GPUs (the diagnosis
+        # still judges the summed engine as one subject)
         replicas=tuple(r for s in samples
                        for r in (s.replicas or (dataclasses.replace(s, replica=s.url),))),
         lora_running=tuple(dict.fromkeys(n for s in samples for n in s.lora_running)),

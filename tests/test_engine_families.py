@@ -215,6 +215,19 @@ def test_prefill_share_and_cache_hits_from_two_readings():
     assert rates["prefill_time_ratio"] == pytest.approx(6 / 16)
 
 
+def test_forward_busy_of_data_parallel_ranks_is_their_mean():
+    """A page's forward seconds are its ranks' sum: two ranks each busy 6 s of 10 read 60%,
+    not a sum clamped to 100%; each rank on its own reads its own 60%."""
+    def page(seconds_each: float) -> EngineSample:
+        ranks = tuple(EngineSample("sglang", forward_seconds_total=seconds_each,
+                                   replica=f"dp_rank={r}") for r in range(2))
+        return EngineSample("sglang", forward_seconds_total=2 * seconds_each, replicas=ranks)
+    before, after = page(0.0), page(6.0)
+    assert engine_rates.rates(before, after, 10.0)["forward_busy_ratio"] == pytest.approx(0.6)
+    for b, a in zip(before.replicas, after.replicas, strict=True):
+        assert engine_rates.rates(b, a, 10.0)["forward_busy_ratio"] == pytest.approx(0.6)
+
+
 # ---------------------------------------------------------------- llama.cpp
 
 def test_llamacpp_page_of_the_real_server():

@@ -62,6 +62,8 @@ def rates(before: EngineSample | None, now: EngineSample,
     elif now.spec_accept_length:
         length = now.spec_accept_length
     forward = rate("forward_seconds_total")
+    if forward is not None:  # a data-parallel page's counter is its replicas' sum: their mean
+        forward /= max(1, len(now.replicas))
     return {
         "tokens_per_s": rate("generation_tokens_total"),
         "prompt_tokens_per_s": prompt,
