@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.diagnosis_frames import Trace, episodes, noisy
+from tests.diagnosis_frames import Trace, data_parallel, episodes, noisy, run_frames
 
 TRAIN = [(5001 + g, 5000, g, "python -u train.py --model llama-8b") for g in range(4)]
 
@@ -203,6 +203,27 @@ def test_a_job_on_another_mig_instance_shares_nothing(other_instance):
         trace.tick(util=97, sm=60, work=total, extra_procs=other_job)
     named = [ep.suspects[0][0] for ep in episodes(trace.run()) if ep.suspects]
     assert named == (["gpu_shared"] if other_instance == 0 else []), named
+
+
+def test_data_parallel_engines_are_judged_each_on_its_own_gpu():
+    """vLLM --data-parallel-size 2 behind one port: engine 1's GPU throttles (thermal) and
+    its tokens/s halves while engine 0 serves as before. Each replica is its own subject
+    with its own baseline: one episode, engine 1's, on GPU 1, named throttling (judged as one
+    engine, the page read as a straggler holding back a collective there is none of)."""
+    ranks = [Trace(procs=[(4101 + 100 * r, 4000, 0, f"VLLM::EngineCore_DP{r}")],
+                   engine_pids=(4101 + 100 * r,)) for r in range(2)]
+    for i in range(70):
+        for trace in ranks:
+            trace.tick(tokens=noisy(2000, i, 0.04), running=30, itl=0.02)
+    for i in range(40):
+        ranks[0].tick(tokens=noisy(2000, i, 0.04), running=30, itl=0.02)
+        ranks[1].tick(util=99, sm=70, clock=900, temp=92, throttle=("thermal (hw)",),
+                      tokens=1000, running=30, itl=0.045)
+    states = run_frames(data_parallel(*ranks))
+    found = [(ep.subject, ep.gpus, ep.suspects[0][0]) for ep in episodes(states)]
+    assert found == [("engine:engine=1", (1,), "throttling")], found
+    assert [s.subject.key for s in states[-1].subjects] == ["engine:engine=0", "engine:engine=1"]
+    assert states[-1].baseline_tokens_per_s == pytest.approx(4000, rel=0.05)  # the ranks' sum
 
 
 def test_a_trainer_counter_is_read_over_whole_steps():

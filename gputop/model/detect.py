@@ -36,9 +36,9 @@ from gputop.model.baseline import Baseline, Sample
 from gputop.model.enginehist import HistDelta
 from gputop.model.evidence import Evidence, merge
 from gputop.model.features import Features, own_and_sharers, signals
-from gputop.model.point import Point, point, work_rate_now
+from gputop.model.point import Point, point, replica_points, work_rate_now
 from gputop.model.signatures import BY_CAUSE, CAUSES
-from gputop.model.subjects import Subject, subjects_of
+from gputop.model.subjects import ENGINE, Subject, is_engine_key, replica_of, subjects_of
 from gputop.model.thresholds import t
 from gputop.schema import Frame
 
@@ -209,6 +209,8 @@ class DetectState:
     episodes: tuple[Episode, ...] = ()  # closed ones, newest last, bounded
     config: DetectConfig = DetectConfig()
     notable: tuple[tuple[float, Evidence], ...] = ()  # (mono time, request) seen recently
+    # the same for each engine replica judged apart: (replica, mono time, request)
+    replica_notable: tuple[tuple[str, float, Evidence], ...] = ()
     # the newest frame with an engine reading: rates after a gap of any length start there
     last_reading: Frame | None = None
 
@@ -216,7 +218,7 @@ class DetectState:
     def actives(self) -> tuple[Episode, ...]:
         """Open episodes, the most severe first (an engine's before a job's)."""
         found = [s.active for s in self.subjects if s.active is not None]
-        return tuple(sorted(found, key=lambda e: (e.subject != "engine", -(e.suspects[0][1]
+        return tuple(sorted(found, key=lambda e: (not is_engine_key(e.subject), -(e.suspects[0][1]
                                                   if e.suspects else 0.0), e.start_wall_s)))
 
     @property
@@ -231,27 +233,43 @@ class DetectState:
         return None
 
     @property
+    def _engines(self) -> tuple[SubjectState, ...]:
+        """The engine's subject, or its replicas' where they are judged apart."""
+        return tuple(s for s in self.subjects if is_engine_key(s.subject.key))
+
+    @property
     def _engine(self) -> SubjectState | None:
-        return self.subject("engine")
+        engines = self._engines
+        return self.subject(ENGINE) or (engines[0] if engines else None)
 
     @property
     def baseline_tokens_per_s(self) -> float | None:
-        engine = self._engine
-        if engine is None:
-            return None
-        return engine.base.get("work" if engine.subject.kind == "trainer" else "tokens")
+        """The engine's; for replicas judged apart, the sum of theirs (the page's tokens/s
+        is their sum), unknown while any of them has none."""
+        total = 0.0
+        engines = self._engines
+        for engine in engines:
+            value = engine.base.get("work" if engine.subject.kind == "trainer" else "tokens")
+            if value is None:
+                return None
+            total += value
+        return total if engines else None
 
     @property
     def baseline_latency_s(self) -> tuple[tuple[str, float], ...]:
-        engine = self._engine
-        if engine is None:
-            return ()
-        running = self.point.requests_running
+        """Each latency's baseline at the batch running now; for replicas judged apart, the
+        mean of theirs, each at its own batch."""
         out = []
         for name in LATENCY_MEASURES:
-            value = engine.base.latency_at(name, running)
-            if value:
-                out.append((name, value))
+            values = []
+            for engine in self._engines:
+                label = replica_of(engine.subject.key)
+                p = self.point.replica(label) if label is not None else self.point
+                value = engine.base.latency_at(name, p.requests_running if p else None)
+                if value:
+                    values.append(value)
+            if values:
+                out.append((name, sum(values) / len(values)))
         return tuple(out)
 
     def latency_baseline(self, name: str) -> float | None:
@@ -278,7 +296,10 @@ def make_fold(config: DetectConfig = DetectConfig()
               ) -> Callable[[DetectState | None, list[Frame]], DetectState]:
     def fold(previous: DetectState | None, frames: list[Frame]) -> DetectState:
         last = previous.last_reading if previous is not None else None
-        state = step(previous, point(frames, previous.point if previous else None, last), config)
+        before = previous.point if previous else None
+        now = point(frames, before, last)
+        replicas = replica_points(frames, before, last)
+        state = step(previous, replace(now, replicas=replicas) if replicas else now, config)
         frame = frames[-1]
         return replace(state, last_reading=frame if frame.engine is not None else last)
     return fold
@@ -330,26 +351,46 @@ def step(previous: DetectState | None, now: Point, config: DetectConfig) -> Dete
     if previous is None:
         previous = DetectState(point=now, recent=(), config=config)
     now, windows = _windows(previous.recent + (now,), now, config)
+    # each replica judged apart gets its latency windows over its own readings
+    replica_windows: dict[str, dict[str, HistDelta]] = {}
+    if now.replicas:
+        windowed = []
+        for label, r in now.replicas:
+            earlier = tuple(q for q in (p.replica(label) for p in previous.recent)
+                            if q is not None)
+            r, replica_windows[label] = _windows(earlier + (r,), r, config)
+            windowed.append((label, r))
+        now = replace(now, replicas=tuple(windowed))
     horizon = now.time_mono_s - RECENT_S
     recent = tuple(p for p in previous.recent if p.time_mono_s > horizon)[-(RECENT_MAX - 1):]
     recent += (now,)
     notable = tuple((m, e) for m, e in previous.notable if now.time_mono_s - m <= NOTABLE_KEEP_S)
     notable += tuple((now.time_mono_s, e) for e in _notable(now, config))
+    replica_notable = tuple((label, m, e) for label, m, e in previous.replica_notable
+                            if now.time_mono_s - m <= NOTABLE_KEEP_S)
+    replica_notable += tuple((label, now.time_mono_s, e) for label, r in now.replicas
+                             for e in _notable(r, config))
 
     tick_s = now.time_mono_s - previous.recent[-1].time_mono_s if previous.recent else 1.0
     old = {s.subject.key: s for s in previous.subjects}
-    engine_old = old.get("engine")
     held: tuple[int, ...] = ()
-    if now.engine_kind is None and engine_old is not None \
-            and now.time_mono_s - engine_old.last_seen_mono_s <= ENGINE_GRACE_S:
-        held = engine_old.subject.gpus
+    if now.engine_kind is None:  # an engine away (restarting) keeps its GPUs a while
+        held = tuple(sorted({g for key, st in old.items() if is_engine_key(key)
+                             and now.time_mono_s - st.last_seen_mono_s <= ENGINE_GRACE_S
+                             for g in st.subject.gpus}))
     closed = list(previous.episodes)
     states = []
     for subject in subjects_of(now, held):
+        which = replica_of(subject.key)
+        mine, my_windows, my_notable = recent, windows, notable
+        if which is not None:  # a replica: its own points, windows and requests
+            mine = tuple(q for q in (p.replica(which) for p in recent) if q is not None)
+            my_windows = replica_windows.get(which, {})
+            my_notable = tuple((m, e) for name, m, e in replica_notable if name == which)
         st = old.pop(subject.key, None)
-        st = _identify(st, subject, now, tick_s)
+        st = _identify(st, subject, mine[-1], tick_s)
         before = st.last_closed
-        st, ended = _advance(st, subject, recent, windows, config, notable)
+        st, ended = _advance(st, subject, mine, my_windows, config, my_notable)
         if ended is not None:
             closed.append(ended)
         if before is not None and st.last_closed is None and st.active is not None:
@@ -359,14 +400,15 @@ def step(previous: DetectState | None, now: Point, config: DetectConfig) -> Dete
         states.append(st)
     for key, st in old.items():  # gone this tick
         gone_for = now.time_mono_s - st.last_seen_mono_s
-        keep = key == "engine" and gone_for <= ENGINE_GRACE_S
+        keep = is_engine_key(key) and gone_for <= ENGINE_GRACE_S
         st, ended = _absent(st, now, config, final=not keep)
         if ended is not None:
             closed.append(ended)
         if keep:
             states.append(st)
     return replace(previous, point=now, recent=recent, subjects=tuple(states),
-                   episodes=tuple(closed[-MAX_EPISODES:]), config=config, notable=notable)
+                   episodes=tuple(closed[-MAX_EPISODES:]), config=config, notable=notable,
+                   replica_notable=replica_notable)
 
 
 AWAY_S = 10.0  # an engine that answered nothing this long and comes back has restarted
@@ -382,7 +424,7 @@ def _identify(st: SubjectState | None, subject: Subject, now: Point,
         return SubjectState(subject, t_now, t_now, engine_url=now.engine_url,
                             engine_pids=frozenset(now.engine_pids))
     restarted = False
-    if subject.key == "engine":
+    if is_engine_key(subject.key):
         away = t_now - st.last_seen_mono_s > max(AWAY_S, 3 * tick_s)
         new_pids = bool(st.engine_pids) and bool(now.engine_pids) \
             and not (st.engine_pids & set(now.engine_pids))
@@ -392,7 +434,7 @@ def _identify(st: SubjectState | None, subject: Subject, now: Point,
     if restarted:
         fresh = SubjectState(subject, t_now, t_now, engine_url=now.engine_url,
                              engine_pids=frozenset(now.engine_pids),
-                             warmup_since_mono_s=t_now if subject.key == "engine" else None)
+                             warmup_since_mono_s=t_now if is_engine_key(subject.key) else None)
         return replace(fresh, active=st.active, clearing=st.clearing or (
             (t_now, now.time_wall_s) if st.active else None), tally=st.tally)
     return replace(st, subject=subject, last_seen_mono_s=t_now,

@@ -9,7 +9,7 @@ answered late) keeps the previous rates: the newest known interval, not a made-u
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 from gputop.buckets import bucket_bounds_ns
@@ -102,6 +102,15 @@ class Point:
     launch_max_us: float | None = None
     launch_slow_calls: int = 0
     sync_p50_us: float | None = None  # cudaStreamSynchronize / cudaDeviceSynchronize
+    # a page of data-parallel engines (or several endpoints) on GPUs of their own: each
+    # replica's point, by its label, so each is judged as the engine it is (replica_points)
+    replicas: tuple[tuple[str, Point], ...] = ()
+
+    def replica(self, label: str) -> Point | None:
+        for name, p in self.replicas:
+            if name == label:
+                return p
+        return None
 
     @property
     def compute_prompt_tokens_per_s(self) -> float | None:
@@ -379,3 +388,50 @@ def _p99_by_api(frame: Frame) -> dict[str, float]:
 
 def _us(ns: float | None) -> float | None:
     return None if ns is None else ns / 1000.0
+
+
+MAX_REPLICA_SUBJECTS = 16  # more replicas than this on one page are judged as the page
+
+
+def _replica_frame(frame: Frame, label: str) -> Frame:
+    """``frame`` with its engine replaced by replica ``label`` (None where it has none); the
+    replica read at the page's time, so a reading carried over stays carried over."""
+    engine = frame.engine
+    if engine is None:
+        return frame
+    for r in engine.replicas:
+        if r.replica == label:
+            if r.time_mono_s is None:
+                r = replace(r, time_mono_s=engine.time_mono_s, time_wall_s=engine.time_wall_s)
+            return replace(frame, engine=r)
+    return replace(frame, engine=None)
+
+
+def split_replicas(frame: Frame) -> tuple[str, ...]:
+    """The replicas of ``frame``'s engine to judge apart: each tied to processes on GPUs of
+    its own (none shared with another replica); () when any is not (a replica nothing ties
+    to a GPU, two models on one GPU: the page is judged as one engine)."""
+    engine = frame.engine
+    if engine is None or not 2 <= len(engine.replicas) <= MAX_REPLICA_SUBJECTS:
+        return ()
+    seen: set[int] = set()
+    for r in engine.replicas:
+        pids = set(r.pids)
+        gpus = set(r.gpu_indices) or {p.gpu_index for p in frame.processes if p.pid in pids}
+        if not gpus or gpus & seen:
+            return ()
+        seen |= gpus
+    return tuple(r.replica for r in engine.replicas)
+
+
+def replica_points(frames: list[Frame], previous_point: Point | None,
+                   last_reading: Frame | None) -> tuple[tuple[str, Point], ...]:
+    """Each replica's point of ``frames[-1]``, from the same frames with the engine replaced
+    by that replica (its own counters, histograms, pids and GPUs)."""
+    out = []
+    for label in split_replicas(frames[-1]):
+        mine = [_replica_frame(f, label) for f in frames]
+        before = previous_point.replica(label) if previous_point is not None else None
+        last = _replica_frame(last_reading, label) if last_reading is not None else None
+        out.append((label, point(mine, before, last)))
+    return tuple(out)

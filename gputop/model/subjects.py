@@ -16,6 +16,23 @@ from dataclasses import dataclass
 from gputop.model.point import Point, ProcRef
 
 
+ENGINE = "engine"  # the key of the engine's subject; a replica's is "engine:<its label>"
+
+
+def engine_key(replica: str) -> str:
+    return f"{ENGINE}:{replica}"
+
+
+def is_engine_key(key: str) -> bool:
+    """Whether a subject (or an episode's subject) is an engine or one of its replicas."""
+    return key == ENGINE or key.startswith(ENGINE + ":")
+
+
+def replica_of(key: str) -> str | None:
+    """The replica label of an engine replica's key (None for any other subject)."""
+    return key[len(ENGINE) + 1:] if key.startswith(ENGINE + ":") else None
+
+
 @dataclass(frozen=True, slots=True)
 class Subject:
     key: str
@@ -59,12 +76,22 @@ def subjects_of(p: Point, held_by_engine: tuple[int, ...] = ()) -> tuple[Subject
     gpus = all_gpus(p)
     out: list[Subject] = []
     taken: set[int] = set()
-    if p.engine_kind is not None:
+    if p.engine_kind is not None and p.replicas:
+        # data-parallel engines (or several endpoints) on GPUs of their own: each is judged
+        # as the engine it is, against its own baseline (point.split_replicas)
+        for label, r in p.replicas:
+            replica_gpus = tuple(g for g in r.engine_gpus if g in gpus)
+            kind = "trainer" if r.engine_kind == "trainer" or r.work_unit else "engine"
+            out.append(Subject(engine_key(label), kind, replica_gpus,
+                               frozenset(r.engine_pids), f"{r.engine_kind} {label}"))
+            taken |= set(replica_gpus)
+        taken |= set(p.engine_gpus)
+    elif p.engine_kind is not None:
         engine_gpus = tuple(g for g in p.engine_gpus if g in gpus) or tuple(gpus)
         kind = "trainer" if p.engine_kind == "trainer" or p.work_unit else "engine"
         pids = frozenset(p.engine_pids) or frozenset(
             r.pid for g in engine_gpus for r in p.gpu_procs.get(g, ()))
-        out.append(Subject("engine", kind, engine_gpus, pids, p.engine_kind))
+        out.append(Subject(ENGINE, kind, engine_gpus, pids, p.engine_kind))
         taken |= set(engine_gpus)
     else:
         taken |= set(held_by_engine)

@@ -12,6 +12,7 @@ import time
 from typing import TYPE_CHECKING
 
 from gputop.model.signatures import BY_CAUSE
+from gputop.model.subjects import is_engine_key
 from gputop.units import duration_us
 
 if TYPE_CHECKING:
@@ -149,7 +150,7 @@ def evidence_line(e: Evidence, subject: str = "engine") -> str:
             f"{clock(e.when_wall_s)}-{clock(e.until_wall_s)}"
         return f"{e.count:.0f} requests with {label}={e.detail} finished {span}"
     base = "" if b is None else f" (baseline {b:,.0f}{e.unit if e.unit == '%' else ''})"
-    who = "the engine's processes" if subject == "engine" else "the job's processes"
+    who = "the engine's processes" if is_engine_key(subject) else "the job's processes"
     texts = {
         "sm_active": lambda: f"SM active {v:.0f}% of GPU-Util {e.detail}%" + base,
         "util_drop": lambda: f"GPU-Util {v:.0f}%{base}",
