@@ -22,9 +22,10 @@ def demo_frames(scenario: str | None, count: int, gpus: int | None = None, seed:
 
 
 # The live ``--demo`` starts this far into its first scenario: the healthy lead-in that sets
-# the baseline is already on the plots, and the storm's episode is open on the first screen
-# instead of ~8 s later (the frames before "now" are made at once, on the virtual clock).
-LIVE_LEAD_S = 10.0
+# the baseline is already on the plots, and the storm's episode is open on the first screen,
+# its cause already named from the ticks it held (at 10 s it was one tick old: "tiny kernels"
+# for 3 s, then "oversized request"); the frames before "now" are made at once.
+LIVE_LEAD_S = 13.0
 
 
 def lead_frames(delay_s: float) -> int:

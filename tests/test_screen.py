@@ -322,14 +322,40 @@ def test_the_default_demo_opens_in_an_episode_and_says_which_phase():
     try:
         session.ticks(lead_frames(1.0))  # what cmd_live does before the first screen
         view = session.view()
-        assert lead_frames(1.0) <= 10
+        assert lead_frames(1.0) <= 13
         assert view.detector.active is not None and view.alert is not None
+        # its cause already named: not the first tick's guess (it read "tiny kernels")
+        assert view.alert.suspects[0][0] == "oversized_request", view.alert.suspects
         phase = view.sources["sim"].detail
         assert phase.startswith("logprobs-storm · the storm: ") and "1/8" in phase
         import time
         assert abs(view.frame.time_wall_s - time.time()) < 5  # the newest frame is "now"
     finally:
         session.close()
+
+
+def test_the_cycle_names_each_scenario_s_own_cause():
+    """The whole default cycle: each scenario is a server or job of its own, so the verdict
+    of one (the storm's open episode, a baseline) never carries into the next. Past its
+    lead-in, every scenario's ticks are named its true cause or nothing, most of them its
+    cause; the healthy ones raise nothing (the cycle named 5 of 8 wrong before)."""
+    from collections import Counter
+
+    from gputop.sources.sim import CYCLE_ORDER, CYCLE_S, SCENARIOS
+
+    timeline = sim_timeline(None, int(CYCLE_S) * len(CYCLE_ORDER))
+    named: dict[str, Counter] = {name: Counter() for name in CYCLE_ORDER}
+    for index in range(len(timeline)):
+        t = timeline.frame(index).time_mono_s
+        name = CYCLE_ORDER[int(t // CYCLE_S)]
+        if t % CYCLE_S < 20:  # its lead-in, the onset and the episode's hold
+            continue
+        active = timeline.state(index).active
+        named[name][active.suspects[0][0] if active and active.suspects else None] += 1
+    for name, seen in named.items():
+        cause = SCENARIOS[name].cause
+        assert set(seen) <= {cause, None}, (name, seen)
+        assert seen[cause] >= 0.9 * sum(seen.values()), (name, seen)
 
 
 async def test_the_status_line_names_the_scenario_and_phase_at_80_columns():

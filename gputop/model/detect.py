@@ -388,6 +388,19 @@ def step(previous: DetectState | None, now: Point, config: DetectConfig) -> Dete
             my_windows = replica_windows.get(which, {})
             my_notable = tuple((m, e) for name, m, e in replica_notable if name == which)
         st = old.pop(subject.key, None)
+        if st is not None and _another_engine(st, mine[-1]):
+            st, ended = _absent(st, now, config, final=True)  # the old one's story ends
+            if ended is not None:
+                closed.append(ended)
+            st = None
+            # and so do the requests seen on it: none of them is the new engine's
+            if which is None:
+                notable = my_notable = tuple((m, e) for m, e in notable
+                                             if m >= now.time_mono_s)
+            else:
+                replica_notable = tuple(x for x in replica_notable
+                                        if x[0] != which or x[1] >= now.time_mono_s)
+                my_notable = tuple((m, e) for name, m, e in replica_notable if name == which)
         st = _identify(st, subject, mine[-1], tick_s)
         before = st.last_closed
         st, ended = _advance(st, subject, mine, my_windows, config, my_notable)
@@ -412,6 +425,16 @@ def step(previous: DetectState | None, now: Point, config: DetectConfig) -> Dete
 
 
 AWAY_S = 10.0  # an engine that answered nothing this long and comes back has restarted
+
+
+def _another_engine(st: SubjectState, now: Point) -> bool:
+    """Another engine, not the same one restarted: another endpoint, and none of the old
+    one's processes (both known).  It is judged as one seen for the first time (as at
+    gputop's start), with no restart's warm-up, and the old one's episode ends."""
+    return is_engine_key(st.subject.key) and now.engine_url is not None \
+        and st.engine_url is not None and now.engine_url != st.engine_url \
+        and bool(st.engine_pids) and bool(now.engine_pids) \
+        and not (st.engine_pids & set(now.engine_pids))
 
 
 def _identify(st: SubjectState | None, subject: Subject, now: Point,

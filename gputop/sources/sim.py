@@ -23,6 +23,7 @@ from gputop.sources.base import Reading
 LEAD_IN_S = 4.0
 START_WALL_S = 1_700_000_000.0  # 2023-11-14 22:13:20 UTC: a fixed clock for stable output
 CYCLE_S = 45.0
+CYCLE_LEAD_S = 6.0  # the extra healthy lead-in of each scenario after the cycle's first
 GiB = 2**30
 MiB = 2**20
 CARD_BYTES = 81559 * MiB  # H100 80GB HBM3 as NVML reports it
@@ -301,6 +302,7 @@ class SimSource:
         # elapsed time reads as on a real machine (the demo live: now; tests: a fixed date)
         self.started_wall_s = started_wall_s
         self._seq = 0
+        self._run = 0  # the cycle's scenarios are servers and jobs of their own (_start_run)
         self._tokens = 0.0
         self._prompt = 0.0
         self._finished = 0.0
@@ -321,7 +323,10 @@ class SimSource:
         """(scenario name, seconds since it started) at simulated time ``t``."""
         if self.scenario is not None:
             return self.scenario, t
-        return CYCLE_ORDER[int(t // CYCLE_S) % len(CYCLE_ORDER)], t % CYCLE_S
+        run = int(t // CYCLE_S)
+        # a later scenario is a new server: a longer healthy lead-in, so its baseline has
+        # the clean samples it needs (negative: before the scenario's own lead-in)
+        return CYCLE_ORDER[run % len(CYCLE_ORDER)], t % CYCLE_S - (CYCLE_LEAD_S if run else 0.0)
 
     def phase_at(self, t: float) -> str:
         """ "scenario · phase · timing": where the demo is at simulated time ``t`` (the
@@ -339,7 +344,7 @@ class SimSource:
             position = CYCLE_ORDER.index(name)
             following = CYCLE_ORDER[(position + 1) % len(CYCLE_ORDER)]
             timing += f"; {position + 1}/{len(CYCLE_ORDER)}, next {following} in " \
-                f"{CYCLE_S - since:.0f}s"
+                f"{CYCLE_S - t % CYCLE_S:.0f}s"
         return f"{name} · {phase} · {timing}"
 
     def open(self) -> None:
@@ -353,6 +358,8 @@ class SimSource:
         self._seq += 1
         t = seq * self.step_s
         name, since = self.scenario_at(t)
+        if self.scenario is None and int(t // CYCLE_S) != self._run:
+            self._start_run(int(t // CYCLE_S))
         rng = random.Random(f"{self.seed}:{name}:{seq}")
         n = self.gpus
         tick = _scenario_tick(name, since, rng, n)
@@ -420,10 +427,36 @@ class SimSource:
                                        round(total, 3), round(self._n_sum, 3)))
         return tuple(out)
 
+    def _start_run(self, run: int) -> None:
+        """The cycle's next scenario is another server (or job) started as it begins: its
+        own processes, port and counters from zero, as if the machine were another one, so
+        no scenario's baseline or episode carries into the next."""
+        self._run = run
+        self._tokens = self._prompt = self._finished = self._preempted = self._flops = 0.0
+        self._cpu_s = self._involuntary = 0.0
+        self._hists = {}
+        self._requests_n = [0.0, 0.0]
+        self._n_sum = 0.0
+
     # ------------------------------------------------------------ parts
 
+    def _pid(self, pid: int) -> int:
+        """A process's pid in this run of the cycle (each run's own, never an earlier one's)."""
+        return pid + 100 * (self._run % 100)
+
+    def _started_s(self, before_first_s: float) -> float:
+        """When a process of this run started: before the first frame for the first run,
+        as its scenario began for the later ones."""
+        if self._run == 0:
+            return self.started_wall_s - before_first_s
+        return self.started_wall_s + self._run * CYCLE_S
+
+    def _port(self, first: str) -> str:
+        """The endpoint's port: ``first`` for the first run, the next ones after it later."""
+        return first if self._run == 0 else f":{int(first[1:]) + self._run % 100}"
+
     def _main_pid(self, kind: str) -> int:
-        return 4121 if kind == "vllm" else 5001
+        return self._pid(4121 if kind == "vllm" else 5001)
 
     def _pool_bytes_per_gpu(self) -> tuple[int, int]:
         """(num_gpu_blocks, pool bytes) per GPU as vLLM would size them at start-up."""
@@ -442,22 +475,23 @@ class SimSource:
                 _, pool = self._pool_bytes_per_gpu()
                 engine_bytes = WEIGHTS_BYTES // n + pool + ENGINE_OTHER_BYTES
                 processes.append(ProcSample(
-                    pid=4121 if n == 1 else 4130 + g, gpu_index=g, name="python3", user="vllm",
+                    pid=self._pid(4121 if n == 1 else 4130 + g), gpu_index=g, name="python3",
+                    user="vllm",
                     cmdline=f"vllm serve {MODEL} --gpu-memory-utilization {GPU_MEMORY_UTILIZATION}"
                     + (f" --tensor-parallel-size {n}" if n > 1 else ""),
-                    start_time_s=self.started_wall_s - 5400, mem_bytes=engine_bytes,
+                    start_time_s=self._started_s(5400), mem_bytes=engine_bytes,
                     sm_util_pct=round(tick.sm[g], 1), cpu_s=round(self._cpu_s / n, 2),
-                    rss_bytes=int(6.3 * GiB), ppid=4100 if n > 1 else 1,
+                    rss_bytes=int(6.3 * GiB), ppid=self._pid(4100) if n > 1 else 1,
                     container="cri-containerd:9c1e5b7a2f30", pod="serving/vllm-llama-7d9f",
                     cgroup="/kubepods.slice/kubepods-pod1b2c.slice/cri-containerd-9c1e5b7a2f30.scope"))
             else:
                 engine_bytes = int(71.5 * GiB)
                 processes.append(ProcSample(
-                    pid=5001 + g, gpu_index=g, name="python3", user="train",
+                    pid=self._pid(5001 + g), gpu_index=g, name="python3", user="train",
                     cmdline="torchrun --nproc-per-node %d train.py --model llama-8b" % n,
-                    start_time_s=self.started_wall_s - 3 * 3600, mem_bytes=engine_bytes,
+                    start_time_s=self._started_s(3 * 3600), mem_bytes=engine_bytes,
                     sm_util_pct=round(tick.sm[g], 1), cpu_s=round(self._cpu_s / n, 2),
-                    rss_bytes=int(11.8 * GiB), ppid=5000,
+                    rss_bytes=int(11.8 * GiB), ppid=self._pid(5000),
                     container="docker:4f0d8e21b6aa", cgroup="/system.slice/docker-4f0d8e21b6aa.scope"))
             used = engine_bytes + DRIVER_BYTES
             if g == 0:
@@ -502,13 +536,14 @@ class SimSource:
         n = self.gpus
         tree = dict(cpu_s=round(self._cpu_s, 3), ctx_involuntary=int(self._involuntary))
         if kind == "trainer":
-            return EngineSample(kind="trainer", url="sim://trainer", model="llama-8b (training)",
+            return EngineSample(kind="trainer", url=f"sim://trainer{self._port(':9100')}",
+                                model="llama-8b (training)",
                                 generation_tokens_total=round(self._tokens),
                                 gpu_indices=tuple(range(n)),
-                                pids=tuple(5001 + g for g in range(n)), **tree)
+                                pids=tuple(self._pid(5001 + g) for g in range(n)), **tree)
         blocks, _ = self._pool_bytes_per_gpu()
         return EngineSample(
-            kind="vllm", url="sim://vllm:8000/metrics", model=MODEL,
+            kind="vllm", url=f"sim://vllm{self._port(':8000')}/metrics", model=MODEL,
             generation_tokens_total=round(self._tokens), prompt_tokens_total=round(self._prompt),
             requests_finished_total=round(self._finished),
             requests_running=tick.running, requests_waiting=tick.waiting,
@@ -519,7 +554,8 @@ class SimSource:
                {"kv_bytes_per_token": KV_BYTES_PER_TOKEN // n}),
             weights_bytes=WEIGHTS_BYTES // n,
             weights_source="8.03e9 parameters x 2 B, simulated", tensor_parallel=n,
-            gpu_indices=tuple(range(n)), pids=(4121,) if n == 1 else tuple(4130 + g for g in range(n)),
+            gpu_indices=tuple(range(n)),
+            pids=(self._pid(4121),) if n == 1 else tuple(self._pid(4130 + g) for g in range(n)),
             histograms=self._histograms(), preemptions_total=round(self._preempted, 3),
             waiting_by_reason={"capacity": tick.waiting or 0.0, "deferred": 0.0},
             flops_total=round(self._flops), **tree)
