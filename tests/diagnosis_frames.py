@@ -84,7 +84,7 @@ class Trace:
              tokens=2000.0, prompt=2000.0, cached=0.0, running=30.0, waiting=0.0, kv=0.4,
              preempt=0.0, itl=0.02, ttft=0.15, n8=0, host_cpu=40.0, psi=3.0, run_queue=4,
              cpus=16, tree_cpu=100.0, involuntary=200.0, engine_up=True, work=None,
-             proc_cpu=90.0) -> Trace:
+             proc_cpu=90.0, mem_util=None) -> Trace:
         n, dt = self.n, self.tick_s
         seq = len(self.frames)
         mono = seq * dt
@@ -100,7 +100,8 @@ class Trace:
                 util_gpu_pct=float(utils[g]),
                 util_gpu_samples_pct=tuple(s) if s is not None else (),
                 sm_active_pct=None if sms[g] is None else float(sms[g]),
-                dram_bw_pct=float(_per_gpu(dram, n)[g]),
+                dram_bw_pct=None if dram is None else float(_per_gpu(dram, n)[g]),
+                util_mem_pct=None if mem_util is None else float(_per_gpu(mem_util, n)[g]),
                 tensor_pct=float(_per_gpu(tensor, n)[g]), mem_total_bytes=80 * GiB,
                 mem_used_bytes=70 * GiB, power_w=float(_per_gpu(power, n)[g]),
                 power_limit_w=700.0, temp_c=float(_per_gpu(temp, n)[g]),

@@ -226,6 +226,21 @@ def test_data_parallel_engines_are_judged_each_on_its_own_gpu():
     assert states[-1].baseline_tokens_per_s == pytest.approx(4000, rel=0.05)  # the ranks' sum
 
 
+def test_memory_bandwidth_without_a_dram_counter_reads_the_memory_controller():
+    """An A100 without GPM or DCGM has no DRAM bandwidth (nor SM activity): NVML's memory
+    utilization (the controller's busy time) stands in. Contexts grow: it rises 55 -> 88%,
+    every token takes 2.5x as long at the same batch, tokens/s halves."""
+    trace = Trace()
+    for i in range(70):
+        trace.tick(sm=None, dram=None, mem_util=noisy(55, i, 0.02), tokens=noisy(2000, i, 0.04),
+                   itl=0.02)
+    for _ in range(40):
+        trace.tick(sm=None, dram=None, mem_util=88, tokens=1000, itl=0.05)
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "memory_bandwidth", (ep.suspects, ep.evidence)
+    assert any(e.startswith("memory controller busy 88%") for e in ep.evidence), ep.evidence
+
+
 def test_a_trainer_counter_is_read_over_whole_steps():
     """A samples counter that moves once per 3 s step: no episode while healthy (a per-tick
     rate would read 0, 0, a whole step), and the step rate is the true one."""

@@ -894,6 +894,7 @@ def _sample(subject: Subject, now: Point, feats: Features) -> Sample | None:
         put("util", util)
         put("sm", v.get("sm"))
         put("dram", v.get("dram"))
+        put("mem_ctrl", v.get("mem_ctrl"))
         put("sm_ratio", v.get("sm_ratio"))
         tensor = [now.tensor_pct[g] for g in subject.gpus if g in now.tensor_pct]
         put("tensor", sum(tensor) / len(tensor) if tensor else None)

@@ -110,7 +110,8 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     dram = _smoothed(points, "dram_bw_pct", gpus)
     tensor = _smoothed(points, "tensor_pct", gpus)
     util_base = base.get("util")
-    v.update(util=util, util_base=util_base, sm=sm, dram=dram)
+    mem_ctrl = _smoothed(points, "mem_util_pct", gpus) if dram is None else None
+    v.update(util=util, util_base=util_base, sm=sm, dram=dram, mem_ctrl=mem_ctrl)
     s["busy"] = ramp(util, 70.0, 90.0)
     if util is not None and util_base is not None and util_base >= 40:
         s["util_drop"] = ramp(util_base - util, t("util_drop_pts") * 0.5, 30.0)
@@ -137,6 +138,15 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
         v["dram_rise"] = dram - dram_base if dram_base is not None else None
         if dram >= t("dram_high_pct") or s["dram"] >= 0.5:
             say("dram", dram, dram_base, "%")
+    elif mem_ctrl is not None and (mem_ctrl_base := base.get("mem_ctrl")) is not None:
+        # no DRAM bandwidth counter (no GPM): the memory controller's busy time stands in,
+        # by its rise only (busy time is not bandwidth: its level says nothing alone)
+        rise = mem_ctrl - mem_ctrl_base
+        s["dram"] = ramp(rise, 8.0, 25.0) * ramp(mem_ctrl, 50.0, 75.0)
+        s["dram_new"] = ramp(rise, 5.0, 20.0)
+        v["dram_rise"] = rise
+        if s["dram"] >= 0.5:
+            say("mem_ctrl", mem_ctrl, mem_ctrl_base, "%")
     if tensor is not None and base.get("tensor") is not None:
         s["tensor_up"] = ramp(tensor - base.get("tensor"), 5.0, 25.0)  # type: ignore[operator]
 

@@ -73,6 +73,9 @@ class Point:
     latency_slow: dict[str, tuple[float, float]] = field(default_factory=dict)
     # per GPU: what else the diagnosis reads of the card and of the processes on it
     temp_c: dict[int, float] = field(default_factory=dict)
+    # NVML's memory utilization: the share of time the memory controller was busy (what a
+    # GPU without GPM, before Hopper and without DCGM, says of its memory traffic)
+    mem_util_pct: dict[int, float] = field(default_factory=dict)
     power_w: dict[int, float] = field(default_factory=dict)
     mem_used_bytes: dict[int, int] = field(default_factory=dict)
     util_samples_pct: dict[int, tuple[float, ...]] = field(default_factory=dict)
@@ -306,6 +309,7 @@ def point(frames: list[Frame], previous_point: Point | None = None,
         throttle={g.index: g.throttle for g in frame.gpus if g.throttle},
         clock_mhz={g.index: g.sm_clock_mhz for g in frame.gpus if g.sm_clock_mhz is not None},
         temp_c={g.index: g.temp_c for g in frame.gpus if g.temp_c is not None},
+        mem_util_pct={g.index: g.util_mem_pct for g in frame.gpus if g.util_mem_pct is not None},
         power_w={g.index: g.power_w for g in frame.gpus if g.power_w is not None},
         mem_used_bytes={g.index: g.mem_used_bytes for g in frame.gpus
                         if g.mem_used_bytes is not None},

@@ -49,7 +49,8 @@ SIGNAL_TEXT = {
 EVIDENCE_SIGNAL = {
     "sm_active": "hollow", "util_drop": "util_drop", "sawtooth": "sawtooth", "waiting": "queue",
     "tokens": "tokens_down", "itl": "itl", "ttft": "ttft", "prefill": "prefill",
-    "preempt": "preempt", "kv": "kv_full", "dram": "dram", "clock": "clock_slow",
+    "preempt": "preempt", "kv": "kv_full", "dram": "dram", "mem_ctrl": "dram",
+    "clock": "clock_slow",
     "throttle": "throttle_new", "odd_clock": "odd", "odd_sm": "odd", "hot": "hot",
     "shared": "shared", "own_sm": "own_drop", "tree_cpu": "host", "busiest_thread": "host",
     "psi": "host", "run_queue": "host", "involuntary": "host", "host_cpu": "host",
@@ -167,6 +168,8 @@ def evidence_line(e: Evidence, subject: str = "engine") -> str:
         "preempt": lambda: f"{e.detail or 'preemptions'} {v:.1f}/s (baseline {_n(b, 1)}/s)",
         "kv": lambda: f"KV cache {v:.0%} full",
         "dram": lambda: f"DRAM bandwidth {v:.0f}%{base}",
+        "mem_ctrl": lambda: f"memory controller busy {v:.0f}%{base} (no DRAM bandwidth "
+                            "counter on this GPU)",
         "clock": lambda: f"GPU {e.gpu} SM clock {v:,.0f} MHz (baseline {_n(b)})",
         "throttle": lambda: f"GPU {e.gpu} clocks throttled: {e.detail}",
         "odd_clock": lambda: f"GPU {e.gpu} SM clock {v:,.0f} MHz while "
