@@ -40,7 +40,7 @@ BEFORE_S = 5.0
 AFTER_S = 30.0
 CAUSES = ("oversized_request", "prefill_interference", "collective_straggler", "input_stall",
           "host_launch_jitter", "host_cpu_contention", "tiny_kernels", "memory_bandwidth",
-          "throttling", "kv_pressure", "gpu_shared")
+          "throttling", "kv_pressure", "gpu_shared", "spec_decode_rejected")
 
 
 def _actives(state) -> tuple:

@@ -70,7 +70,8 @@ class Trace:
         self.engine_pids = engine_pids if engine_pids is not None else \
             (4000,) + tuple(p[0] for p in self.procs)
         self.totals = {"gen": 0.0, "prompt": 0.0, "cached": 0.0, "finished": 0.0,
-                       "preempt": 0.0, "cpu": 0.0, "inv": 0.0, "work": 0.0}
+                       "preempt": 0.0, "cpu": 0.0, "inv": 0.0, "work": 0.0,
+                       "drafted": 0.0, "accepted": 0.0}
         self.proc_cpu: dict[int, float] = {}
         self.hists = {"itl": _Hist("itl", ITL_BOUNDS), "ttft": _Hist("ttft", TTFT_BOUNDS)}
         self.params_n = _Hist("params_n", N_BOUNDS)
@@ -84,7 +85,7 @@ class Trace:
              tokens=2000.0, prompt=2000.0, cached=0.0, running=30.0, waiting=0.0, kv=0.4,
              preempt=0.0, itl=0.02, ttft=0.15, n8=0, host_cpu=40.0, psi=3.0, run_queue=4,
              cpus=16, tree_cpu=100.0, involuntary=200.0, engine_up=True, work=None,
-             proc_cpu=90.0, mem_util=None) -> Trace:
+             proc_cpu=90.0, mem_util=None, drafted=None, accepted=None) -> Trace:
         n, dt = self.n, self.tick_s
         seq = len(self.frames)
         mono = seq * dt
@@ -131,6 +132,8 @@ class Trace:
                 tot["preempt"] += preempt * dt
                 tot["cpu"] += tree_cpu / 100.0 * dt
                 tot["inv"] += involuntary * dt
+                tot["drafted"] += (drafted or 0.0) * dt
+                tot["accepted"] += (accepted or 0.0) * dt
                 if self.kind == "vllm":
                     self.hists["itl"].observe(itl, tokens * dt)
                     self.hists["ttft"].observe(ttft, max(1.0, tokens / 200.0 * dt))
@@ -157,7 +160,10 @@ class Trace:
                     pids=self.engine_pids, time_mono_s=mono, time_wall_s=wall,
                     histograms=(self.hists["itl"].sample(), self.hists["ttft"].sample(),
                                 self.params_n.sample()),
-                    cpu_s=round(tot["cpu"], 3), ctx_involuntary=int(tot["inv"]))
+                    cpu_s=round(tot["cpu"], 3), ctx_involuntary=int(tot["inv"]),
+                    **({"spec_draft_tokens_total": round(tot["drafted"]),
+                        "spec_accepted_tokens_total": round(tot["accepted"])}
+                       if drafted is not None else {}))
         sources = {"nvml": SourceStatus(ok=True)}
         if self.kind is not None:
             sources["engine"] = SourceStatus(ok=engine_up, reason=None if engine_up

@@ -241,6 +241,32 @@ def test_memory_bandwidth_without_a_dram_counter_reads_the_memory_controller():
     assert any(e.startswith("memory controller busy 88%") for e in ep.evidence), ep.evidence
 
 
+def test_speculative_drafts_rejected_is_named():
+    """vLLM with a draft model: the traffic changes (a new language, code instead of chat)
+    and the target accepts 20% of the drafts instead of 70%. Each step still verifies k
+    drafts, so the GPU stays busy while tokens/s halves and every token takes twice as long."""
+    trace = Trace()
+    for i in range(70):
+        trace.tick(tokens=noisy(2000, i, 0.04), itl=0.02, drafted=3000, accepted=noisy(2100, i, 0.03))
+    for _ in range(40):
+        trace.tick(tokens=1000, itl=0.04, drafted=3000, accepted=600)
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "spec_decode_rejected", (ep.suspects, ep.evidence)
+    assert any(e.startswith("speculative decoding accepts 20% of draft tokens (baseline 70%)")
+               for e in ep.evidence), ep.evidence
+
+
+def test_acceptance_falling_while_service_holds_is_no_episode():
+    """Acceptance can fall with output that barely slows (short drafts, a cheap draft
+    model): nothing users see is worse, so nothing is raised."""
+    trace = Trace()
+    for i in range(70):
+        trace.tick(tokens=noisy(2000, i, 0.04), itl=0.02, drafted=3000, accepted=2100)
+    for i in range(40):
+        trace.tick(tokens=noisy(1900, i, 0.04), itl=0.021, drafted=3000, accepted=900)
+    assert episodes(trace.run()) == []
+
+
 def test_a_trainer_counter_is_read_over_whole_steps():
     """A samples counter that moves once per 3 s step: no episode while healthy (a per-tick
     rate would read 0, 0, a whole step), and the step rate is the true one."""

@@ -862,7 +862,7 @@ def _clean(feats: Features) -> bool:
         return False  # a prefill burst, or every token slower: an onset, not the normal
     return max(s.get("queue", 0.0), s.get("util_drop", 0.0), s.get("sawtooth", 0.0),
                s.get("work_down", 0.0), s.get("odd", 0.0) * s.get("peers_wait", 0.0),
-               s.get("shared", 0.0), s.get("clock_all", 0.0)) < 0.5
+               s.get("shared", 0.0), s.get("clock_all", 0.0), s.get("spec_drop", 0.0)) < 0.5
 
 
 def _steady(recent: tuple[Point, ...], now: Point, since: float) -> bool:
@@ -909,6 +909,7 @@ def _sample(subject: Subject, now: Point, feats: Features) -> Sample | None:
         put("running", now.requests_running)
         put("waiting", now.requests_waiting)
         put("kv", now.kv_usage_ratio)
+        put("spec_accept", v.get("spec_accept"))
         if now.preemptions_per_s is not None or now.retractions_per_s is not None:
             put("preempt", (now.preemptions_per_s or 0.0) + (now.retractions_per_s or 0.0))
         put("tree_cpu", now.tree_cpu_pct)

@@ -64,6 +64,16 @@ def _gpu_mean(p: Point, attr: str, gpus: tuple[int, ...]) -> float | None:
     return _mean(d.get(g) for g in gpus)
 
 
+def _spec_acceptance(points: tuple[Point, ...]) -> float | None:
+    """Accepted / drafted tokens over the last SMOOTH + 2 readings, else the engine's own
+    gauge; None without speculative decoding (or without drafts in the window)."""
+    window = points[-(SMOOTH + 2):]
+    drafted = sum(p.spec_drafted_per_s or 0.0 for p in window if p.engine_fresh)
+    if drafted > 0:
+        return sum(p.spec_accepted_per_s or 0.0 for p in window if p.engine_fresh) / drafted
+    return _scalar(points, "spec_accept_gauge")
+
+
 def _smoothed(points: tuple[Point, ...], attr: str, gpus: tuple[int, ...]) -> float | None:
     return _mean(_gpu_mean(p, attr, gpus) for p in points[-SMOOTH:])
 
@@ -588,6 +598,16 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
         per_request = (tps / max(finished, 1e-3)) / (tps_base / finished_base)
         v["tokens_per_request_ratio"] = per_request
         s["hog"] = ramp(per_request, 1.5, 3.0)
+
+    # speculative decoding: the share of draft tokens the target model accepts, over the
+    # last few readings (each step verifies k drafts; rejected ones are work thrown away)
+    accept = _spec_acceptance(points)
+    v["spec_accept"] = accept
+    accept_base = base.get("spec_accept")
+    if accept is not None and accept_base:
+        s["spec_drop"] = ramp(1.0 - accept / accept_base, 0.25, 0.6)
+        if s["spec_drop"] >= 0.5:
+            say("spec_accept", accept, accept_base)
 
     # the typical step: every token slower, not only the tail
     p50 = now.latency.get("itl", (None, None))[0]

@@ -87,6 +87,11 @@ class Point:
     counters_reset: bool = False
     cached_prompt_tokens_per_s: float | None = None
     retractions_per_s: float | None = None
+    # speculative decoding: draft tokens proposed and accepted per second (vLLM, llama.cpp),
+    # or the acceptance the engine reports as a gauge (SGLang), 0..1
+    spec_drafted_per_s: float | None = None
+    spec_accepted_per_s: float | None = None
+    spec_accept_gauge: float | None = None
     work_unit: str = ""
     # a counter that moves once per step (a trainer's): its last two changes
     work_total: float | None = None
@@ -161,7 +166,8 @@ def _previous_reading(frames: list[Frame], last_reading: Frame | None) -> Frame 
 
 ENGINE_RATES = ("tokens_per_s", "prompt_tokens_per_s", "requests_per_s", "preemptions_per_s",
                 "flops_per_s", "mem_bytes_per_s", "tree_cpu_pct", "tree_involuntary_per_s",
-                "busiest_thread_pct", "cached_prompt_tokens_per_s", "retractions_per_s")
+                "busiest_thread_pct", "cached_prompt_tokens_per_s", "retractions_per_s",
+                "spec_drafted_per_s", "spec_accepted_per_s")
 # a counter below its previous reading means the engine restarted
 _RESET_COUNTERS = ("generation_tokens_total", "prompt_tokens_total", "requests_finished_total")
 
@@ -189,6 +195,8 @@ def _engine_rates(before: EngineSample, now: EngineSample, seconds: float) -> di
         "busiest_thread_pct": None if busiest is None else 100.0 * busiest,
         "cached_prompt_tokens_per_s": rate("prompt_tokens_cached_total"),
         "retractions_per_s": rate("retracted_requests_total"),
+        "spec_drafted_per_s": rate("spec_draft_tokens_total"),
+        "spec_accepted_per_s": rate("spec_accepted_tokens_total"),
     }
 
 
@@ -329,6 +337,7 @@ def point(frames: list[Frame], previous_point: Point | None = None,
         engine_fresh=fresh,
         engine_hist=hist,
         engine_url=engine.url if engine else None,
+        spec_accept_gauge=engine.spec_accept_ratio if engine else None,
         engine_pids=tuple(engine.pids) if engine else (),
         engine_gpus=engine_gpus,
         counters_reset=reset,

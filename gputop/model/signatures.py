@@ -123,6 +123,15 @@ SIGNATURES: tuple[Signature, ...] = (
         vetoes=(("odd", 0.9), ("shared", 0.5)),
         where="throttled"),
     Signature(
+        "spec_decode_rejected",
+        "speculative decoding's drafts are mostly rejected: each step verifies tokens it "
+        "throws away",
+        requires=(("spec_drop",), ("tokens_down", "itl", "step")),
+        supports=("busy", "step"),
+        vetoes=(("host", 0.8), ("jitter", 0.8), ("clock_slow", 0.7), ("shared", 0.7),
+                ("kv_sig", 0.6), ("notable", 0.5), ("prefill", 0.5), ("odd", 0.8),
+                ("dram_new", 0.4))),
+    Signature(
         "gpu_shared",
         "another process time-slices the GPU and takes its SM time",
         requires=(("shared",), ("own_drop", "tokens_down", "itl", "work_down", "util_drop")),
@@ -133,7 +142,7 @@ BY_CAUSE = {sig.cause: sig for sig in SIGNATURES}
 # the exporter's and snapshot's vocabulary (FACTS.md section 7): the first eight are older
 CAUSES = ("oversized_request", "prefill_interference", "collective_straggler", "input_stall",
           "host_launch_jitter", "tiny_kernels", "memory_bandwidth", "throttling",
-          "kv_pressure", "gpu_shared", "host_cpu_contention")
+          "kv_pressure", "gpu_shared", "host_cpu_contention", "spec_decode_rejected")
 
 
 def scores(s: dict[str, float]) -> dict[str, float]:

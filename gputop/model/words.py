@@ -44,6 +44,7 @@ SIGNAL_TEXT = {
     "step": "every token slower (ITL p50)", "rank_idle": "one rank idle while the others wait",
     "hog": "the tokens going to few requests", "hogged": "a few requests taking the batch",
     "kv_wait": "requests waiting for KV blocks",
+    "spec_drop": "speculative decoding's acceptance falling",
 }
 # which of a signature's signals each kind of evidence stands for (to order the lines)
 EVIDENCE_SIGNAL = {
@@ -56,7 +57,7 @@ EVIDENCE_SIGNAL = {
     "psi": "host", "run_queue": "host", "involuntary": "host", "host_cpu": "host",
     "launch": "jitter", "launch_tail": "jitter", "launch_max": "jitter", "fanout": "fanout",
     "input_thread": "input_cpu", "work": "work_down", "step": "step", "rank_idle": "rank_idle",
-    "notable_n": "notable", "notable_max_tokens": "notable",
+    "notable_n": "notable", "notable_max_tokens": "notable", "spec_accept": "spec_drop",
 }
 
 
@@ -167,6 +168,8 @@ def evidence_line(e: Evidence, subject: str = "engine") -> str:
                            + (f"; {e.detail}" if e.detail else ""),
         "preempt": lambda: f"{e.detail or 'preemptions'} {v:.1f}/s (baseline {_n(b, 1)}/s)",
         "kv": lambda: f"KV cache {v:.0%} full",
+        "spec_accept": lambda: f"speculative decoding accepts {v:.0%} of draft tokens "
+                               f"(baseline {b:.0%})",
         "dram": lambda: f"DRAM bandwidth {v:.0f}%{base}",
         "mem_ctrl": lambda: f"memory controller busy {v:.0f}%{base} (no DRAM bandwidth "
                             "counter on this GPU)",
