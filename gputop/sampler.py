@@ -24,9 +24,10 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from gputop.schema import (MAX_PROCESSES, EngineHistogram, EngineSample, Frame, GpuSample,
+from gputop.schema import (MAX_PROCESSES, Frame, GpuSample,
                            SourceStatus)
 from gputop.sources.base import Reading, Source
+from gputop.sources.engine_merge import merge_engines
 
 STALE_INTERVALS = 5  # a reading older than this many intervals is stale...
 STALE_MIN_S = 3.0  # ...and never sooner than this
@@ -277,86 +278,6 @@ def _merge_gpus(samples: list[GpuSample]) -> tuple[GpuSample, ...]:
     return tuple(merged[i] for i in sorted(merged))
 
 
-SUMMED = ("generation_tokens_total", "prompt_tokens_total", "requests_finished_total",
-          "requests_running", "requests_waiting", "preemptions_total", "cpu_s",
-          "ctx_involuntary", "prompt_tokens_cached_total", "retracted_requests_total",
-          "retracted_input_tokens_total", "spec_drafts_total", "spec_draft_tokens_total",
-          "spec_accepted_tokens_total", "prefill_seconds_total", "decode_seconds_total",
-          "forward_seconds_total", "decode_steps_total", "corrupted_requests_total",
-          "kv_used_tokens", "kv_free_tokens", "kv_evictable_tokens")
-AVERAGED = ("kv_usage_ratio", "flops_total", "read_bytes_total", "write_bytes_total",
-            "spec_accept_ratio", "spec_accept_length")  # per GPU
-
-
-def _summed_histograms(samples: list[EngineSample]) -> tuple[EngineHistogram, ...]:
-    """Replicas' histograms added bucket by bucket (only where every replica has the
-    histogram with the same bounds: otherwise the sum would mean nothing)."""
-    out = []
-    for hist in samples[0].histograms:
-        same = [next((h for h in s.histograms if h.name == hist.name
-                      and h.upper_bounds == hist.upper_bounds), None) for s in samples]
-        if any(h is None for h in same):
-            continue
-        out.append(EngineHistogram(
-            hist.name, hist.upper_bounds,
-            tuple(sum(values) for values in zip(*(h.cumulative for h in same))),
-            sum(h.count for h in same), sum(h.sum for h in same)))
-    return tuple(out)
-
-
-def _merge_engines(samples: list[EngineSample]) -> EngineSample | None:
-    """Several endpoints (repeated --engine) read as one service: counters and queues add
-    up, KV usage averages, the process trees join; what differs is left unknown."""
-    if len(samples) <= 1:
-        return samples[0] if samples else None
-    first = samples[0]
-
-    def total(name):
-        values = [getattr(s, name) for s in samples]
-        return None if any(v is None for v in values) else sum(values)
-
-    def same(name):
-        values = {getattr(s, name) for s in samples}
-        return values.pop() if len(values) == 1 else None
-
-    def mean(name):
-        return _mean([getattr(s, name) for s in samples])
-
-    reasons: dict[str, float] = {}
-    for sample in samples:
-        for reason, count in sample.waiting_by_reason.items():
-            reasons[reason] = reasons.get(reason, 0.0) + count
-    return dataclasses.replace(
-        first, **{name: total(name) for name in SUMMED},
-        **{name: mean(name) for name in AVERAGED},
-        histograms=_summed_histograms(samples), waiting_by_reason=reasons,
-        busiest_thread_cpu_s=None, busiest_thread="",
-        kind=same("kind") or "mixed", url=" + ".join(s.url for s in samples),
-        model=same("model") or ", ".join(sorted({s.model for s in samples})),
-        pids=tuple(sorted({p for s in samples for p in s.pids})),
-        time_mono_s=_mean([s.time_mono_s for s in samples]),
-        time_wall_s=_mean([s.time_wall_s for s in samples]),
-        gpu_indices=tuple(sorted({g for s in samples for g in s.gpu_indices})),
-        **{name: same(name) for name in ("num_gpu_blocks", "block_size", "kv_pool_bytes",
-                                          "kv_pool_tokens", "kv_bytes_per_token", "weights_bytes",
-                                          "tensor_parallel")},
-        kv_config=samples[0].kv_config if all(s.kv_config == samples[0].kv_config
-                                              for s in samples) else {},
-        cache_dtype=same("cache_dtype") or "",
-        data_parallel=sum(s.data_parallel or 1 for s in samples),
-        # each endpoint is a replica (or brings its own), shown on its own GPUs (the diagnosis
-        # still judges the summed engine as one subject)
-        replicas=tuple(r for s in samples
-                       for r in (s.replicas or (dataclasses.replace(s, replica=s.url),))),
-        lora_running=tuple(dict.fromkeys(n for s in samples for n in s.lora_running)),
-        lora_waiting=tuple(dict.fromkeys(n for s in samples for n in s.lora_waiting)),
-        note="; ".join(s.note for s in samples if s.note))
-
-
-def _mean(values: list[float | None]) -> float | None:
-    return None if any(v is None for v in values) else sum(values) / len(values)
-
-
 def _merge(seq: int, wall: float, mono: float, readings: list[Reading],
            statuses: dict[str, SourceStatus]) -> Frame:
     gpus, processes, launch, engines = [], [], [], []
@@ -373,5 +294,5 @@ def _merge(seq: int, wall: float, mono: float, readings: list[Reading],
     if len(processes) > MAX_PROCESSES:  # what a frame may hold: keep the largest
         processes = sorted(processes, key=lambda p: -(p.mem_bytes or 0))[:MAX_PROCESSES]
     return Frame(seq=seq, time_wall_s=wall, time_mono_s=mono, gpus=_merge_gpus(gpus),
-                 processes=tuple(processes), engine=_merge_engines(engines), launch=tuple(launch), host=host,
+                 processes=tuple(processes), engine=merge_engines(engines), launch=tuple(launch), host=host,
                  pinned=pinned, sources=statuses, launch_armed_s=armed_s)

@@ -208,11 +208,23 @@ def start_fake_vllm(tmp_path, argv_tail=(), name="vllm"):
 
 
 def stop(proc):
+    """Kill the server and its children and wait until all are gone, so no listening
+    socket of theirs outlives the test (discovery reads every engine on the machine)."""
     import psutil
-    for child in psutil.Process(proc.pid).children(recursive=True):
+    children = psutil.Process(proc.pid).children(recursive=True)
+    for child in children:
         child.kill()
     proc.kill()
     proc.wait()
+    deadline = time.monotonic() + 10
+    for child in children:  # gone, or a zombie (which holds no socket) not yet reaped
+        while time.monotonic() < deadline:
+            try:
+                if child.status() == psutil.STATUS_ZOMBIE:
+                    break
+            except psutil.NoSuchProcess:
+                break
+            time.sleep(0.01)
 
 
 @pytest.fixture
@@ -252,6 +264,44 @@ def test_discovery_tries_the_named_port_and_never_the_internal_ones(tmp_path):
         assert not (tmp_path / "metrics.txt.internal").exists()  # never connected to
     finally:
         stop(proc)
+
+
+def test_discovery_reads_every_engine_on_the_machine(tmp_path):
+    """Two independent vLLM servers on one box (two single-GPU servers): discovery reads
+    both, each a replica of the reading with its own process tree (so each is judged on its
+    own GPUs), counters summed; one that stops is dropped after its failures and the
+    reading is the other one alone. Neither's internal port is ever connected to."""
+    import psutil
+
+    dirs = [tmp_path / "a", tmp_path / "b"]
+    for d in dirs:
+        d.mkdir()
+    servers = [start_fake_vllm(d, ["--host", "127.0.0.1", "--port", str(free_port())])
+               for d in dirs]
+    try:
+        source = EngineSource()
+        engine = source.poll(10.0).engine
+        urls = {f"http://127.0.0.1:{port}/metrics" for _, port, _, _ in servers}
+        assert {r.replica for r in engine.replicas} == urls
+        trees = [set(r.pids) for r in engine.replicas]
+        for (proc, port, _, _), replica in zip(sorted(servers, key=lambda s: s[1]),
+                                               sorted(engine.replicas, key=lambda r: r.url)):
+            assert proc.pid in replica.pids
+        assert not trees[0] & trees[1]
+        assert engine.generation_tokens_total == sum(r.generation_tokens_total
+                                                     for r in engine.replicas)
+        second = max(servers, key=lambda s: psutil.Process(s[0].pid).create_time())
+        stop(second[0])
+        tick = 10.0
+        for _ in range(8):  # its failures, each after its back-off
+            tick += 20.0
+            engine = source.poll(tick).engine
+        assert engine.replicas == () and engine.url != f"http://127.0.0.1:{second[1]}/metrics"
+        assert not any((d / "metrics.txt.internal").exists() for d in dirs)
+    finally:
+        for proc, *_ in servers:
+            if proc.poll() is None:
+                stop(proc)
 
 
 def test_discovery_reads_each_process_command_line_once(fake_vllm, monkeypatch):

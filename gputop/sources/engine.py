@@ -12,6 +12,7 @@ growing back-off, and the reason is shown as "engine unreachable: ...".
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import ipaddress
 import re
@@ -26,6 +27,7 @@ from gputop.model.kv import ConfigError, kv_config, kv_layout
 from gputop.schema import EngineSample
 from gputop.sources import engine_discovery, prom
 from gputop.sources.base import Reading, SourceError
+from gputop.sources.engine_merge import merge_engines
 from gputop.sources.engine_metrics import (REPLICA_LABELS, ParsedMetrics, config_int,
                                            recognise, replica_label)
 from gputop.sources.engine_replicas import command_lines, llamacpp_pool, replica_roots
@@ -34,6 +36,8 @@ from gputop.sources.proctree import tree_cpu, tree_of
 
 BACKOFF_S = (1, 2, 4, 8, 16, 30)
 DISCOVER_EVERY_S = 5.0
+MAX_DISCOVERED = 8  # engines discovery reads at once: a box of single-GPU servers
+FORGET_AFTER_FAILURES = 3  # a discovered engine failing this often in a row is dropped
 TREE_REFRESH_S = 5.0
 TIMEOUT_S = 3.0  # the whole scrape; late answers are still used (see sampler.py)
 TP_FLAGS = re.compile(r"(?:--tensor-parallel-size|--tp-size|--tp|-tp)[ =](\d+)")
@@ -158,6 +162,8 @@ class EngineSource:
         self._retry_at = 0.0
         self._last_reason = ""
         self._last_discovery = -1e9
+        self._others: dict[str, EngineSource] = {}  # the other engines discovery found
+        self._others_at = -1e9
         self._model: ModelInfo | None = None
         self._model_reason = ""
         self._model_tried: set[str] = set()
@@ -174,6 +180,60 @@ class EngineSource:
     # ------------------------------------------------------------ polling
 
     def poll(self, time_mono_s: float = 0.0) -> Reading:
+        """One reading of the engine; when engines are discovered, of every engine found on
+        this machine (up to MAX_DISCOVERED), merged with each endpoint a replica of its own."""
+        if not self.discover:
+            return self._poll_one(time_mono_s)
+        try:
+            first: Reading | None = self._poll_one(time_mono_s)
+            failure = None
+        except SourceError as exc:
+            first, failure = None, exc
+        self._find_others(time_mono_s)
+        readings = [first] if first is not None else []
+        notes = []
+        for url, other in list(self._others.items()):
+            try:
+                readings.append(other._poll_one(time_mono_s))
+            except SourceError as exc:
+                notes.append(f"{url}: {exc}")
+                if other._failures >= FORGET_AFTER_FAILURES:
+                    del self._others[url]  # gone: found again if it comes back
+        if not readings:
+            raise failure or SourceError("no engine found (pass --engine URL)")
+        if len(readings) == 1 and not notes:
+            return readings[0]
+        engine = merge_engines([r.engine for r in readings if r.engine is not None])
+        if engine is not None and notes:
+            engine = dataclasses.replace(engine, note="; ".join(filter(None, (engine.note,
+                                                                               *notes))))
+        after = [r.taken_after_s for r in readings if r.taken_after_s is not None]
+        return Reading(engine=engine, taken_after_s=max(after) if after else None)
+
+    def _find_others(self, tick: float) -> None:
+        """Every DISCOVER_EVERY_S, the engines besides the first one that answer (not in
+        the trees already read, so an engine's own workers are never probed)."""
+        if self._endpoint is None or tick - self._others_at < DISCOVER_EVERY_S:
+            return  # (with no engine found at all, _discover looks already)
+        self._others_at = tick
+        known = {self._endpoint.url, *self._others}
+        skip = {p.pid for source in (self, *self._others.values())
+                if source._endpoint is not None for p in source._endpoint.tree}
+        if self._endpoint.listener is not None:
+            skip.add(self._endpoint.listener.pid)
+        pinned = self._pinned(tick)
+        only = None if pinned is None else {p.pid for p in pinned.tree}
+        room = MAX_DISCOVERED - 1 - len(self._others)
+        if room <= 0:
+            return
+        for url in engine_discovery.all_answering(engine_discovery.candidates(only), probe,
+                                                  skip, room + len(known)):
+            if url not in known and len(self._others) < MAX_DISCOVERED - 1:
+                self._others[url] = EngineSource(url, timeout_s=self.timeout_s,
+                                                 discover=False, counter=self.counter,
+                                                 name=self.name, clock=self._clock)
+
+    def _poll_one(self, time_mono_s: float) -> Reading:
         poll_started = time.perf_counter()
         if time_mono_s < self._retry_at:
             wait = self._retry_at - time_mono_s

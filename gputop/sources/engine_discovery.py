@@ -213,6 +213,36 @@ def first_answering(found: list[Candidate], probe) -> str | None:
     return None
 
 
+def all_answering(found: list[Candidate], probe, skip_pids: set[int],
+                  limit: int) -> list[str]:
+    """Every engine that answers, one URL per process, in the candidates' order, at most
+    ``limit``: each process's best port first, all at once, then the other ports of those
+    whose best one did not answer (as ``first_answering``); processes in ``skip_pids`` (the
+    engines already read and their trees) are not tried.  A box of several independent
+    servers is read whole, each judged on its own GPUs."""
+    import concurrent.futures as cf
+
+    todo = [c for c in found if c.urls and c.pid not in skip_pids]
+    answer: dict[int, str] = {}
+    pool = cf.ThreadPoolExecutor(max_workers=PROBE_WORKERS, thread_name_prefix="gputop-probe")
+    try:
+        for round_ in (0, 1):
+            tries = [(c.pid, url) for c in todo if c.pid not in answer
+                     for url in (c.urls[:1] if round_ == 0 else c.urls[1:])][:MAX_URLS]
+            futures = [pool.submit(probe, url) for _, url in tries]
+            for (pid, url), future in zip(tries, futures):
+                if pid in answer:
+                    continue
+                try:
+                    future.result()
+                except Exception:  # any failure: not this one
+                    continue
+                answer[pid] = url
+        return [answer[c.pid] for c in todo if c.pid in answer][:limit]
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
 def _first_of(urls: list[str], probe) -> str | None:
     import concurrent.futures as cf
 
