@@ -78,6 +78,10 @@ def test_vllm_data_parallel_engines_on_their_own_gpus(monkeypatch, tmp_path):
     assert r0.gpus == (0,) and r1.gpus == (1,)
     assert dp0 in r0.sample.pids and worker0 in r0.sample.pids and dp1 not in r0.sample.pids
     assert set(r1.sample.pids) == {dp1, info["workers"]["VLLM::EngineCore_DP1"]}
+    # the diagnosis judges each engine apart, on its own GPU, from these live frames
+    state = timeline.state(timeline.last_index)
+    assert {s.subject.key: s.subject.gpus for s in state.subjects if s.subject.has_engine} == {
+        "engine:model_name=tiny-llama,engine=0": (0,), "engine:model_name=tiny-llama,engine=1": (1,)}
     # each replica's own gauges, as the page has them for its engine label
     reference = {}
     for family in text_string_to_metric_families(page):
