@@ -156,7 +156,7 @@ def evidence_line(e: Evidence, subject: str = "engine") -> str:
     texts = {
         "sm_active": lambda: f"SM active {v:.0f}% of GPU-Util {e.detail}%" + base,
         "util_drop": lambda: f"GPU-Util {v:.0f}%{base}",
-        "sawtooth": lambda: f"GPU-Util swings {e.detail}% between steps (mean {v:.0f}%, "
+        "sawtooth": lambda: f"{e.detail}% in a saw-tooth between steps (mean {v:.0f}%, "
                             f"baseline {_n(b)}%)",
         "waiting": lambda: f"waiting requests {_n(b)} -> {v:.0f} while running stays {e.detail}",
         # tokens and work evidence always carries both its value and its baseline
