@@ -19,7 +19,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-from gputop.demo import demo_frames
+from gputop.demo import data_parallel, demo_frames
 from gputop.model.detect import make_fold
 from gputop.model.point import point
 from gputop.model.timeline import Timeline
@@ -50,6 +50,13 @@ def main() -> int:
         reference = min(per_tick_us(frames, _reference_fold) for _ in range(args.repeat))
         print(f"{scenario + f' x{gpus} GPUs':<28} {detector:>17.0f} {reference:>16.0f} "
               f"{detector / reference:>6.1f}")
+    # eight data-parallel engines, one per GPU, each judged on its own (one of them storms)
+    frames = data_parallel([list(demo_frames("logprobs-storm" if r == 3 else "serving",
+                                             args.ticks, gpus=1, seed=r)) for r in range(8)])
+    detector = min(per_tick_us(frames, make_fold()) for _ in range(args.repeat))
+    reference = min(per_tick_us(frames, _reference_fold) for _ in range(args.repeat))
+    print(f"{'8 DP engines x8 GPUs':<28} {detector:>17.0f} {reference:>16.0f} "
+          f"{detector / reference:>6.1f}")
     return 0
 
 

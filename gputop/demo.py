@@ -3,8 +3,10 @@ and how far into its story the live demo starts."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from gputop.sampler import Sampler
-from gputop.schema import Frame
+from gputop.schema import EngineHistogram, Frame
 from gputop.sources.sim import START_WALL_S, SimSource
 
 
@@ -31,3 +33,45 @@ LIVE_LEAD_S = 13.0
 def lead_frames(delay_s: float) -> int:
     """How many frames the live demo makes before its first screen."""
     return max(0, round(LIVE_LEAD_S / delay_s))
+
+
+RANK_PID_STRIDE = 100_000  # rank r's processes are numbered r x this above its own trace's
+
+
+def data_parallel(ranks: list[list[Frame]]) -> list[Frame]:
+    """One page of data-parallel engines (vLLM's ``engine`` label) from single-GPU frame
+    sequences of one length: rank r's GPU becomes GPU r and its processes its own (pids
+    shifted by r x RANK_PID_STRIDE), its engine reading the replica ``engine=r``, the
+    page's counters, gauges and histograms the ranks' sums (as the page itself has them)."""
+    out = []
+    for seq, frames in enumerate(zip(*ranks, strict=True)):
+        gpus, processes, replicas = [], [], []
+        for r, f in enumerate(frames):
+            shift = r * RANK_PID_STRIDE
+            gpus += [dataclasses.replace(g, index=r, uuid=f"GPU-{r}") for g in f.gpus]
+            processes += [dataclasses.replace(p, gpu_index=r, pid=p.pid + shift,
+                                              ppid=None if p.ppid is None else p.ppid + shift)
+                          for p in f.processes]
+            if f.engine is not None:
+                replicas.append(dataclasses.replace(
+                    f.engine, replica=f"engine={r}", gpu_indices=(r,),
+                    pids=tuple(p + shift for p in f.engine.pids)))
+        page = None
+        if replicas:
+            hists = []
+            for h in replicas[0].histograms:
+                same = [next(x for x in e.histograms if x.name == h.name) for e in replicas]
+                hists.append(EngineHistogram(
+                    h.name, h.upper_bounds,
+                    tuple(sum(x.cumulative[i] for x in same) for i in range(len(h.upper_bounds))),
+                    sum(x.count for x in same), sum(x.sum for x in same)))
+            page = dataclasses.replace(
+                replicas[0], replica="", gpu_indices=tuple(range(len(ranks))),
+                pids=tuple(sorted({p for e in replicas for p in e.pids})),
+                histograms=tuple(hists), replicas=tuple(replicas), data_parallel=len(ranks),
+                **{name: sum(getattr(e, name) or 0.0 for e in replicas) for name in (
+                    "generation_tokens_total", "prompt_tokens_total", "requests_finished_total",
+                    "requests_running", "requests_waiting", "preemptions_total")})
+        out.append(dataclasses.replace(frames[0], seq=seq, gpus=tuple(gpus),
+                                       processes=tuple(processes), engine=page))
+    return out

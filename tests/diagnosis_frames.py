@@ -8,9 +8,9 @@ layouts, the engine's process tree and CPU time are what /proc would say.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
+from gputop import demo
 from gputop.model.detect import make_fold
 from gputop.model.timeline import Timeline
 from gputop.schema import (EngineHistogram, EngineSample, Frame, GpuSample, HostSample,
@@ -205,40 +205,9 @@ def noisy(value: float, i: int, spread: float) -> float:
 
 
 def data_parallel(*ranks: Trace) -> list[Frame]:
-    """One page of data-parallel engines (vLLM's ``engine`` label) from single-GPU traces
-    ticked in step: rank r's GPU becomes GPU r, its readings the replica ``engine=r``, the
-    page's counters, gauges and histograms the ranks' sums (as the page itself has them)."""
-    out = []
-    for seq, frames in enumerate(zip(*(t.frames for t in ranks), strict=True)):
-        gpus, processes, replicas = [], [], []
-        for r, f in enumerate(frames):
-            gpus += [dataclasses.replace(g, index=r, uuid=f"GPU-{r}") for g in f.gpus]
-            processes += [dataclasses.replace(p, gpu_index=r) for p in f.processes]
-            if f.engine is not None:
-                replicas.append(dataclasses.replace(f.engine, replica=f"engine={r}",
-                                                    gpu_indices=(r,)))
-        page = None
-        if replicas:
-            def total(name: str) -> float:
-                return sum(getattr(e, name) or 0.0 for e in replicas)
-            hists = []
-            for h in replicas[0].histograms:
-                same = [next(x for x in e.histograms if x.name == h.name) for e in replicas]
-                hists.append(EngineHistogram(
-                    h.name, h.upper_bounds,
-                    tuple(sum(x.cumulative[i] for x in same)
-                          for i in range(len(h.upper_bounds))),
-                    sum(x.count for x in same), sum(x.sum for x in same)))
-            page = dataclasses.replace(
-                replicas[0], replica="", gpu_indices=tuple(range(len(ranks))),
-                pids=tuple(sorted({p for e in replicas for p in e.pids})),
-                histograms=tuple(hists), replicas=tuple(replicas), data_parallel=len(ranks),
-                **{name: total(name) for name in (
-                    "generation_tokens_total", "prompt_tokens_total", "requests_finished_total",
-                    "requests_running", "requests_waiting", "preemptions_total")})
-        out.append(dataclasses.replace(frames[0], seq=seq, gpus=tuple(gpus),
-                                       processes=tuple(processes), engine=page))
-    return out
+    """One page of data-parallel engines from single-GPU traces ticked in step
+    (``gputop.demo.data_parallel``: rank r's GPU is GPU r, its reading replica engine=r)."""
+    return demo.data_parallel([t.frames for t in ranks])
 
 
 def run_frames(frames: list[Frame]):

@@ -298,7 +298,7 @@ def make_fold(config: DetectConfig = DetectConfig()
         last = previous.last_reading if previous is not None else None
         before = previous.point if previous else None
         now = point(frames, before, last)
-        replicas = replica_points(frames, before, last)
+        replicas = replica_points(now, frames, before, last)
         state = step(previous, replace(now, replicas=replicas) if replicas else now, config)
         frame = frames[-1]
         return replace(state, last_reading=frame if frame.engine is not None else last)

@@ -250,10 +250,11 @@ def _hist_deltas(before: EngineSample | None, now: EngineSample) -> dict[str, Hi
     return out
 
 
-def point(frames: list[Frame], previous_point: Point | None = None,
-          last_reading: Frame | None = None) -> Point:
-    """The point of ``frames[-1]``; earlier frames (oldest first), or ``last_reading``,
-    supply the previous reading of each counter."""
+def _engine_part(frames: list[Frame], previous_point: Point | None,
+                 last_reading: Frame | None) -> dict[str, Any]:
+    """The fields of the point of ``frames[-1]`` that come from its engine reading: rates
+    since the previous reading, histogram deltas, who the engine is (a replica's point is
+    the page's with these replaced)."""
     frame = frames[-1]
     engine = frame.engine
     earlier = frames[-2] if len(frames) >= 2 else None
@@ -278,6 +279,35 @@ def point(frames: list[Frame], previous_point: Point | None = None,
             hist = _hist_deltas(before.engine if before is not None else None, engine)
         if engine.kind == "trainer" or engine.work_unit:
             work = _work(engine, read_time(frame), previous_point)
+    engine_gpus: tuple[int, ...] = ()
+    if engine is not None:
+        engine_gpus = tuple(sorted(set(engine.gpu_indices) or {
+            p.gpu_index for p in frame.processes if p.pid in set(engine.pids)}))
+    return {
+        **rates, **work,
+        "engine_kind": engine.kind if engine else None,
+        "requests_running": engine.requests_running if engine else None,
+        "requests_waiting": engine.requests_waiting if engine else None,
+        "kv_usage_ratio": engine.kv_usage_ratio if engine else None,
+        "engine_read_mono_s": read_time(frame) if engine else None,
+        "engine_fresh": fresh,
+        "engine_hist": hist,
+        "engine_url": engine.url if engine else None,
+        "spec_accept_gauge": engine.spec_accept_ratio if engine else None,
+        "engine_pids": tuple(engine.pids) if engine else (),
+        "engine_gpus": engine_gpus,
+        "counters_reset": reset,
+        "work_unit": engine.work_unit if engine else "",
+    }
+
+
+def point(frames: list[Frame], previous_point: Point | None = None,
+          last_reading: Frame | None = None) -> Point:
+    """The point of ``frames[-1]``; earlier frames (oldest first), or ``last_reading``,
+    supply the previous reading of each counter."""
+    frame = frames[-1]
+    earlier = frames[-2] if len(frames) >= 2 else None
+    part = _engine_part(frames, previous_point, last_reading)
 
     # Synchronize calls wait for the GPU by design; only launches say anything about jitter.
     buckets = latency.merge(h.buckets for h in frame.launch if "Launch" in h.api)
@@ -287,29 +317,21 @@ def point(frames: list[Frame], previous_point: Point | None = None,
     seconds = frame.time_mono_s - earlier.time_mono_s if earlier is not None else 0.0
     same_pin = pinned is not None and earlier is not None and earlier.pinned is not None \
         and earlier.pinned.root_pids == pinned.root_pids
-    if rates["tree_involuntary_per_s"] is None and same_pin:
+    if part["tree_involuntary_per_s"] is None and same_pin:
         # same_pin: both frames have a pinned sample
         before_pin = cast(PinnedSample, cast(Frame, earlier).pinned)
         now_pin = cast(PinnedSample, pinned)
-        rates["tree_involuntary_per_s"] = counter_rate(
+        part["tree_involuntary_per_s"] = counter_rate(
             before_pin.ctx_involuntary, now_pin.ctx_involuntary, seconds)
         cpu = counter_rate(before_pin.cpu_s, now_pin.cpu_s, seconds)
-        rates["tree_cpu_pct"] = None if cpu is None else 100.0 * cpu
+        part["tree_cpu_pct"] = None if cpu is None else 100.0 * cpu
     pressure = host.cpu_pressure_some_pct if host else None
     if pressure is None and pinned is not None:
         pressure = pinned.cpu_pressure_some_pct
     procs = _gpu_procs(frame.processes, earlier.processes if earlier is not None else (), seconds)
-    engine_gpus: tuple[int, ...] = ()
-    if engine is not None:
-        engine_gpus = tuple(sorted(set(engine.gpu_indices) or {
-            p.gpu_index for p in frame.processes if p.pid in set(engine.pids)}))
     return Point(
         time_mono_s=frame.time_mono_s,
         time_wall_s=frame.time_wall_s,
-        engine_kind=engine.kind if engine else None,
-        requests_running=engine.requests_running if engine else None,
-        requests_waiting=engine.requests_waiting if engine else None,
-        kv_usage_ratio=engine.kv_usage_ratio if engine else None,
         util_pct={g.index: g.util_gpu_pct for g in frame.gpus if g.util_gpu_pct is not None},
         sm_active_pct={g.index: g.sm_active_pct for g in frame.gpus if g.sm_active_pct is not None},
         dram_bw_pct={g.index: g.dram_bw_pct for g in frame.gpus if g.dram_bw_pct is not None},
@@ -333,15 +355,6 @@ def point(frames: list[Frame], previous_point: Point | None = None,
         launch_slow_calls=sum(c for i, c in buckets.items() if bucket_bounds_ns(i)[0] >= 1_000_000),
         sync_p50_us=_us(latency.percentile_ns(sync, 0.5)),
         host_cpu_pct=host.cpu_pct if host else None,
-        engine_read_mono_s=read_time(frame) if engine else None,
-        engine_fresh=fresh,
-        engine_hist=hist,
-        engine_url=engine.url if engine else None,
-        spec_accept_gauge=engine.spec_accept_ratio if engine else None,
-        engine_pids=tuple(engine.pids) if engine else (),
-        engine_gpus=engine_gpus,
-        counters_reset=reset,
-        work_unit=engine.work_unit if engine else "",
         cpu_pressure_pct=pressure,
         run_queue=host.run_queue if host and host.run_queue is not None
         else (pinned.run_queue if pinned else None),
@@ -351,8 +364,7 @@ def point(frames: list[Frame], previous_point: Point | None = None,
         pinned_thread_pct=_busiest_thread_pct(cast(PinnedSample, cast(Frame, earlier).pinned),
                                               cast(PinnedSample, pinned), seconds)
         if same_pin else None,
-        **rates,
-        **work,
+        **part,
     )
 
 
@@ -437,14 +449,16 @@ def split_replicas(frame: Frame) -> tuple[str, ...]:
     return tuple(r.replica for r in engine.replicas)
 
 
-def replica_points(frames: list[Frame], previous_point: Point | None,
+def replica_points(page: Point, frames: list[Frame], previous_point: Point | None,
                    last_reading: Frame | None) -> tuple[tuple[str, Point], ...]:
-    """Each replica's point of ``frames[-1]``, from the same frames with the engine replaced
-    by that replica (its own counters, histograms, pids and GPUs)."""
+    """Each replica's point of ``frames[-1]``: the ``page``'s (the same GPUs, processes and
+    host) with the engine's part taken from that replica alone (its own counters,
+    histograms, pids and GPUs), the previous reading from the last two frames or
+    ``last_reading``."""
     out = []
     for label in split_replicas(frames[-1]):
-        mine = [_replica_frame(f, label) for f in frames]
+        mine = [_replica_frame(f, label) for f in frames[-2:]]
         before = previous_point.replica(label) if previous_point is not None else None
         last = _replica_frame(last_reading, label) if last_reading is not None else None
-        out.append((label, point(mine, before, last)))
+        out.append((label, replace(page, replicas=(), **_engine_part(mine, before, last))))
     return tuple(out)
