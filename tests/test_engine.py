@@ -396,7 +396,7 @@ def test_engine_alone_when_there_is_no_gpu(tmp_path):
     """No NVML here: with --engine, gputop still runs and reports NVML as unavailable."""
     with ScriptedServer([Response(vllm_text(1000 + 100 * i)) for i in range(5)]) as server:
         result = subprocess.run([sys.executable, "-m", "gputop", "snapshot", "--engine",
-                                 server.url, "--samples", "2", "-d", "0.3"],
+                                 server.url, "--samples", "3", "-d", "1"],
                                 capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
