@@ -213,17 +213,8 @@ class Server:
         except ValueError:
             self._send(request, 400, b"since must be a frame number\n", "text/plain", head=head)
             return
-        chosen, newest = [], -1
-        with self.session.lock:  # only the references: encoding happens after
-            timeline = self.session.timeline
-            if len(timeline):
-                newest = timeline.frame(timeline.last_index).seq
-                for index in range(timeline.index_of_seq(since), len(timeline)):
-                    frame = timeline.frame(index)
-                    if frame.seq > since:
-                        chosen.append(frame)
-                        if len(chosen) >= FRAMES_PER_ANSWER:
-                            break
+        # the references only, under the session's lock; encoding happens after, without it
+        chosen, newest = self.session.frames_since(since, FRAMES_PER_ANSWER)
         lines, size = [], 0
         for frame in chosen:
             line = self._encoded_frame(frame)

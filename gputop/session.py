@@ -2,12 +2,15 @@
 
 No Textual here.  The live dashboard, ``record``, ``snapshot``, ``serve`` and the
 replay and export of recordings are thin users of a ``Session``: none of them builds a
-timeline or appends to a recorder itself.  Frames are appended on the sampler's
-thread under ``lock``; whoever reads the timeline (a derive, a pane drawing its plot)
-holds the same lock.  Subscribers are called after each frame on the sampler's thread
-and must only take note (the dashboard posts one message and coalesces the rest).
-The recorder writes on a thread of its own with one size policy for every mode, so
-a slow disk never delays a tick or the screen.
+timeline or appends to a recorder itself.  Frames are appended on the sampler's thread
+under the session's lock, which is private to this module: readers take an immutable
+``View`` (``view``) or the frames themselves (``frames_since``), and the lock is held
+only while that is taken, never while a screen draws or an answer is encoded, so
+drawing time never sits on the sampling path.  Each View carries its plots' window
+series (``model/plots.py``), appended here once per tick.  Subscribers are called
+after each frame on the sampler's thread and must only take note (the dashboard posts
+one message and coalesces the rest).  The recorder writes on a thread of its own with
+one size policy for every mode, so a slow disk never delays a tick or the screen.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from gputop.model.derive import View, derive
-from gputop.model.detect import DetectConfig, make_fold
+from gputop.model.detect import DetectConfig, DetectState, make_fold
+from gputop.model.plots import PlotLog, tick_of
 from gputop.model.timeline import Timeline
 from gputop.sampler import Sampler
 from gputop.schema import Frame
@@ -107,9 +111,10 @@ class Session:
         self.sampler = sampler
         self.pin_state = pin_state  # what the live sources follow (the p key changes it)
         self.detect_config = detect_config
-        self.lock = threading.RLock()
-        self.timeline: Timeline = Timeline(history_frames, make_fold(detect_config),
-                                           max_bytes=history_bytes)
+        self._lock = threading.RLock()
+        self._timeline: Timeline[DetectState] = Timeline(
+            history_frames, make_fold(detect_config), max_bytes=history_bytes)
+        self._plots = PlotLog()
         self.recorder: RecorderThread | None = None
         self._subscribers: list[Callable[[Frame], None]] = []
         self._view_subscribers: list[Callable[[View], None]] = []
@@ -130,31 +135,38 @@ class Session:
 
     def add_frame(self, frame: Frame) -> bool:
         """Append, record and tell subscribers; False when the frame was refused."""
-        with self.lock:
-            try:
-                self.timeline.append(frame)
-            except ValueError:  # out of order (a clock stepped back): not part of the story
-                return False
+        with self._lock:
+            if not self._append(self._timeline, self._plots, frame):
+                return False  # out of order (a clock stepped back): not part of the story
             if self.recorder is not None:
                 self.recorder.submit(frame)
-            view = derive(self.timeline, self.timeline.last_index) \
-                if self._view_subscribers else None
+            view = self._view_at(self._timeline.last_index) if self._view_subscribers else None
         for callback in list(self._subscribers):
             callback(frame)
         for view_callback in list(self._view_subscribers):
             view_callback(view)
         return True
 
+    @staticmethod
+    def _append(timeline: Timeline[DetectState], plots: PlotLog, frame: Frame) -> bool:
+        dropped = timeline.dropped_frames
+        try:
+            state = timeline.append(frame)
+        except ValueError:
+            return False
+        plots.append(tick_of(frame, state.point.tokens_per_s))
+        plots.drop_front(timeline.dropped_frames - dropped)
+        return True
+
     def replace_timeline(self, frames: list[Frame], capacity_frames: int) -> None:
         """A new timeline from ``frames`` (replay loads a window around its cursor)."""
-        timeline: Timeline = Timeline(max(2, capacity_frames), make_fold(self.detect_config))
+        timeline: Timeline[DetectState] = Timeline(max(2, capacity_frames),
+                                                   make_fold(self.detect_config))
+        plots = PlotLog()
         for frame in frames:
-            try:
-                timeline.append(frame)
-            except ValueError:
-                continue
-        with self.lock:
-            self.timeline = timeline
+            self._append(timeline, plots, frame)
+        with self._lock:
+            self._timeline, self._plots = timeline, plots
 
     # ------------------------------------------------------------ running
 
@@ -201,12 +213,12 @@ class Session:
         if self.recorder is not None:
             raise RecordingError(f"already recording to {self.recorder.path}")
         recorder = RecorderThread(Recorder(path, self.label, max_bytes=max_bytes))
-        with self.lock:
+        with self._lock:
             self.recorder = recorder
         return recorder
 
     def stop_recording(self) -> RecorderThread | None:
-        with self.lock:
+        with self._lock:
             recorder, self.recorder = self.recorder, None
         if recorder is not None:
             recorder.close()
@@ -215,15 +227,76 @@ class Session:
     # ------------------------------------------------------------ views
 
     def __len__(self) -> int:
-        return len(self.timeline)
+        return len(self._timeline)
 
-    def view(self, index: int | None = None,
+    def view(self, seq: int | None = None,
              pin: tuple[tuple[int, ...], str | None] | None = None) -> View | None:
-        with self.lock:
-            if not len(self.timeline):
+        """The View at frame ``seq`` (the nearest kept at or before it), or at the newest
+        frame; None before the first frame.  The lock is held only while it is taken."""
+        with self._lock:
+            if not len(self._timeline):
                 return None
-            return derive(self.timeline, self.timeline.last_index if index is None else index,
-                          pin=pin)
+            index = self._timeline.last_index if seq is None \
+                else self._timeline.index_of_seq(seq)
+            return self._view_at(index, pin)
+
+    def _view_at(self, index: int,
+                 pin: tuple[tuple[int, ...], str | None] | None = None) -> View:
+        return derive(self._timeline, index, pin=pin, plots=self._plots.snapshot(index))
+
+    def frames_since(self, seq: int, limit: int) -> tuple[list[Frame], int]:
+        """(up to ``limit`` frames after ``seq``, oldest first; the newest seq, -1 when
+        there is none): references only, so whoever encodes them does it unlocked."""
+        with self._lock:
+            timeline = self._timeline
+            if not len(timeline):
+                return [], -1
+            chosen = []
+            for index in range(timeline.index_of_seq(seq), len(timeline)):
+                frame = timeline.frame(index)
+                if frame.seq > seq:
+                    chosen.append(frame)
+                    if len(chosen) >= limit:
+                        break
+            return chosen, timeline.frame(timeline.last_index).seq
+
+    def seq_bounds(self) -> tuple[int, int] | None:
+        """(oldest, newest) seq of the frames kept; None before the first frame."""
+        with self._lock:
+            if not len(self._timeline):
+                return None
+            return self._timeline.frame(0).seq, self._timeline.frame(self._timeline.last_index).seq
+
+    def seq_moved(self, seq: int, frames: int, clamp: bool = True) -> int | None:
+        """The seq ``frames`` kept frames after (before, when negative) ``seq``: the
+        oldest or newest kept where that is outside them (None instead, without
+        ``clamp``, or before the first frame)."""
+        with self._lock:
+            timeline = self._timeline
+            if not len(timeline):
+                return None
+            index = timeline.index_of_seq(seq) + frames
+            if not 0 <= index <= timeline.last_index:
+                if not clamp:
+                    return None
+                index = max(0, min(timeline.last_index, index))
+            return timeline.frame(index).seq
+
+    def frames_after(self, seq: int) -> int:
+        """How many kept frames are newer than ``seq`` (a paused screen's distance to now)."""
+        with self._lock:
+            if not len(self._timeline):
+                return 0
+            return self._timeline.last_index - self._timeline.index_of_seq(seq)
+
+    def frame(self, seq: int | None = None) -> Frame | None:
+        """The kept frame at ``seq`` (the nearest before it), or the newest; None before
+        the first frame.  Frames are immutable: read it with no lock."""
+        with self._lock:
+            if not len(self._timeline):
+                return None
+            return self._timeline.frame(self._timeline.last_index if seq is None
+                                        else self._timeline.index_of_seq(seq))
 
 
 def recorded_views(recording: Recording, from_seq: int | None = None,

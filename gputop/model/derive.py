@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -18,6 +17,7 @@ from gputop.model import latency
 from gputop.patterns import CmdlinePattern, PatternError
 from gputop.model.detect import DetectState, Episode
 from gputop.model.peaks import Peak, peak_for
+from gputop.model.plots import Plots
 from gputop.model.timeline import Timeline
 from gputop.model.vram import VramSplit, split_vram
 from gputop.model.point import counter_rate, read_time
@@ -175,6 +175,18 @@ class View:
     last_engine: EngineView | None = None
     # seconds of the launch window the probes were attached, when sampled (--ebpf-duty)
     launch_traced_s: float | None = None
+    # the frame before this one (rates a pane shows over the last tick: CPU%, switches/s)
+    previous: Frame | None = None
+    # the window series of the plots, up to this frame (the session keeps them per tick)
+    plots: Plots | None = None
+
+    @property
+    def interval_s(self) -> float:
+        """Seconds between this frame and the one before it (1 when unknown)."""
+        if self.previous is None:
+            return 1.0
+        step = self.frame.time_mono_s - self.previous.time_mono_s
+        return step if step > 0 else 1.0
 
     @property
     def alert(self) -> Episode | None:
@@ -364,9 +376,11 @@ def _pinned_view(timeline: Timeline[DetectState], index: int, sample: PinnedSamp
 
 def derive(timeline: Timeline[DetectState], index: int,
            launch_window_s: float = LAUNCH_WINDOW_S,
-           pin: tuple[tuple[int, ...], str | None] | None = None) -> View:
+           pin: tuple[tuple[int, ...], str | None] | None = None,
+           plots: Plots | None = None) -> View:
     """The view at ``index``.  ``pin`` (pids, pattern) pins from the frames' own process
-    lists (replay, demo); otherwise the frame's pin source decides."""
+    lists (replay, demo); otherwise the frame's pin source decides.  ``plots``: the
+    window series up to ``index`` (``Session.view`` passes its log's snapshot)."""
     frame = timeline.frame(index)
     state: DetectState = timeline.state(index)
     pinned_sample = frame.pinned
@@ -400,7 +414,8 @@ def derive(timeline: Timeline[DetectState], index: int,
                 detector=state, sources=frame.sources,
                 pinned=_pinned_view(timeline, index, pinned_sample, pin) if pinned_sample
                 else None,
-                last_engine=last_engine)
+                last_engine=last_engine,
+                previous=timeline.frame(index - 1) if index > 0 else None, plots=plots)
 
 
 def engine_view(timeline: Timeline[DetectState], index: int,
@@ -495,14 +510,6 @@ def _launch(timeline: Timeline[DetectState], index: int,
         out.append(ApiLatency(api, stats, buckets))
     out.sort(key=lambda a: (a.api == OFF_CPU, -a.stats.calls))
     return tuple(out), window_s, traced_s
-
-
-def series(timeline: Timeline[DetectState], index: int, window_s: float,
-           value: Callable[[Frame, DetectState], float | None]) -> list[tuple[float, float | None]]:
-    """(time_mono_s, value(frame, state)) for frames in the window ending at ``index``."""
-    frames = timeline.frames_since(index, window_s)
-    first = index - len(frames) + 1
-    return [(f.time_mono_s, value(f, timeline.state(first + i))) for i, f in enumerate(frames)]
 
 
 # ---------------------------------------------------------------- snapshot JSON

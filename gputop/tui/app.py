@@ -1,11 +1,11 @@
 """The live dashboard: six panes over one session's timeline.
 
-The session appends frames on the sampler's thread; this app only reads, under the
-session's lock.  Frames and keys are coalesced, never queued: a new frame posts one
-message unless one is already waiting, and a key only changes what is shown and asks
-for one refresh.  At ``-d 0.01`` or under a key storm the screen shows the newest state
-once per redraw, and ``q`` is always next in line.
-"""
+The session appends frames on the sampler's thread; this app takes an immutable View of
+the position it shows (``Session.view``) and draws from it alone, so a slow redraw never
+holds the session's lock nor delays a tick.  Frames and keys are coalesced, never
+queued: a new frame posts one message unless one is already waiting, and a key only
+changes what is shown and asks for one refresh.  At ``-d 0.01`` or under a key storm the
+screen shows the newest state once per redraw, and ``q`` is always next in line."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from textual.widgets import Static
 
 from gputop import exitguard
 from gputop.model import words
-from gputop.model.derive import derive, selectable
+from gputop.model.derive import selectable
 from gputop.schema import Frame
 from gputop.session import RECORD_MAX_BYTES, Session
 from gputop.tui import theme
@@ -205,10 +205,6 @@ class GputopApp(App):
         from the exit guard's thread."""
         self.session.close()
 
-    @property
-    def timeline(self):
-        return self.session.timeline
-
     # Set by the command line only: the guard ends the whole process, which a test (or any
     # program embedding the app) must never have happen to it.
     exit_guard = False
@@ -277,30 +273,21 @@ class GputopApp(App):
             self.session.stop_recording()  # e.g. disk full: keep showing, stop recording
             self.notify(f"recording stopped: {recorder.error}", severity="error", timeout=10)
 
-    def _cursor_index(self) -> int:
-        if self.paused_seq is None or len(self.timeline) == 0:
-            return self.timeline.last_index
-        return self.timeline.index_of_seq(self.paused_seq)
-
     def ctx(self) -> Ctx | None:
-        with self.session.lock:
-            if len(self.timeline) == 0:
-                return None
-            view = derive(self.timeline, self._cursor_index(),
-                          pin=self.pin_override if self.pin_state is None else None)
+        """The context of the position shown (the newest frame, or the paused one)."""
+        view = self.session.view(self.paused_seq,
+                                 pin=self.pin_override if self.pin_state is None else None)
+        if view is None:
+            return None
         indexes = [g.sample.index for g in view.gpus]
         if indexes and self.gpu_index not in indexes:
             self.gpu_index = indexes[0]
         if (self.gpu_index, self.mig_index) not in selectable(view.gpus):
             self.mig_index = None  # MIG turned off, or the instance is gone
-        return Ctx(self.timeline, view, self.gpu_index, self.window_s, self.source_label,
+        return Ctx(view, self.gpu_index, self.window_s, self.source_label,
                    all_gpus=self.all_gpus, mig_index=self.mig_index)
 
     def refresh_view(self) -> None:
-        with self.session.lock:  # the panes read the timeline while drawing their plots
-            self._refresh_view()
-
-    def _refresh_view(self) -> None:
         ctx = self.ctx()
         if ctx is None:
             return
@@ -342,7 +329,7 @@ class GputopApp(App):
     def status_mode(self):
         if self.paused_seq is None:
             return "LIVE", LIVE_STYLE
-        back = self._cursor_index() - self.timeline.last_index
+        back = -self.session.frames_after(self.paused_seq)
         return f"PAUSED {back:+d} frame{'' if abs(back) == 1 else 's'}", PAUSED_STYLE
 
     def action_pick(self) -> None:
@@ -405,19 +392,19 @@ class GputopApp(App):
     # ------------------------------------------------------------ keys
 
     def action_pause(self) -> None:
-        if self.paused_seq is None and len(self.timeline):
-            self.paused_seq = self.timeline.frame(self.timeline.last_index).seq
+        bounds = self.session.seq_bounds()
+        if self.paused_seq is None and bounds is not None:
+            self.paused_seq = bounds[1]
         else:
             self.paused_seq = None
         self.refresh_view()
 
     def action_step(self, frames: int) -> None:
-        if not len(self.timeline):
+        bounds = self.session.seq_bounds()
+        if bounds is None:
             return
-        if self.paused_seq is None:
-            self.paused_seq = self.timeline.frame(self.timeline.last_index).seq
-        index = max(0, min(self.timeline.last_index, self._cursor_index() + frames))
-        self.paused_seq = self.timeline.frame(index).seq
+        start = bounds[1] if self.paused_seq is None else self.paused_seq
+        self.paused_seq = self.session.seq_moved(start, frames)
         self.refresh_view()
 
     def action_gpu(self, step: int) -> None:

@@ -27,6 +27,7 @@ LEAD_S = 600.0
 AHEAD_FRAMES = 600
 SPEEDS = (0.25, 0.5, 1, 2, 4, 8, 16, 64)
 PLAY_TICK_S = 0.05
+PLAY_FRAMES_MAX = 4096  # frames one play tick may pass (64x over frames at -d 0.01: 320)
 
 
 class ReplayApp(GputopApp):
@@ -72,17 +73,16 @@ class ReplayApp(GputopApp):
 
     def seek(self, seq: int) -> None:
         seq = max(self.first_seq, min(self.last_seq, seq))
-        if not len(self.timeline) or not (self.timeline.frame(0).seq <= seq
-                                          <= self.timeline.frame(self.timeline.last_index).seq):
+        bounds = self.session.seq_bounds()
+        if bounds is None or not bounds[0] <= seq <= bounds[1]:
             self.load_around(seq)
-        elif seq > self.timeline.frame(self.timeline.last_index).seq - 5 and \
-                seq + 5 < self.last_seq:
+        elif seq > bounds[1] - 5 and seq + 5 < self.last_seq:
             self.load_around(seq)
-        self.paused_seq = self.timeline.frame(self.timeline.index_of_seq(seq)).seq
+        self.paused_seq = self.session.seq_moved(seq, 0)
         self.refresh_view()
 
     def cursor_frame(self):
-        return self.timeline.frame(self._cursor_index())
+        return self.session.frame(self.paused_seq)
 
     # ------------------------------------------------------------ status
 
@@ -119,26 +119,23 @@ class ReplayApp(GputopApp):
             return
         self._play_clock += PLAY_TICK_S * self.speed
         current = self.cursor_frame()
-        index = self._cursor_index()
-        target = index
-        while target < self.timeline.last_index and \
-                self.timeline.frame(target + 1).time_wall_s - current.time_wall_s <= self._play_clock:
-            target += 1
-        if target != index:
-            self._play_clock -= self.timeline.frame(target).time_wall_s - current.time_wall_s
-            self.seek(self.timeline.frame(target).seq)
+        target = None  # the newest decoded frame the play clock has reached
+        for later in self.session.frames_since(current.seq, PLAY_FRAMES_MAX)[0]:
+            if later.time_wall_s - current.time_wall_s > self._play_clock:
+                break
+            target = later
+        if target is not None:
+            self._play_clock -= target.time_wall_s - current.time_wall_s
+            self.seek(target.seq)
         elif self.paused_seq >= self.last_seq:
             self.playing = False
             self._status()
-        elif index == self.timeline.last_index:
+        elif self.session.frames_after(self.paused_seq) == 0:
             self.seek(self.paused_seq + 1)
 
     def action_step(self, frames: int) -> None:
-        index = self._cursor_index() + frames
-        if 0 <= index <= self.timeline.last_index:
-            self.seek(self.timeline.frame(index).seq)
-        else:
-            self.seek(self.paused_seq + frames)
+        moved = self.session.seq_moved(self.paused_seq, frames, clamp=False)
+        self.seek(moved if moved is not None else self.paused_seq + frames)
 
     def action_jump_seconds(self, seconds: float) -> None:
         target = self.cursor_frame().time_wall_s + seconds
