@@ -18,7 +18,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from gputop.model.derive import View, derive
@@ -29,7 +29,7 @@ from gputop.sampler import Sampler
 from gputop.schema import Frame
 
 if TYPE_CHECKING:  # the store (sqlite3, zstandard: ~2 MiB resident) loads when recording
-    from gputop.record.store import Recorder, Recording
+    from gputop.record.store import Recorder
 
 HISTORY_BYTES = 32 * 2**20  # what the live timeline may hold (an estimate; see timeline.py)
 HISTORY_FRAMES = 36000  # and at most this many frames (1 h at -d 0.1)
@@ -298,24 +298,3 @@ class Session:
             return self._timeline.frame(self._timeline.last_index if seq is None
                                         else self._timeline.index_of_seq(seq))
 
-
-def recorded_views(recording: Recording, from_seq: int | None = None,
-                   to_seq: int | None = None, config: DetectConfig = DetectConfig(),
-                   lead_s: float = 600.0,
-                   pin: tuple[tuple[int, ...], str | None] | None = None) -> Iterator[View]:
-    """Derived views of a recording's frames from_seq..to_seq, folded from ``lead_s``
-    earlier so the detector has its history (export, report); memory stays bounded.
-    Where the frames' clock goes back (a source that restarted), the fold starts again
-    from that frame: a new segment, not frames thrown away."""
-    def fresh() -> Session:
-        return Session(f"replay:{recording.path.name}", detect_config=config,
-                       history_bytes=None, history_frames=4096)
-
-    session = fresh()
-    start = None if from_seq is None else recording.seq_before(from_seq, lead_s)
-    for frame in recording.frames(start, to_seq):
-        if not session.add_frame(frame):  # out of time order: a new segment
-            session = fresh()
-            session.add_frame(frame)
-        if from_seq is None or frame.seq >= from_seq:
-            yield session.view(pin=pin)

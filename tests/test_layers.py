@@ -46,6 +46,10 @@ def test_the_package_keeps_its_layers():
     ("gputop/sources/x.py", "from gputop.model.derive import derive", False),
     ("gputop/sources/x.py", "from gputop.sampler import Sampler", False),
     ("gputop/sources/x.py", "from gputop.schema import Frame", True),
+    ("gputop/record/x.py", "from gputop.session import Session", False),  # no upward imports
+    ("gputop/record/x.py", "from gputop.cursor import RecordingCursor", False),
+    ("gputop/record/x.py", "from gputop.model.derive import View", True),
+    ("gputop/record/x.py", "import sqlite3", True),
     ("gputop/serve.py", "from textual.app import App", False),
     ("gputop/session.py", "import rich", False),
     ("gputop/tui/x.py", "from textual.app import App", True),

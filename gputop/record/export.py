@@ -12,10 +12,10 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Protocol
 
 from gputop.model import signals
 from gputop.model.derive import View, snapshot_dict
-from gputop.model.detect import DetectConfig
 from gputop.record.store import Recording, RecordingError
 from gputop.record.timespec import parse_time
 from gputop.units import iso_time, printable
@@ -29,6 +29,17 @@ CSV_COLUMNS = (["time", "time_wall_s", "gpu", "name"] + [s.name for s in signals
                + VRAM_COLUMNS + ["throttle"] + [s.name for s in signals.ENGINE]
                + ["launch_p50_us", "launch_p99_us", "alert", "replica"]
                + [f"replica_{s.name}" for s in signals.REPLICA])
+
+
+class RecordingViews(Protocol):
+    """What export and report read a recording through: its cursor
+    (``gputop.cursor.RecordingCursor``, made by the command line), so nothing here
+    reaches up to the session."""
+
+    recording: Recording
+
+    def views(self, from_seq: int | None = None, to_seq: int | None = None,
+              pin: tuple[tuple[int, ...], str | None] | None = None) -> Iterator[View]: ...
 
 
 def seq_range(recording: Recording, from_text: str | None, to_text: str | None):
@@ -156,11 +167,11 @@ def perfetto_events(recording: Recording, all_views: Iterator[View]) -> Iterator
             open_episode = None
 
 
-def export(recording: Recording, fmt: str, output: str, from_text: str | None = None,
-           to_text: str | None = None, config: DetectConfig = DetectConfig(),
-           pid: int | None = None, force: bool = False) -> int:
+def export(cursor: RecordingViews, fmt: str, output: str, from_text: str | None = None,
+           to_text: str | None = None, pid: int | None = None, force: bool = False) -> int:
     """Write ``fmt`` to ``output``; with ``pid`` only that process tree (from the recorded
     per-process lists), the card totals kept for context.  Returns the frame count."""
+    recording = cursor.recording
     from_seq, to_seq = seq_range(recording, from_text, to_text)
     count = 0
 
@@ -171,9 +182,7 @@ def export(recording: Recording, fmt: str, output: str, from_text: str | None = 
             yield view
 
     pin = ((pid,), None) if pid is not None else None
-    from gputop.session import recorded_views
-
-    all_views = counted(recorded_views(recording, from_seq, to_seq, config, pin=pin))
+    all_views = counted(cursor.views(from_seq, to_seq, pin=pin))
     with _output(output, recording, force) as out:
         if fmt == "csv":
             writer = csv.DictWriter(out, CSV_COLUMNS)

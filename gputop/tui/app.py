@@ -21,6 +21,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from gputop import exitguard
+from gputop.cursor import LiveCursor
 from gputop.model import words
 from gputop.model.derive import selectable
 from gputop.schema import Frame
@@ -113,7 +114,7 @@ class GputopApp(App):
     def __init__(self, session: Session, *, interval_s: float = 1.0, window_s: float | None = None,
                  pin: tuple[tuple[int, ...], str | None] | None = None,
                  record_max_bytes: int | None = RECORD_MAX_BYTES,
-                 view: ViewSettings = ViewSettings()):
+                 view: ViewSettings = ViewSettings(), cursor: LiveCursor | None = None):
         super().__init__()
         self.view_settings = view
         theme.apply(self, view.theme)
@@ -122,6 +123,8 @@ class GputopApp(App):
         self.hidden = tuple(k for k in view.hidden if k in GRID_PANES)
         self._flash: tuple[str, bool, float] | None = None  # (text, error, until monotonic)
         self.session = session
+        # where the screen is: following the newest frame, or held (pause, history, replay)
+        self.cursor = cursor if cursor is not None else LiveCursor(session)
         # Live pinning goes through the pin source (the session's pin_state); the demo and
         # replay pin from the frames' own process lists (pin).
         self.pin_state = session.pin_state
@@ -134,7 +137,6 @@ class GputopApp(App):
         self.window_s = window_s if window_s is not None else view.window_s
         self.gpu_index = 0
         self.mig_index: int | None = None  # a MIG instance of that GPU
-        self.paused_seq: int | None = None
         self.current_pane = view.pane
         self.zoomed: str | None = view.pane if view.zoom or view.pane not in GRID_PANES else None
         if self.zoomed is None and view.pane in self.hidden:  # never start on a hidden pane
@@ -144,6 +146,18 @@ class GputopApp(App):
                                   HostPane(), GpusPane(), ProcessesPane()]
 
     keys = KEYS
+
+    @property
+    def paused_seq(self) -> int | None:
+        """The seq the screen is held at; None while it follows the newest frame."""
+        return self.cursor.seq
+
+    @paused_seq.setter
+    def paused_seq(self, seq: int | None) -> None:
+        if seq is None:
+            self.cursor.follow()
+        else:
+            self.cursor.seek(seq)
 
     async def on_event(self, event) -> None:
         """Keys are coalesced, not queued: one that waited behind a busy screen (a held key
@@ -275,8 +289,7 @@ class GputopApp(App):
 
     def ctx(self) -> Ctx | None:
         """The context of the position shown (the newest frame, or the paused one)."""
-        view = self.session.view(self.paused_seq,
-                                 pin=self.pin_override if self.pin_state is None else None)
+        view = self.cursor.view_at(pin=self.pin_override if self.pin_state is None else None)
         if view is None:
             return None
         indexes = [g.sample.index for g in view.gpus]
@@ -329,7 +342,7 @@ class GputopApp(App):
     def status_mode(self):
         if self.paused_seq is None:
             return "LIVE", LIVE_STYLE
-        back = -self.session.frames_after(self.paused_seq)
+        back = -self.cursor.behind()
         return f"PAUSED {back:+d} frame{'' if abs(back) == 1 else 's'}", PAUSED_STYLE
 
     def action_pick(self) -> None:
@@ -392,19 +405,16 @@ class GputopApp(App):
     # ------------------------------------------------------------ keys
 
     def action_pause(self) -> None:
-        bounds = self.session.seq_bounds()
-        if self.paused_seq is None and bounds is not None:
-            self.paused_seq = bounds[1]
+        if self.cursor.following:
+            self.cursor.hold()
         else:
-            self.paused_seq = None
+            self.cursor.follow()
         self.refresh_view()
 
     def action_step(self, frames: int) -> None:
-        bounds = self.session.seq_bounds()
-        if bounds is None:
+        if not len(self.session):
             return
-        start = bounds[1] if self.paused_seq is None else self.paused_seq
-        self.paused_seq = self.session.seq_moved(start, frames)
+        self.cursor.step(frames)
         self.refresh_view()
 
     def action_gpu(self, step: int) -> None:
