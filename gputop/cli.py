@@ -409,16 +409,17 @@ def _detect_config(args) -> DetectConfig:
 def _setup(args):
     """(session over the chosen sources, pin applied to recorded/simulated frames); every
     setup problem is one line for the user."""
+    from gputop.feed import compose
     from gputop.session import Session
-    from gputop.sources.registry import SetupError, SourceOptions, build, pin_setup
+    from gputop.sources.registry import SetupError, SourceOptions, pin_setup
 
     options = SourceOptions.from_args(args)
     try:
         pin_state, pin = pin_setup(options)
-        sampler, label = build(options, pin_state)
+        feed, label = compose(options, pin_state)
     except SetupError as exc:
         raise UsageError(str(exc)) from None
-    return Session(label, sampler, detect_config=_detect_config(args), pin_state=pin_state), pin
+    return Session(label, feed, detect_config=_detect_config(args), pin_state=pin_state), pin
 
 
 def cmd_snapshot(args) -> int:

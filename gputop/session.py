@@ -1,4 +1,4 @@
-"""One session for every mode: sampler -> timeline with the detector fold -> recorder, subscribers.
+"""One session for every mode: a feed -> timeline with the detector fold -> recorder, subscribers.
 
 No Textual here.  The live dashboard, ``record``, ``snapshot``, ``serve`` and the
 replay and export of recordings are thin users of a ``Session``: none of them builds a
@@ -29,6 +29,7 @@ from gputop.sampler import Sampler
 from gputop.schema import Frame
 
 if TYPE_CHECKING:  # the store (sqlite3, zstandard: ~2 MiB resident) loads when recording
+    from gputop.feed import FrameFeed
     from gputop.record.store import Recorder
 
 HISTORY_BYTES = 32 * 2**20  # what the live timeline may hold (an estimate; see timeline.py)
@@ -103,12 +104,12 @@ class RecorderThread:
 
 
 class Session:
-    def __init__(self, label: str, sampler: Sampler | None = None, *,
+    def __init__(self, label: str, feed: FrameFeed | None = None, *,
                  detect_config: DetectConfig = DetectConfig(), frames: list[Frame] = (),
                  history_bytes: int | None = HISTORY_BYTES,
                  history_frames: int = HISTORY_FRAMES, pin_state=None):
         self.label = label
-        self.sampler = sampler
+        self.feed = feed  # the sampler over local sources, or a remote host's /frames
         self.pin_state = pin_state  # what the live sources follow (the p key changes it)
         self.detect_config = detect_config
         self._lock = threading.RLock()
@@ -171,27 +172,35 @@ class Session:
     # ------------------------------------------------------------ running
 
     def open(self) -> None:
-        if self.sampler is not None:
-            self.sampler.open()
+        if self.feed is not None:
+            self.feed.open()
 
     def start(self) -> None:
         """Sample in the background (the dashboard, serve)."""
-        if self.sampler is not None:
-            self.sampler.start(self.add_frame)
+        if self.feed is not None:
+            self.feed.start(self.add_frame)
 
     def run(self, max_frames: int | None = None) -> None:
         """Sample on this thread until ``stop()`` or ``max_frames`` (record, snapshot)."""
-        if self.sampler is not None:
-            self.sampler.run(self.add_frame, max_frames=max_frames)
+        if self.feed is not None:
+            self.feed.run(self.add_frame, max_frames=max_frames)
 
     def ticks(self, count: int) -> None:
-        """``count`` ticks at once, without waiting: the simulator's virtual clock."""
+        """``count`` ticks at once, without waiting: the simulator's virtual clock (the
+        sampler's; a remote host's frames come when they come)."""
+        if not isinstance(self.feed, Sampler):
+            raise ValueError("only the sampler has a virtual clock to tick")
         for _ in range(count):
-            self.add_frame(self.sampler.tick())
+            self.add_frame(self.feed.tick())
+
+    @property
+    def feed_error(self) -> str | None:
+        """Why the feed delivers no frames now (a remote host that does not answer)."""
+        return self.feed.error if self.feed is not None else None
 
     def stop(self) -> None:
-        if self.sampler is not None:
-            self.sampler.stop()
+        if self.feed is not None:
+            self.feed.stop()
 
     def close(self) -> None:
         """Stop sampling (detaching probes) and close the recording; safe to call twice and
@@ -199,8 +208,8 @@ class Session:
         if self._closed:
             return
         self._closed = True
-        if self.sampler is not None:
-            self.sampler.close()
+        if self.feed is not None:
+            self.feed.close()
         self.stop_recording()
 
     # ------------------------------------------------------------ recording

@@ -310,11 +310,12 @@ def test_the_default_demo_opens_in_an_episode_and_says_which_phase():
     """``gputop --demo`` (the cycle): the storm comes first, and the live demo makes its
     lead-in before the first screen, so that screen already shows the open episode."""
     from gputop.demo import lead_frames
-    from gputop.sources.registry import SourceOptions, build
+    from gputop.feed import compose
+    from gputop.sources.registry import SourceOptions
     from gputop.sources.sim import CYCLE_ORDER, SCENARIOS
 
     assert sorted(CYCLE_ORDER) == sorted(SCENARIOS)  # each scenario once
-    sampler, label = build(SourceOptions(demo="cycle", demo_lead_frames=lead_frames(1.0)))
+    sampler, label = compose(SourceOptions(demo="cycle", demo_lead_frames=lead_frames(1.0)))
     session = Session(label, sampler)
     session.open()
     try:

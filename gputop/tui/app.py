@@ -208,7 +208,7 @@ class GputopApp(App):
         self.refresh_view()
         self.session.subscribe(self._frame_landed)
         self.session.start()
-        if hasattr(self.session.sampler, "error"):  # a remote feed: say when it cannot reach
+        if self.cursor.kind == "remote":  # say when the remote host cannot be reached
             self.set_interval(1.0, self._status)
 
     def on_unmount(self) -> None:
@@ -319,7 +319,7 @@ class GputopApp(App):
 
     def _status(self, ctx: Ctx | None = None) -> None:
         ctx = ctx or self.ctx()
-        feed_error = getattr(self.session.sampler, "error", None)
+        feed_error = self.session.feed_error
         if ctx is None:
             self.query_one(StatusBar).show([row((" gputop ", BOLD), f"│ {self.source_label} │ ",
                                                 (f"waiting for frames: {feed_error}"
