@@ -10,11 +10,14 @@ the simulator's virtual clock (``Session.ticks``) needs the sampler itself.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from gputop.sampler import Sampler
 from gputop.schema import Frame
 from gputop.sources.registry import SetupError, Sources, SourceOptions, sources_for
+
+if TYPE_CHECKING:
+    from gputop.sources.proctree import PinState
 
 
 class FrameFeed(Protocol):
@@ -36,7 +39,8 @@ class FrameFeed(Protocol):
     def close(self) -> None: ...
 
 
-def compose(options: SourceOptions, pin_state=None) -> tuple[FrameFeed, str]:
+def compose(options: SourceOptions, pin_state: PinState | None = None
+            ) -> tuple[FrameFeed, str]:
     """(feed, label) for these options: the remote feed for ``--remote``, otherwise the
     sampler over the sources the registry returns; SetupError when nothing can be shown."""
     if options.remote is not None:

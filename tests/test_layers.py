@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "gputop"
 
 # what the pure model may import of gputop: everything else must be banned in model/ruff.toml
-MODEL_MAY_IMPORT = {"model", "schema", "units", "buckets", "patterns"}
+MODEL_MAY_IMPORT = {"model", "schema", "modelconfig", "units", "buckets", "patterns"}
 IMPURE = ("threading", "socket", "subprocess", "urllib", "http", "sqlite3", "psutil",
           "pynvml", "bcc", "requests", "asyncio")
 
@@ -45,6 +45,9 @@ def test_the_package_keeps_its_layers():
     ("gputop/model/x.py", "from gputop.schema import Frame", True),
     ("gputop/sources/x.py", "from gputop.model.derive import derive", False),
     ("gputop/sources/x.py", "from gputop.sampler import Sampler", False),
+    ("gputop/sources/registry.py", "from gputop.sampler import Sampler", False),
+    ("gputop/sources/engine.py", "from gputop.model.kv import kv_layout", False),
+    ("gputop/sources/engine.py", "from gputop.modelconfig import kv_fields", True),
     ("gputop/sources/x.py", "from gputop.schema import Frame", True),
     ("gputop/record/x.py", "from gputop.session import Session", False),  # no upward imports
     ("gputop/record/x.py", "from gputop.cursor import RecordingCursor", False),

@@ -99,7 +99,7 @@ def _nvml(options: SourceOptions, pin_state) -> list[Source]:
 
 
 def _engines(options: SourceOptions, pin_state) -> list[Source]:
-    from gputop.model.kv import ConfigError
+    from gputop.modelconfig import ConfigError
     from gputop.sources.engine import EngineSource
 
     engines = [EngineSource(url, options.model, pin_state=pin_state,
