@@ -26,7 +26,7 @@ from gputop.model.detect import DetectConfig, DetectState, make_fold
 from gputop.model.plots import PlotLog, tick_of
 from gputop.model.timeline import Timeline
 from gputop.sampler import Sampler
-from gputop.schema import Frame
+from gputop.schema import Frame, ProcessScan
 
 if TYPE_CHECKING:  # the store (sqlite3, zstandard: ~2 MiB resident) loads when recording
     from gputop.feed import FrameFeed
@@ -211,6 +211,36 @@ class Session:
         if self.feed is not None:
             self.feed.close()
         self.stop_recording()
+
+    # ------------------------------------------------------------ pinning, the picker
+
+    def pin(self, pid: int | None, pattern: str | None = None) -> str | None:
+        """Make the live sources follow ``pid``'s process tree (or, without a pid, the
+        processes matching ``pattern``) from the next tick; the reason when that cannot
+        be done (no live sources to pin, no such process, a bad pattern)."""
+        if self.pin_state is None:
+            return "pinning follows the live sources; here the frames are pinned as shown"
+        from gputop.sources.proctree import PinError, pin_pattern, pin_pid
+
+        try:
+            self.pin_state.set(pin_pid(pid) if pid is not None else pin_pattern(pattern))
+        except PinError as exc:
+            return str(exc)
+        return None
+
+    def unpin(self) -> None:
+        if self.pin_state is not None:
+            from gputop.sources.proctree import Pin
+
+            self.pin_state.set(Pin())
+
+    def scan_processes(self, known_pids: list[int]) -> ProcessScan:
+        """The pin picker's look at this machine: the processes that map a CUDA library
+        and the CPU% of those and of ``known_pids`` (a source's scan of /proc: a tenth of
+        a second at least, so call it off the UI thread)."""
+        from gputop.sources.procscan import scan
+
+        return scan(known_pids)
 
     # ------------------------------------------------------------ recording
 

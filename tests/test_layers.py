@@ -57,6 +57,8 @@ def test_the_package_keeps_its_layers():
     ("gputop/session.py", "import rich", False),
     ("gputop/tui/x.py", "from textual.app import App", True),
     ("gputop/tui/x.py", "from gputop.cli import main", False),
+    ("gputop/tui/x.py", "from gputop.sources.proctree import pin_pid", False),  # the session pins
+    ("gputop/tui/x.py", "import psutil", False),
     ("gputop/webconfig.py", "import yaml", False),  # the serve extra: imported where used
     ("gputop/webconfig.py", "def load():\n    import yaml\n    return yaml", True),
 ])

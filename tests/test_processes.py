@@ -275,7 +275,7 @@ async def test_mouse_wheel_scrolls_and_click_selects():
 def test_the_picker_names_the_container_or_pod():
     from gputop.tui.picker import candidates
 
-    rows = {c.pid: c.text for c in candidates(tuple(PROCS), live=False)}
+    rows = {c.pid: c.text for c in candidates(tuple(PROCS))}
     assert rows[10].endswith("[docker:aaaa]") and rows[12].endswith("[team-a/trainer-0]")
     assert "[" not in rows[11]
 

@@ -352,11 +352,13 @@ class GputopApp(App):
         processes = ctx.view.frame.processes if ctx is not None else ()
         # the GPU processes at once; the /proc scan for CUDA processes and their CPU% (a
         # tenth of a second at least, more on a crowded host) runs off the UI thread
-        screen = PickerScreen(candidates(processes, live=False))
+        screen = PickerScreen(candidates(processes))
         self.push_screen(screen, self._pinned)
         if self.pin_state is not None:
+            pids = [p.pid for p in processes]
+
             def scan() -> None:
-                found = candidates(processes, live=True)
+                found = candidates(processes, self.session.scan_processes(pids))
                 self.call_from_thread(screen.set_options, found)
             self.run_worker(scan, thread=True, exclusive=True, group="picker-scan")
 
@@ -364,13 +366,9 @@ class GputopApp(App):
         if choice is None:
             return
         if self.pin_state is not None:
-            from gputop.sources.proctree import PinError, pin_pattern, pin_pid
-
-            try:
-                self.pin_state.set(pin_pid(choice.pid) if choice.pid is not None
-                                   else pin_pattern(choice.pattern))
-            except PinError as exc:
-                self.notify(str(exc), severity="error")
+            error = self.session.pin(choice.pid, choice.pattern)
+            if error is not None:
+                self.notify(error, severity="error")
                 return
             self.notify("pinned; every pane follows it from the next tick (P unpins)")
         else:
@@ -379,10 +377,7 @@ class GputopApp(App):
         self.refresh_view()
 
     def action_unpin(self) -> None:
-        if self.pin_state is not None:
-            from gputop.sources.proctree import Pin
-
-            self.pin_state.set(Pin())
+        self.session.unpin()
         self.pin_override = None
         self.refresh_view()
 
