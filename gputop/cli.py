@@ -15,7 +15,7 @@ import time
 
 from gputop import __version__, exitguard
 from gputop.config import DEFAULT_LISTEN
-from gputop.model.derive import snapshot_dict
+from gputop.export.snapshot import snapshot_dict
 from gputop.model.detect import DetectConfig
 from gputop.record.timespec import parse_duration, parse_size
 from gputop.sampler import parse_delay

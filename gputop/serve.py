@@ -37,7 +37,7 @@ from gputop.bounded_http import BoundedHTTPServer
 from gputop.config import DEFAULT_LISTEN
 from gputop.cursor import LiveCursor
 from gputop.export.prometheus import Exporter
-from gputop.model.derive import snapshot_dict
+from gputop.export.snapshot import snapshot_dict
 from gputop.schema import frame_to_dict
 from gputop.session import Session
 from gputop.webconfig import WebConfig, WebConfigError

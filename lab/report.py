@@ -22,7 +22,7 @@ import statistics
 import sys
 
 from gputop.model import enginehist
-from gputop.model.derive import snapshot_dict
+from gputop.export.snapshot import snapshot_dict
 from gputop.record.store import Recording
 from gputop.cursor import RecordingCursor
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gputop.cursor import AHEAD_FRAMES, LiveCursor, RecordingCursor
-from gputop.model.derive import snapshot_dict
+from gputop.export.snapshot import snapshot_dict
 from gputop.record.store import Recorder, Recording
 from gputop.session import Session
 from tests.conftest import sim_frames

@@ -11,7 +11,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from bench.gpu_check_report import phase_table
 from tests.conftest import need
-from gputop.model.derive import snapshot_dict
+from gputop.export.snapshot import snapshot_dict
 from gputop.record.store import Recording
 from gputop.cursor import RecordingCursor
 

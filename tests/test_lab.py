@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from gputop.model.derive import snapshot_dict
+from gputop.export.snapshot import snapshot_dict
 from gputop.record.store import Recording
 from gputop.cursor import RecordingCursor
 from gputop.sources.engine_metrics import recognise

@@ -9,7 +9,8 @@ import uuid
 import psutil
 import pytest
 
-from gputop.model.derive import derive, snapshot_dict
+from gputop.model.derive import derive
+from gputop.export.snapshot import snapshot_dict
 from gputop.model.detect import make_fold
 from gputop.model.timeline import Timeline
 from gputop.sources.engine import EngineSource

@@ -13,7 +13,8 @@ import time
 import pytest
 
 from gputop.cursor import RecordingCursor
-from gputop.model.derive import derive, snapshot_dict
+from gputop.model.derive import derive
+from gputop.export.snapshot import snapshot_dict
 from gputop.model.detect import make_fold
 from gputop.model.timeline import Timeline
 from gputop.record.export import export

@@ -262,7 +262,8 @@ async def test_a_late_engine_keeps_the_history_and_says_how_old():
 
 
 def test_snapshot_reports_the_last_engine_reading_with_its_age():
-    from gputop.model.derive import derive, snapshot_dict
+    from gputop.model.derive import derive
+    from gputop.export.snapshot import snapshot_dict
     from gputop.model.detect import make_fold
     from gputop.model.timeline import Timeline
     timeline = Timeline(100, make_fold())
