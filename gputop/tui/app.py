@@ -259,6 +259,8 @@ class GputopApp(App):
 
     def on_frames_arrived(self, _message: FramesArrived) -> None:
         self._frames_posted = False
+        if not self.query(StatusBar):  # shutting down: the sampler's last frames find no screen
+            return
         self._check_recording()
         if self.paused_seq is None:
             self.refresh_view()
