@@ -1,6 +1,10 @@
-"""Command line: the live dashboard (default) and ``snapshot``.
+"""Command line: the live dashboard (default) and its subcommands.
 
-Bad input ends in one line on stderr and exit status 2, never a traceback.
+``config``, ``snapshot``, ``record``, ``serve``, ``fleet``, ``replay``, ``export``,
+``report``, ``kv``, ``doctor`` and ``capture-engine``: each parses its options here and
+hands over to a session (``_setup``: the feed ``gputop/feed.py`` composes), a cursor
+(``gputop/cursor.py``) or its own module.  Bad input ends in one line on stderr and exit
+status 2, never a traceback.
 """
 
 from __future__ import annotations
