@@ -31,17 +31,15 @@ def rss_mib(pid: int | None = None) -> float:
 
 def day(hours: float, gpus: int, old: bool) -> list[tuple[float, float, float]]:
     """(simulated hours, RSS MiB, wall seconds) at each simulated hour."""
-    from gputop.model.detect import make_fold
-    from gputop.model.timeline import Timeline
     from gputop.sampler import Sampler
     from gputop.session import Session
     from gputop.sources.sim import SimSource
 
     source = SimSource(None, gpus=gpus)
     sampler = Sampler([source], 1.0, frame_time=lambda seq: (1.7e9 + seq, float(seq)))
-    session = Session("demo", sampler)
-    if old:
-        session.timeline = Timeline(3610, make_fold())  # the frame-count cap gputop had
+    # old: the frame-count cap gputop had (3610 frames, no byte budget)
+    session = Session("demo", sampler, history_frames=3610, history_bytes=None) if old \
+        else Session("demo", sampler)
     session.open()
     out, started = [(0.0, rss_mib(), 0.0)], time.monotonic()
     ticks = int(hours * 3600)

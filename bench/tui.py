@@ -15,7 +15,13 @@ number of processes?), and ``--engine`` against a stand-in vLLM serving the real
 page; nvitop over the same stand-in when installed (pip install nvitop); and every
 program again at 80x24.
 
+``--before REV`` adds the demo as of git revision REV (its ``gputop/`` exported to a
+temporary folder), run in the same session as this checkout's, and prints this
+checkout's CPU and bytes as ratios of it: before and after a change, on the same
+machine at the same time.
+
 Usage: python bench/tui.py [--seconds 30] [--warmup 65] [--scenario logprobs-storm] [--all]
+                           [--before REV]
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from pathlib import Path
 import psutil
 
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
 WIDTH, HEIGHT = 200, 50
 
 
@@ -86,6 +93,21 @@ def measure(name: str, command: str, seconds: float, warmup_s: float = 5.0,
     wall = t1 - t0
     return {"name": name, "size": f"{size[0]}x{size[1]}", "cpu_pct": 100.0 * (cpu1 - cpu0) / wall,
             "bytes_per_s": written / wall}
+
+
+def gputop_command(python: str, root: Path) -> str:
+    """``python -m gputop`` importing the package under ``root`` (tmux starts commands
+    with its server's environment, so PYTHONPATH is named here, not inherited)."""
+    return f"env PYTHONPATH={shlex.quote(str(root))} {python} -m gputop"
+
+
+def export_revision(revision: str) -> Path:
+    """``gputop/`` as of git ``revision``, in a temporary folder to put on PYTHONPATH."""
+    folder = Path(tempfile.mkdtemp(prefix="gputop-before-"))
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision, "gputop"],
+                             capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    return folder
 
 
 class LiveSetup:
@@ -144,12 +166,25 @@ def main() -> int:
     parser.add_argument("--all", action="store_true",
                         help="also the live modes over a fake NVML (8 GPUs; 8 and 200 "
                         "processes; --engine) and 80x24")
+    parser.add_argument("--before", metavar="REV",
+                        help="also the demo as of git revision REV, and this checkout's "
+                        "numbers as ratios of it")
     args = parser.parse_args()
     if shutil.which("tmux") is None:
         print("bench/tui.py needs tmux", file=sys.stderr)
         return 2
     python = shlex.quote(sys.executable)
-    runs = [("gputop demo", f"{python} -m gputop --demo {args.scenario} -d 1")]
+    demo = f"--demo {args.scenario} -d 1"
+    runs = [("gputop demo", f"{gputop_command(python, ROOT)} {demo}")]
+    before = None
+    if args.before:
+        try:
+            before = f"gputop demo @{args.before}"[:24]
+            runs.append((before, f"{gputop_command(python, export_revision(args.before))} {demo}"))
+        except subprocess.CalledProcessError as exc:
+            print(f"bench/tui.py: cannot export revision {args.before!r}: "
+                  f"{exc.stderr.decode(errors='replace').strip()}", file=sys.stderr)
+            return 2
     btop = None
     if shutil.which("btop"):
         config_home = Path(tempfile.mkdtemp())  # btop reads $XDG_CONFIG_HOME/btop/btop.conf
@@ -162,7 +197,7 @@ def main() -> int:
     live = LiveSetup() if args.all else None
     try:
         if live is not None:
-            gputop = f"{python} -m gputop -d 1"
+            gputop = f"{gputop_command(python, ROOT)} -d 1"
             runs += [("gputop nvml, 8 procs", f"{live.nvml_env(8)} {gputop}"),
                      ("gputop nvml, 200 procs", f"{live.nvml_env(200)} {gputop}"),
                      ("gputop nvml --engine",
@@ -194,6 +229,12 @@ def main() -> int:
         print(f"{r['name']:<24} {r['size']:>7} {r['cpu_pct']:>8.2f} {r['bytes_per_s']:>10,.0f} "
               f"{cpu_ratio:>12} {bytes_ratio:>14}")
     print("(targets: CPU <= 1x btop, bytes/s <= 0.25x btop)")
+    for size in sizes if before else []:
+        now, then = (next(r for r in results if r["name"] == name and r["size"] == f"{size[0]}x{size[1]}")
+                     for name in ("gputop demo", before))
+        cpu = f"{now['cpu_pct'] / then['cpu_pct']:.2f}x" if then["cpu_pct"] > 0 else "n/a"
+        sent = f"{now['bytes_per_s'] / then['bytes_per_s']:.2f}x" if then["bytes_per_s"] > 0 else "n/a"
+        print(f"this checkout vs {args.before} at {size[0]}x{size[1]}: CPU {cpu}, bytes/s {sent}")
     return 0
 
 

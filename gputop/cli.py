@@ -1,6 +1,10 @@
-"""Command line: the live dashboard (default) and ``snapshot``.
+"""Command line: the live dashboard (default) and its subcommands.
 
-Bad input ends in one line on stderr and exit status 2, never a traceback.
+``config``, ``snapshot``, ``record``, ``serve``, ``fleet``, ``replay``, ``export``,
+``report``, ``kv``, ``doctor`` and ``capture-engine``: each parses its options here and
+hands over to a session (``_setup``: the feed ``gputop/feed.py`` composes), a cursor
+(``gputop/cursor.py``) or its own module.  Bad input ends in one line on stderr and exit
+status 2, never a traceback.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import time
 
 from gputop import __version__, exitguard
 from gputop.config import DEFAULT_LISTEN
-from gputop.model.derive import snapshot_dict
+from gputop.export.snapshot import snapshot_dict
 from gputop.model.detect import DetectConfig
 from gputop.record.timespec import parse_duration, parse_size
 from gputop.sampler import parse_delay
@@ -409,16 +413,17 @@ def _detect_config(args) -> DetectConfig:
 def _setup(args):
     """(session over the chosen sources, pin applied to recorded/simulated frames); every
     setup problem is one line for the user."""
+    from gputop.feed import compose
     from gputop.session import Session
-    from gputop.sources.registry import SetupError, SourceOptions, build, pin_setup
+    from gputop.sources.registry import SetupError, SourceOptions, pin_setup
 
     options = SourceOptions.from_args(args)
     try:
         pin_state, pin = pin_setup(options)
-        sampler, label = build(options, pin_state)
+        feed, label = compose(options, pin_state)
     except SetupError as exc:
         raise UsageError(str(exc)) from None
-    return Session(label, sampler, detect_config=_detect_config(args), pin_state=pin_state), pin
+    return Session(label, feed, detect_config=_detect_config(args), pin_state=pin_state), pin
 
 
 def cmd_snapshot(args) -> int:
@@ -435,7 +440,10 @@ def cmd_snapshot(args) -> int:
         raise UsageError(f"--remote: {exc}") from None
     finally:
         session.close()
-    print(json.dumps(snapshot_dict(session.view(pin=pin), session.label), indent=2))
+    from gputop.cursor import LiveCursor
+
+    print(json.dumps(snapshot_dict(LiveCursor(session).view_at(pin=pin), session.label),
+                     indent=2))
     return 0
 
 
@@ -588,13 +596,15 @@ def cmd_replay(args) -> int:
 
 
 def cmd_export(args) -> int:
+    from gputop.cursor import RecordingCursor
     from gputop.record.export import export
     from gputop.record.store import RecordingError
 
     recording = _open_recording(args.file, args.model)
     try:
-        count = export(recording, args.format, args.output, args.from_time, args.to_time,
-                       _detect_config(args), pid=args.export_pid, force=args.force)
+        count = export(RecordingCursor(recording, _detect_config(args)), args.format,
+                       args.output, args.from_time, args.to_time, pid=args.export_pid,
+                       force=args.force)
     except (RecordingError, ValueError) as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:
@@ -622,13 +632,14 @@ def _model_patch(model: str):
 
 
 def cmd_report(args) -> int:
+    from gputop.cursor import RecordingCursor
     from gputop.record.report import report
     from gputop.record.store import RecordingError
 
     recording = _open_recording(args.file, args.model)
     try:
-        print("\n".join(printable(line) for line in report(recording, _detect_config(args))
-                                                            .split("\n")))
+        text = report(RecordingCursor(recording, _detect_config(args)))
+        print("\n".join(printable(line) for line in text.split("\n")))
     except RecordingError as exc:
         raise UsageError(str(exc)) from None
     return 0
@@ -736,8 +747,11 @@ def cmd_live(args) -> int:
     session.open()
     if args.demo is not None:  # the lead-in is history already: the first screen shows it
         session.ticks(args.demo_lead_frames)
+    from gputop.cursor import LiveCursor
+
+    cursor = LiveCursor(session, kind="remote" if getattr(args, "remote", None) else "live")
     app = GputopApp(session, interval_s=args.delay, pin=pin, record_max_bytes=args.max_size,
-                    view=view_settings(args))
+                    view=view_settings(args), cursor=cursor)
     if getattr(args, "start_gpu", None) is not None:  # from the fleet: the row's GPU first
         app.gpu_index = args.start_gpu
     app.exit_guard = True

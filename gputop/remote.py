@@ -157,7 +157,8 @@ def parse_frames(text: str, url: str = "the remote") -> list[Frame]:
 
 
 class RemoteFeed:
-    """Frames from a remote ``gputop serve``; ``error`` says why none are coming."""
+    """Frames from a remote ``gputop serve`` (a ``FrameFeed``, ``gputop/feed.py``);
+    ``error`` says why none are coming."""
 
     def __init__(self, url: str, interval_s: float = 1.0, timeout_s: float = TIMEOUT_S):
         self.url, self._headers = frames_url(url)  # AuthError: a ValueError, one line
@@ -292,5 +293,3 @@ class RemoteFeed:
     def close(self) -> None:
         self.stop()
 
-    def tick(self) -> Frame:
-        raise SourceError("a remote feed has no virtual clock")

@@ -133,6 +133,12 @@ class _Slot:
 
 
 class Sampler:
+    """The local feed (``gputop/feed.py``'s ``FrameFeed``): one frame per tick on a fixed
+    grid from the newest reading of each source."""
+
+    # a FrameFeed says why no frames come; the sampler always makes one (n/a sources inside)
+    error: str | None = None
+
     def __init__(self, sources: Sequence[Source], interval_s: float = 1.0,
                  source_timeout_s: float | None = None,
                  clock: Callable[[], float] = time.monotonic,

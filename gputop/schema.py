@@ -339,6 +339,17 @@ def frame_to_dict(frame: Frame) -> dict[str, typing.Any]:
     return data
 
 
+@dataclass(frozen=True)
+class ProcessScan:
+    """What one scan of /proc for the pin picker saw (``sources/procscan.py``): the CUDA
+    processes' command lines and users, and the CPU% of those and of the processes asked
+    about.  Not part of a frame."""
+
+    cuda_cmdlines: dict[int, str] = field(default_factory=dict)
+    users: dict[int, str] = field(default_factory=dict)  # of the CUDA processes ("?": unknown)
+    cpu_pct: dict[int, float] = field(default_factory=dict)  # 100% = one core
+
+
 class SchemaError(ValueError):
     """A frame that cannot be decoded (wrong type, newer incompatible schema)."""
 

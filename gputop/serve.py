@@ -35,8 +35,9 @@ from prometheus_client.exposition import choose_encoder
 
 from gputop.bounded_http import BoundedHTTPServer
 from gputop.config import DEFAULT_LISTEN
+from gputop.cursor import LiveCursor
 from gputop.export.prometheus import Exporter
-from gputop.model.derive import snapshot_dict
+from gputop.export.snapshot import snapshot_dict
 from gputop.schema import frame_to_dict
 from gputop.session import Session
 from gputop.webconfig import WebConfig, WebConfigError
@@ -79,6 +80,7 @@ class Server:
                  interval_s: float = 1.0, export_tenants: bool = False,
                  max_connections: int | None = None):
         self.session = session
+        self.cursor = LiveCursor(session)  # /frames reads after a position, never holding on
         self.interval_s = interval_s
         self.web_config = web_config or WebConfig()
         self.exporter = Exporter(export_processes=export_processes, export_tenants=export_tenants)
@@ -213,17 +215,8 @@ class Server:
         except ValueError:
             self._send(request, 400, b"since must be a frame number\n", "text/plain", head=head)
             return
-        chosen, newest = [], -1
-        with self.session.lock:  # only the references: encoding happens after
-            timeline = self.session.timeline
-            if len(timeline):
-                newest = timeline.frame(timeline.last_index).seq
-                for index in range(timeline.index_of_seq(since), len(timeline)):
-                    frame = timeline.frame(index)
-                    if frame.seq > since:
-                        chosen.append(frame)
-                        if len(chosen) >= FRAMES_PER_ANSWER:
-                            break
+        # the references only, under the session's lock; encoding happens after, without it
+        chosen, newest = self.cursor.frames_after(since, FRAMES_PER_ANSWER)
         lines, size = [], 0
         for frame in chosen:
             line = self._encoded_frame(frame)

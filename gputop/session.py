@@ -1,13 +1,16 @@
-"""One session for every mode: sampler -> timeline with the detector fold -> recorder, subscribers.
+"""One session for every mode: a feed -> timeline with the detector fold -> recorder, subscribers.
 
 No Textual here.  The live dashboard, ``record``, ``snapshot``, ``serve`` and the
 replay and export of recordings are thin users of a ``Session``: none of them builds a
-timeline or appends to a recorder itself.  Frames are appended on the sampler's
-thread under ``lock``; whoever reads the timeline (a derive, a pane drawing its plot)
-holds the same lock.  Subscribers are called after each frame on the sampler's thread
-and must only take note (the dashboard posts one message and coalesces the rest).
-The recorder writes on a thread of its own with one size policy for every mode, so
-a slow disk never delays a tick or the screen.
+timeline or appends to a recorder itself.  Frames are appended on the sampler's thread
+under the session's lock, which is private to this module: readers take an immutable
+``View`` (``view``) or the frames themselves (``frames_since``), and the lock is held
+only while that is taken, never while a screen draws or an answer is encoded, so
+drawing time never sits on the sampling path.  Each View carries its plots' window
+series (``model/plots.py``), appended here once per tick.  Subscribers are called
+after each frame on the sampler's thread and must only take note (the dashboard posts
+one message and coalesces the rest).  The recorder writes on a thread of its own with
+one size policy for every mode, so a slow disk never delays a tick or the screen.
 """
 
 from __future__ import annotations
@@ -15,17 +18,19 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from gputop.model.derive import View, derive
-from gputop.model.detect import DetectConfig, make_fold
+from gputop.model.detect import DetectConfig, DetectState, make_fold
+from gputop.model.plots import PlotLog, tick_of
 from gputop.model.timeline import Timeline
 from gputop.sampler import Sampler
-from gputop.schema import Frame
+from gputop.schema import Frame, ProcessScan
 
 if TYPE_CHECKING:  # the store (sqlite3, zstandard: ~2 MiB resident) loads when recording
-    from gputop.record.store import Recorder, Recording
+    from gputop.feed import FrameFeed
+    from gputop.record.store import Recorder
 
 HISTORY_BYTES = 32 * 2**20  # what the live timeline may hold (an estimate; see timeline.py)
 HISTORY_FRAMES = 36000  # and at most this many frames (1 h at -d 0.1)
@@ -99,17 +104,18 @@ class RecorderThread:
 
 
 class Session:
-    def __init__(self, label: str, sampler: Sampler | None = None, *,
+    def __init__(self, label: str, feed: FrameFeed | None = None, *,
                  detect_config: DetectConfig = DetectConfig(), frames: list[Frame] = (),
                  history_bytes: int | None = HISTORY_BYTES,
                  history_frames: int = HISTORY_FRAMES, pin_state=None):
         self.label = label
-        self.sampler = sampler
+        self.feed = feed  # the sampler over local sources, or a remote host's /frames
         self.pin_state = pin_state  # what the live sources follow (the p key changes it)
         self.detect_config = detect_config
-        self.lock = threading.RLock()
-        self.timeline: Timeline = Timeline(history_frames, make_fold(detect_config),
-                                           max_bytes=history_bytes)
+        self._lock = threading.RLock()
+        self._timeline: Timeline[DetectState] = Timeline(
+            history_frames, make_fold(detect_config), max_bytes=history_bytes)
+        self._plots = PlotLog()
         self.recorder: RecorderThread | None = None
         self._subscribers: list[Callable[[Frame], None]] = []
         self._view_subscribers: list[Callable[[View], None]] = []
@@ -130,56 +136,71 @@ class Session:
 
     def add_frame(self, frame: Frame) -> bool:
         """Append, record and tell subscribers; False when the frame was refused."""
-        with self.lock:
-            try:
-                self.timeline.append(frame)
-            except ValueError:  # out of order (a clock stepped back): not part of the story
-                return False
+        with self._lock:
+            if not self._append(self._timeline, self._plots, frame):
+                return False  # out of order (a clock stepped back): not part of the story
             if self.recorder is not None:
                 self.recorder.submit(frame)
-            view = derive(self.timeline, self.timeline.last_index) \
-                if self._view_subscribers else None
+            view = self._view_at(self._timeline.last_index) if self._view_subscribers else None
         for callback in list(self._subscribers):
             callback(frame)
         for view_callback in list(self._view_subscribers):
             view_callback(view)
         return True
 
+    @staticmethod
+    def _append(timeline: Timeline[DetectState], plots: PlotLog, frame: Frame) -> bool:
+        dropped = timeline.dropped_frames
+        try:
+            state = timeline.append(frame)
+        except ValueError:
+            return False
+        plots.append(tick_of(frame, state.point.tokens_per_s))
+        plots.drop_front(timeline.dropped_frames - dropped)
+        return True
+
     def replace_timeline(self, frames: list[Frame], capacity_frames: int) -> None:
         """A new timeline from ``frames`` (replay loads a window around its cursor)."""
-        timeline: Timeline = Timeline(max(2, capacity_frames), make_fold(self.detect_config))
+        timeline: Timeline[DetectState] = Timeline(max(2, capacity_frames),
+                                                   make_fold(self.detect_config))
+        plots = PlotLog()
         for frame in frames:
-            try:
-                timeline.append(frame)
-            except ValueError:
-                continue
-        with self.lock:
-            self.timeline = timeline
+            self._append(timeline, plots, frame)
+        with self._lock:
+            self._timeline, self._plots = timeline, plots
 
     # ------------------------------------------------------------ running
 
     def open(self) -> None:
-        if self.sampler is not None:
-            self.sampler.open()
+        if self.feed is not None:
+            self.feed.open()
 
     def start(self) -> None:
         """Sample in the background (the dashboard, serve)."""
-        if self.sampler is not None:
-            self.sampler.start(self.add_frame)
+        if self.feed is not None:
+            self.feed.start(self.add_frame)
 
     def run(self, max_frames: int | None = None) -> None:
         """Sample on this thread until ``stop()`` or ``max_frames`` (record, snapshot)."""
-        if self.sampler is not None:
-            self.sampler.run(self.add_frame, max_frames=max_frames)
+        if self.feed is not None:
+            self.feed.run(self.add_frame, max_frames=max_frames)
 
     def ticks(self, count: int) -> None:
-        """``count`` ticks at once, without waiting: the simulator's virtual clock."""
+        """``count`` ticks at once, without waiting: the simulator's virtual clock (the
+        sampler's; a remote host's frames come when they come)."""
+        if not isinstance(self.feed, Sampler):
+            raise ValueError("only the sampler has a virtual clock to tick")
         for _ in range(count):
-            self.add_frame(self.sampler.tick())
+            self.add_frame(self.feed.tick())
+
+    @property
+    def feed_error(self) -> str | None:
+        """Why the feed delivers no frames now (a remote host that does not answer)."""
+        return self.feed.error if self.feed is not None else None
 
     def stop(self) -> None:
-        if self.sampler is not None:
-            self.sampler.stop()
+        if self.feed is not None:
+            self.feed.stop()
 
     def close(self) -> None:
         """Stop sampling (detaching probes) and close the recording; safe to call twice and
@@ -187,9 +208,39 @@ class Session:
         if self._closed:
             return
         self._closed = True
-        if self.sampler is not None:
-            self.sampler.close()
+        if self.feed is not None:
+            self.feed.close()
         self.stop_recording()
+
+    # ------------------------------------------------------------ pinning, the picker
+
+    def pin(self, pid: int | None, pattern: str | None = None) -> str | None:
+        """Make the live sources follow ``pid``'s process tree (or, without a pid, the
+        processes matching ``pattern``) from the next tick; the reason when that cannot
+        be done (no live sources to pin, no such process, a bad pattern)."""
+        if self.pin_state is None:
+            return "pinning follows the live sources; here the frames are pinned as shown"
+        from gputop.sources.proctree import PinError, pin_pattern, pin_pid
+
+        try:
+            self.pin_state.set(pin_pid(pid) if pid is not None else pin_pattern(pattern))
+        except PinError as exc:
+            return str(exc)
+        return None
+
+    def unpin(self) -> None:
+        if self.pin_state is not None:
+            from gputop.sources.proctree import Pin
+
+            self.pin_state.set(Pin())
+
+    def scan_processes(self, known_pids: list[int]) -> ProcessScan:
+        """The pin picker's look at this machine: the processes that map a CUDA library
+        and the CPU% of those and of ``known_pids`` (a source's scan of /proc: a tenth of
+        a second at least, so call it off the UI thread)."""
+        from gputop.sources.procscan import scan
+
+        return scan(known_pids)
 
     # ------------------------------------------------------------ recording
 
@@ -201,12 +252,12 @@ class Session:
         if self.recorder is not None:
             raise RecordingError(f"already recording to {self.recorder.path}")
         recorder = RecorderThread(Recorder(path, self.label, max_bytes=max_bytes))
-        with self.lock:
+        with self._lock:
             self.recorder = recorder
         return recorder
 
     def stop_recording(self) -> RecorderThread | None:
-        with self.lock:
+        with self._lock:
             recorder, self.recorder = self.recorder, None
         if recorder is not None:
             recorder.close()
@@ -215,34 +266,74 @@ class Session:
     # ------------------------------------------------------------ views
 
     def __len__(self) -> int:
-        return len(self.timeline)
+        return len(self._timeline)
 
-    def view(self, index: int | None = None,
+    def view(self, seq: int | None = None,
              pin: tuple[tuple[int, ...], str | None] | None = None) -> View | None:
-        with self.lock:
-            if not len(self.timeline):
+        """The View at frame ``seq`` (the nearest kept at or before it), or at the newest
+        frame; None before the first frame.  The lock is held only while it is taken."""
+        with self._lock:
+            if not len(self._timeline):
                 return None
-            return derive(self.timeline, self.timeline.last_index if index is None else index,
-                          pin=pin)
+            index = self._timeline.last_index if seq is None \
+                else self._timeline.index_of_seq(seq)
+            return self._view_at(index, pin)
 
+    def _view_at(self, index: int,
+                 pin: tuple[tuple[int, ...], str | None] | None = None) -> View:
+        return derive(self._timeline, index, pin=pin, plots=self._plots.snapshot(index))
 
-def recorded_views(recording: Recording, from_seq: int | None = None,
-                   to_seq: int | None = None, config: DetectConfig = DetectConfig(),
-                   lead_s: float = 600.0,
-                   pin: tuple[tuple[int, ...], str | None] | None = None) -> Iterator[View]:
-    """Derived views of a recording's frames from_seq..to_seq, folded from ``lead_s``
-    earlier so the detector has its history (export, report); memory stays bounded.
-    Where the frames' clock goes back (a source that restarted), the fold starts again
-    from that frame: a new segment, not frames thrown away."""
-    def fresh() -> Session:
-        return Session(f"replay:{recording.path.name}", detect_config=config,
-                       history_bytes=None, history_frames=4096)
+    def frames_since(self, seq: int, limit: int) -> tuple[list[Frame], int]:
+        """(up to ``limit`` frames after ``seq``, oldest first; the newest seq, -1 when
+        there is none): references only, so whoever encodes them does it unlocked."""
+        with self._lock:
+            timeline = self._timeline
+            if not len(timeline):
+                return [], -1
+            chosen = []
+            for index in range(timeline.index_of_seq(seq), len(timeline)):
+                frame = timeline.frame(index)
+                if frame.seq > seq:
+                    chosen.append(frame)
+                    if len(chosen) >= limit:
+                        break
+            return chosen, timeline.frame(timeline.last_index).seq
 
-    session = fresh()
-    start = None if from_seq is None else recording.seq_before(from_seq, lead_s)
-    for frame in recording.frames(start, to_seq):
-        if not session.add_frame(frame):  # out of time order: a new segment
-            session = fresh()
-            session.add_frame(frame)
-        if from_seq is None or frame.seq >= from_seq:
-            yield session.view(pin=pin)
+    def seq_bounds(self) -> tuple[int, int] | None:
+        """(oldest, newest) seq of the frames kept; None before the first frame."""
+        with self._lock:
+            if not len(self._timeline):
+                return None
+            return self._timeline.frame(0).seq, self._timeline.frame(self._timeline.last_index).seq
+
+    def seq_moved(self, seq: int, frames: int, clamp: bool = True) -> int | None:
+        """The seq ``frames`` kept frames after (before, when negative) ``seq``: the
+        oldest or newest kept where that is outside them (None instead, without
+        ``clamp``, or before the first frame)."""
+        with self._lock:
+            timeline = self._timeline
+            if not len(timeline):
+                return None
+            index = timeline.index_of_seq(seq) + frames
+            if not 0 <= index <= timeline.last_index:
+                if not clamp:
+                    return None
+                index = max(0, min(timeline.last_index, index))
+            return timeline.frame(index).seq
+
+    def frames_after(self, seq: int) -> int:
+        """How many kept frames are newer than ``seq`` (a paused screen's distance to now)."""
+        with self._lock:
+            if not len(self._timeline):
+                return 0
+            return self._timeline.last_index - self._timeline.index_of_seq(seq)
+
+    def frame(self, seq: int | None = None) -> Frame | None:
+        """The kept frame at ``seq`` (the nearest before it), or the newest; None before
+        the first frame.  Frames are immutable: read it with no lock."""
+        with self._lock:
+            if not len(self._timeline):
+                return None
+            return self._timeline.frame(self._timeline.last_index if seq is None
+                                        else self._timeline.index_of_seq(seq))
+

@@ -22,9 +22,9 @@ import statistics
 import sys
 
 from gputop.model import enginehist
-from gputop.model.derive import snapshot_dict
+from gputop.export.snapshot import snapshot_dict
 from gputop.record.store import Recording
-from gputop.session import recorded_views
+from gputop.cursor import RecordingCursor
 
 
 def _mean(values) -> float | None:
@@ -62,7 +62,7 @@ def replay(path: str) -> list[tuple]:
     recording = Recording(path)
     try:
         return [(view.frame, snapshot_dict(view, f"replay:{os.path.basename(path)}"))
-                for view in recorded_views(recording)]
+                for view in RecordingCursor(recording).views()]
     finally:
         recording.close()
 

@@ -291,7 +291,7 @@ def test_replay_report_and_exporter_give_the_live_verdict(tmp_path):
     from gputop.export.prometheus import Exporter
     from gputop.record.report import report
     from gputop.record.store import Recorder, Recording
-    from gputop.session import recorded_views
+    from gputop.cursor import RecordingCursor
     from tests.conftest import sim_frames
 
     frames = list(sim_frames("allreduce-straggler", 40))
@@ -306,8 +306,8 @@ def test_replay_report_and_exporter_give_the_live_verdict(tmp_path):
         recorder.append(f)
     recorder.close()
     recording = Recording(path)
-    views = list(recorded_views(recording))
-    text = report(recording)
+    views = list(RecordingCursor(recording).views())
+    text = report(RecordingCursor(recording))
     recording.close()
     replayed = views[-1].alert
     assert (replayed.kind, replayed.gpus, replayed.suspects) == \

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gputop.model.derive import derive, snapshot_dict
+from gputop.model.derive import derive
+from gputop.export.snapshot import snapshot_dict
 from gputop.sources.base import SourceError
 from gputop.sources.engine import EngineSource, recognise
 from gputop.sources.nvml import NvmlSource

@@ -19,8 +19,9 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from gputop.export.prometheus import Exporter
-from gputop.model.derive import derive, kv_pool_bytes, snapshot_dict
-from gputop.record.export import CSV_COLUMNS, csv_rows
+from gputop.model.derive import derive, kv_pool_bytes
+from gputop.export.snapshot import snapshot_dict
+from gputop.export.csv_rows import CSV_COLUMNS, csv_rows
 from gputop.sources.engine import EngineSource
 from gputop.sources.nvml import NvmlSource
 from tests.conftest import need, tick_timeline

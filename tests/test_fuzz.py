@@ -15,7 +15,8 @@ import shutil
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gputop.model.derive import derive, snapshot_dict
+from gputop.model.derive import derive
+from gputop.export.snapshot import snapshot_dict
 from gputop.model.detect import make_fold
 from gputop.model.timeline import Timeline
 from gputop.record.store import Recorder, Recording, RecordingError

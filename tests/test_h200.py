@@ -11,9 +11,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from bench.gpu_check_report import phase_table
 from tests.conftest import need
-from gputop.model.derive import snapshot_dict
+from gputop.export.snapshot import snapshot_dict
 from gputop.record.store import Recording
-from gputop.session import recorded_views
+from gputop.cursor import RecordingCursor
 
 DATA = Path(__file__).parent / "data" / "h200"
 
@@ -49,7 +49,7 @@ def test_the_recording_replays_through_the_model():
     phases = {p["phase"]: p for p in json.loads((DATA / "results.json").read_text())["phases"]
               if "start_wall_s" in p}
     recording = Recording(DATA / "h200.gputop")
-    views = list(recorded_views(recording))
+    views = list(RecordingCursor(recording).views())
     recording.close()
 
     def middle(name):
@@ -131,8 +131,8 @@ def test_the_verdict_on_the_real_h200_names_the_graph_phase_and_nothing_else():
     phases = {p["phase"]: p for p in json.loads((DATA / "results.json").read_text())["phases"]
               if "start_wall_s" in p}
     recording = Recording(DATA / "h200.gputop")
-    views = list(recorded_views(recording))
-    text = report(recording)
+    views = list(RecordingCursor(recording).views())
+    text = report(RecordingCursor(recording))
     recording.close()
     episodes = {(e.subject, e.start_wall_s): e for v in views
                 for e in list(v.detector.episodes) + list(v.detector.actives)}

@@ -666,7 +666,7 @@ def test_fuzz_remote_frames_read_or_are_refused_and_derive():
     """Every /frames answer reads or is refused with SourceError; what reads derives into a
     snapshot that is valid JSON.  Some examples must read (a fuzz that only ever reached
     the refusal would prove nothing)."""
-    from gputop.model.derive import snapshot_dict
+    from gputop.export.snapshot import snapshot_dict
     from gputop.remote import parse_frames
     from gputop.session import Session
 

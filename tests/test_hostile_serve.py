@@ -497,7 +497,7 @@ def test_frames_are_encoded_outside_the_sessions_lock(big_host, monkeypatch):
     real = serve_module.frame_to_dict
 
     def watched(frame):
-        under_lock.append(session.lock._is_owned())
+        under_lock.append(session._lock._is_owned())  # private: only this test peeks
         return real(frame)
 
     monkeypatch.setattr(serve_module, "frame_to_dict", watched)

@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from gputop.model.kv import ConfigError, kv_layout, table
+from gputop.modelconfig import kv_fields
 
 LLAMA3_8B = {"hidden_size": 4096, "num_attention_heads": 32, "num_hidden_layers": 32,
              "num_key_value_heads": 8, "torch_dtype": "bfloat16"}
@@ -57,6 +58,18 @@ def test_llama3_table_matches_the_article():
 def test_bad_configs_name_the_field(config, message):
     with pytest.raises(ConfigError, match=message):
         kv_layout(config)
+    with pytest.raises(ConfigError, match=message):  # the same check a source makes
+        kv_fields(config)
+
+
+def test_a_source_checks_a_tp_split_without_the_kv_maths():
+    """The engine source asks gputop.modelconfig whether a TP size can shard a model's KV
+    heads (its note in the frame); bytes per token stay the model's."""
+    with pytest.raises(ConfigError, match="--tp 3 and 8 KV heads: neither divides"):
+        kv_fields(LLAMA3_8B, tp=3)
+    fields = kv_fields(LLAMA3_8B, tp=4)
+    assert (fields.layers, fields.kv_heads, fields.head_dim, fields.dtype_bytes) == (32, 8, 128, 2)
+    assert kv_layout(LLAMA3_8B, tp=4).bytes_per_token == 2 * 32 * 2 * 128 * 2
 
 
 def gputop_kv(*args):

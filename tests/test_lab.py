@@ -24,9 +24,9 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from gputop.model.derive import snapshot_dict
+from gputop.export.snapshot import snapshot_dict
 from gputop.record.store import Recording
-from gputop.session import recorded_views
+from gputop.cursor import RecordingCursor
 from gputop.sources.engine_metrics import recognise
 from lab import report
 from lab.profiles import PHASES, PROFILES
@@ -236,7 +236,7 @@ def test_tokens_per_s_match_the_load_drivers_own_count(lab):
     recording = Recording(out / "serve.gputop")
     try:
         fresh = []
-        for view in recorded_views(recording):
+        for view in RecordingCursor(recording).views():
             engine = snapshot_dict(view, "replay")["engine"]
             if engine is not None and not engine["stale"] and view.frame.engine is not None:
                 fresh.append((view.frame.engine.time_wall_s, engine["generation_tokens_per_s"]))

@@ -25,7 +25,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from gputop.model.derive import derive, kv_pool_bytes, snapshot_dict, vram_split
+from gputop.model.derive import derive, kv_pool_bytes, vram_split
+from gputop.export.snapshot import snapshot_dict
 from gputop.sources import engine_discovery
 from gputop.sources.engine import EngineSource
 from gputop.sources.engine_capture import capture

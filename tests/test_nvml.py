@@ -8,7 +8,8 @@ import time
 import pynvml
 import pytest
 
-from gputop.model.derive import derive, snapshot_dict
+from gputop.model.derive import derive
+from gputop.export.snapshot import snapshot_dict
 from gputop.model.detect import make_fold
 from gputop.model.timeline import Timeline
 from gputop.sampler import Sampler

@@ -9,7 +9,8 @@ import uuid
 import psutil
 import pytest
 
-from gputop.model.derive import derive, snapshot_dict
+from gputop.model.derive import derive
+from gputop.export.snapshot import snapshot_dict
 from gputop.model.detect import make_fold
 from gputop.model.timeline import Timeline
 from gputop.sources.engine import EngineSource
@@ -163,6 +164,23 @@ def test_bad_pins():
     assert waiting.root_pids == () and waiting.waiting.startswith("no process matches")
 
 
+def test_the_dashboard_pins_through_the_session(tree):
+    """The TUI imports no source: the session makes the pin and says why it cannot."""
+    from gputop.session import Session
+
+    t = tree()
+    state = PinState()
+    session = Session("live", pin_state=state)
+    assert session.pin(99999999) == "no process 99999999"
+    assert "not a valid regular expression" in session.pin(None, "([")
+    assert not state.get().active  # a refused pin changes nothing
+    assert session.pin(t.proc.pid) is None and state.get().active
+    assert poll(ProcTreeSource(state)).root_pids == (t.proc.pid,)
+    session.unpin()
+    assert not state.get().active
+    assert Session("replay").pin(t.proc.pid) is not None  # no live sources to pin
+
+
 def test_engine_is_found_in_the_pinned_tree(tree):
     t = tree()
     engine = EngineSource(pin_state=PinState(pin_pid(t.proc.pid)))
@@ -243,6 +261,7 @@ def cuda_process(tmp_path, then: str) -> subprocess.Popen:
 
 def test_picker_lists_cuda_processes_with_cpu(tmp_path):
     """A live picker finds processes that map a CUDA library, with their CPU use."""
+    from gputop.session import Session
     from gputop.tui.picker import candidates
 
     proc = cuda_process(tmp_path, "while True: pass")
@@ -250,7 +269,8 @@ def test_picker_lists_cuda_processes_with_cpu(tmp_path):
         deadline = time.monotonic() + 10
         rows = []
         while time.monotonic() < deadline:
-            rows = [c for c in candidates((), live=True) if c.pid == proc.pid]
+            rows = [c for c in candidates((), Session("live").scan_processes([]))
+                    if c.pid == proc.pid]
             if rows:
                 break
             time.sleep(0.2)

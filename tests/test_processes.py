@@ -37,13 +37,9 @@ PROCS = [
 ]
 
 
-def timeline_of(*frames: Frame):
-    return Session("test", frames=list(frames)).timeline
-
-
 def rows_at(later_cpu=(101.5, 5.0, 1.0)):
     moved = [_replace(p, cpu_s=c) for p, c in zip(PROCS, later_cpu)]
-    return process_rows(timeline_of(frame(0, PROCS, 0.0), frame(1, moved, 2.0)), 1)
+    return process_rows(frame(1, moved, 2.0), frame(0, PROCS, 0.0))
 
 
 def _replace(p, **changes):
@@ -57,7 +53,7 @@ def test_cpu_percent_comes_from_two_frames_of_the_same_process():
     assert cpu[10] == pytest.approx(75.0) and cpu[11] == 0.0
     assert rows[0].elapsed_s == pytest.approx(1002.0)
     assert rows[2].elapsed_s is None  # no start time: unknown, not 0
-    one_frame = process_rows(timeline_of(frame(0, PROCS, 0.0)), 0)
+    one_frame = process_rows(frame(0, PROCS, 0.0), None)
     assert all(r.cpu_pct is None for r in one_frame)  # one frame: unknown
 
 
@@ -87,7 +83,7 @@ def test_tree_puts_children_under_parents_and_survives_cycles():
     rows = rows_at()
     assert [(r.sample.pid, depth) for r, depth in tree_order(rows)] == [(10, 0), (11, 1), (12, 2)]
     looped = [_replace(r.sample, ppid=12 if r.sample.pid == 10 else r.sample.ppid) for r in rows]
-    order = tree_order(process_rows(timeline_of(frame(0, looped, 0.0)), 0))
+    order = tree_order(process_rows(frame(0, looped, 0.0), None))
     assert sorted(r.sample.pid for r, _ in order) == [10, 11, 12]
 
 
@@ -279,7 +275,7 @@ async def test_mouse_wheel_scrolls_and_click_selects():
 def test_the_picker_names_the_container_or_pod():
     from gputop.tui.picker import candidates
 
-    rows = {c.pid: c.text for c in candidates(tuple(PROCS), live=False)}
+    rows = {c.pid: c.text for c in candidates(tuple(PROCS))}
     assert rows[10].endswith("[docker:aaaa]") and rows[12].endswith("[team-a/trainer-0]")
     assert "[" not in rows[11]
 
@@ -288,9 +284,8 @@ def test_a_backtracking_filter_cannot_freeze_the_list():
     """Another user's command line of 30 a's and a pattern that backtracks exponentially:
     given up on after the time limit, counted as no match."""
     victim = ProcSample(pid=99, gpu_index=0, user="eve", cmdline="a" * 30 + "!")
-    timeline = timeline_of(frame(0, [victim], 0.0))
     started = time.monotonic()
-    kept = [r for r in process_rows(timeline, 0) if row_filter("^(a|a)*$")(r)]
+    kept = [r for r in process_rows(frame(0, [victim], 0.0), None) if row_filter("^(a|a)*$")(r)]
     assert kept == [] and time.monotonic() - started < 2
 
 

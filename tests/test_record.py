@@ -12,7 +12,9 @@ import time
 
 import pytest
 
-from gputop.model.derive import derive, snapshot_dict
+from gputop.cursor import RecordingCursor
+from gputop.model.derive import derive
+from gputop.export.snapshot import snapshot_dict
 from gputop.model.detect import make_fold
 from gputop.model.timeline import Timeline
 from gputop.record.export import export
@@ -234,14 +236,14 @@ def test_export_csv_jsonl_and_time_range(tmp_path):
     path = tmp_path / "r.gtrec"
     frames = record(path, "allreduce-straggler", 30)
     out = tmp_path / "o.csv"
-    assert export(Recording(path), "csv", str(out)) == 30
+    assert export(RecordingCursor(Recording(path)), "csv", str(out)) == 30
     rows = list(csv.DictReader(out.open()))
     assert len(rows) == 30 * 4
     assert {r["gpu"] for r in rows} == {"0", "1", "2", "3"}
     last = [r for r in rows if r["time_wall_s"] == str(frames[-1].time_wall_s)]
     assert last[0]["alert"] == "busy_unproductive" and float(last[2]["sm_active_pct"]) > 80
     jsonl = tmp_path / "o.jsonl"
-    assert export(Recording(path), "jsonl", str(jsonl), "+10s", "+19s") == 10
+    assert export(RecordingCursor(Recording(path)), "jsonl", str(jsonl), "+10s", "+19s") == 10
     lines = [json.loads(line) for line in jsonl.open()]
     assert lines[0]["time"].startswith("2023-11-14T22:13:30")
     # same derivation as live: the exported snapshot equals the live snapshot at that frame
@@ -254,7 +256,7 @@ def test_perfetto_trace_has_the_tracks(tmp_path):
     path = tmp_path / "r.gtrec"
     record(path, "logprobs-storm", 30)
     out = tmp_path / "trace.json"
-    export(Recording(path), "perfetto", str(out))
+    export(RecordingCursor(Recording(path)), "perfetto", str(out))
     trace = json.loads(out.read_text())
     events = trace["traceEvents"]
     counters = {e["name"] for e in events if e["ph"] == "C"}
@@ -375,7 +377,7 @@ def test_export_of_an_engine_only_recording_keeps_the_engine(tmp_path):
         recorder.append(frame)
     recorder.close()
     out = tmp_path / "o.csv"
-    assert export(Recording(path), "csv", str(out)) == 10
+    assert export(RecordingCursor(Recording(path)), "csv", str(out)) == 10
     rows = list(csv.DictReader(out.open()))
     assert len(rows) == 10 and rows[0]["gpu"] == ""
     assert float(rows[-1]["generation_tokens_per_s"]) > 1000

@@ -9,7 +9,6 @@ import re
 
 import pytest
 
-from gputop.model.derive import derive
 from gputop.session import Session
 from gputop.tui.app import GputopApp
 from gputop.tui.fitting import ELLIPSIS, Col, column_widths, fit, fit_parts, flow, plural
@@ -70,10 +69,10 @@ async def test_no_marker_lands_on_a_label_across_a_whole_sweep(size):
               "3": r"0-2,500 tok/s · 60s window"}
     async with app.run_test(size=size) as pilot:
         await pilot.pause()
-        timeline = app.timeline
+        newest = app.session.seq_bounds()[1]
         positions: dict[str, list[int]] = {key: [] for key in scales}
-        for index in range(timeline.last_index - 61, timeline.last_index + 1):
-            ctx = Ctx(timeline, derive(timeline, index), 0, WINDOW_S, "demo:logprobs-storm")
+        for index in range(newest - 61, newest + 1):  # the sim's seqs count frames from 0
+            ctx = Ctx(app.session.view(index), 0, WINDOW_S, "demo:logprobs-storm")
             for key, scale in scales.items():
                 width, height = sizes[key]
                 rows = [text(fit(r, width)) for r in app._pane(key).rows(ctx, width, height)]
@@ -95,8 +94,7 @@ async def test_no_marker_lands_on_a_label_across_a_whole_sweep(size):
 def test_the_axis_says_which_side_is_now_and_which_is_older():
     frames = sim_frames("serving", 40)
     app = GputopApp(Session("demo:serving", frames=frames))
-    timeline = app.timeline
-    ctx = Ctx(timeline, derive(timeline, timeline.last_index), 0, WINDOW_S, "demo:serving")
+    ctx = Ctx(app.session.view(), 0, WINDOW_S, "demo:serving")
     axis, label = (text(r) for r in app._pane("1").axis_rows(ctx, 64, "0-100%"))
     assert "now▲60s ago" in axis  # left of the marker: newest; right of it: a window ago
     assert label == "0-100% · 60s window, time → wraps at ▲".ljust(64)
@@ -312,11 +310,12 @@ def test_the_default_demo_opens_in_an_episode_and_says_which_phase():
     """``gputop --demo`` (the cycle): the storm comes first, and the live demo makes its
     lead-in before the first screen, so that screen already shows the open episode."""
     from gputop.demo import lead_frames
-    from gputop.sources.registry import SourceOptions, build
+    from gputop.feed import compose
+    from gputop.sources.registry import SourceOptions
     from gputop.sources.sim import CYCLE_ORDER, SCENARIOS
 
     assert sorted(CYCLE_ORDER) == sorted(SCENARIOS)  # each scenario once
-    sampler, label = build(SourceOptions(demo="cycle", demo_lead_frames=lead_frames(1.0)))
+    sampler, label = compose(SourceOptions(demo="cycle", demo_lead_frames=lead_frames(1.0)))
     session = Session(label, sampler)
     session.open()
     try:

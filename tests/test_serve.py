@@ -24,8 +24,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from gputop.export.prometheus import Exporter
 from gputop.model import signals
-from gputop.model.derive import snapshot_dict
-from gputop.record.export import CSV_COLUMNS
+from gputop.export.snapshot import snapshot_dict
+from gputop.export.csv_rows import CSV_COLUMNS
 from gputop.record.store import Recording
 from gputop.schema import Frame, GpuSample, frame_from_dict
 from gputop.session import Session

@@ -10,7 +10,8 @@ import pytest
 
 from gputop.export.prometheus import Exporter
 from gputop.model import tenants
-from gputop.model.derive import derive, snapshot_dict
+from gputop.model.derive import derive
+from gputop.export.snapshot import snapshot_dict
 from gputop.model.detect import make_fold
 from gputop.model.timeline import Timeline
 from gputop.schema import ProcSample

@@ -26,6 +26,11 @@ def make_app(scenario="logprobs-storm", count=20, gpus=None):
     return app
 
 
+def shown_index(app) -> int:
+    """The timeline index of the frame the screen shows (the View the panes draw)."""
+    return app.ctx().view.index
+
+
 def pane(app, key):
     return app.query_one(f"#pane-{key}")
 
@@ -34,7 +39,7 @@ async def test_all_six_panes_render_with_the_banner():
     app = make_app()
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.pause()
-        util = app.timeline.frame(app.timeline.last_index).gpus[0].util_gpu_pct
+        util = app.session.frame().gpus[0].util_gpu_pct
         assert util >= 90 and f"{util:.0f}%" in text_of(pane(app, "1"))
         assert "SM active" in text_of(pane(app, "2"))
         assert "tok/s" in text_of(pane(app, "3"))
@@ -89,22 +94,22 @@ async def test_space_pauses_view_while_sampling_continues():
     app = make_app()
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.press("space")
-        paused_at = app._cursor_index()
+        paused_at = shown_index(app)
         before = text_of(pane(app, "1"))
         for frame in app.spare_frames[:5]:
             app.add_frame(frame)
         await pilot.pause()
-        assert len(app.timeline) == 25  # frames kept arriving
-        assert app._cursor_index() == paused_at
+        assert len(app.session) == 25  # frames kept arriving
+        assert shown_index(app) == paused_at
         assert text_of(pane(app, "1")) == before
         assert "PAUSED -5 frames" in text_of(app.query_one(StatusBar))
         await pilot.press("left", "left")
-        assert app._cursor_index() == paused_at - 2
+        assert shown_index(app) == paused_at - 2
         await pilot.press("right")
-        assert app._cursor_index() == paused_at - 1
+        assert shown_index(app) == paused_at - 1
         await pilot.press("space")
         await pilot.pause()
-        assert app.paused_seq is None and app._cursor_index() == 24
+        assert app.paused_seq is None and shown_index(app) == 24
         assert "LIVE" in text_of(app.query_one(StatusBar))
 
 
@@ -114,12 +119,12 @@ async def test_history_stepping_shows_what_was_live_then():
         for _ in range(8):  # back to frame 3: before the storm, no banner
             await pilot.press("left")
         await pilot.pause()
-        assert app._cursor_index() == 3
+        assert shown_index(app) == 3
         assert not app.query_one(Banner).display
         for _ in range(20):
             await pilot.press("right")
         await pilot.pause()
-        assert app._cursor_index() == 11
+        assert shown_index(app) == 11
         assert app.query_one(Banner).display
 
 
@@ -257,7 +262,8 @@ async def test_a_late_engine_keeps_the_history_and_says_how_old():
 
 
 def test_snapshot_reports_the_last_engine_reading_with_its_age():
-    from gputop.model.derive import derive, snapshot_dict
+    from gputop.model.derive import derive
+    from gputop.export.snapshot import snapshot_dict
     from gputop.model.detect import make_fold
     from gputop.model.timeline import Timeline
     timeline = Timeline(100, make_fold())

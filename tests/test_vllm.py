@@ -22,7 +22,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from gputop.model.derive import derive, kv_bytes_per_token, snapshot_dict
+from gputop.model.derive import derive, kv_bytes_per_token
+from gputop.export.snapshot import snapshot_dict
 from gputop.sources.engine import EngineSource
 from gputop.sources.host import HostSource
 from gputop.sources.nvml import NvmlSource

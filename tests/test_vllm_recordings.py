@@ -16,14 +16,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from gputop.record.store import Recording
-from gputop.session import recorded_views
+from gputop.cursor import RecordingCursor
 
 DATA = Path(__file__).parent / "data" / "vllm-cpu"
 
 
 def episodes(name: str):
     recording = Recording(DATA / name)
-    views = list(recorded_views(recording))
+    views = list(RecordingCursor(recording).views())
     recording.close()
     seen = {}
     for v in views:

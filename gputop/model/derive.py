@@ -1,309 +1,36 @@
 """Everything the user sees, derived from the timeline at one frame index.
 
-Live view, pause, replay and ``snapshot --json`` all call ``derive`` and
-``snapshot_dict``; nothing here reads a clock, so the same frames always give
-the same view.
+Live view, pause, replay and ``snapshot --json`` all call ``derive`` (the JSON contract
+is ``gputop/export/snapshot.py``'s, over the View); nothing here reads a clock, so the
+same frames always give the same view.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import cast
 
-from gputop.model import engine_rates, kv, signals, tenants
-from gputop.model import latency
-from gputop.patterns import CmdlinePattern, PatternError
-from gputop.model.detect import DetectState, Episode
-from gputop.model.peaks import Peak, peak_for
-from gputop.model.timeline import Timeline
-from gputop.model.vram import VramSplit, split_vram
+from gputop.model import engine_rates, latency
+from gputop.model.detect import DetectState
+from gputop.model.kvpool import kv_bytes_per_token, kv_pool_bytes
+from gputop.model.peaks import peak_for
+from gputop.model.plots import Plots
 from gputop.model.point import counter_rate, read_time
-from gputop.units import iso_time, shorten, size_text
-from gputop.schema import (EngineSample, Frame, GpuSample, LaunchHist, MigSample, PinnedSample,
-                           ProcSample,
-                           SourceStatus, ThreadSample)
+from gputop.model.provenance import engine_on_gpu, vram_split
+from gputop.model.timeline import Timeline
+from gputop.model.views import (OFF_CPU, ApiLatency, EngineView, GpuView, MigView,
+                                PinnedView, View, selectable)
+from gputop.patterns import CmdlinePattern, PatternError
+from gputop.schema import EngineSample, Frame, LaunchHist, PinnedSample, ProcSample
+from gputop.units import shorten
+
+# The views (model/views.py), the KV pool (model/kvpool.py) and the VRAM split with its
+# provenance text (model/provenance.py) are modules of their own; what callers import
+# from here stays importable here.
+__all__ = ["OFF_CPU", "EngineView", "GpuView", "MigView", "View", "derive",
+           "kv_bytes_per_token", "kv_pool_bytes", "selectable", "vram_split"]
 
 LAUNCH_WINDOW_S = 10.0
 SAMPLED_WINDOW_S = 30.0  # with sampled probes: a few attached seconds (3 at 1 s in 10)
-OFF_CPU = "off-cpu"  # the pseudo-API under which the eBPF source reports off-CPU time
-
-
-@dataclass(frozen=True)
-class MigView:
-    """A MIG instance as every view shows it: its reading and the processes on it."""
-
-    sample: MigSample
-    parent_index: int
-    processes: tuple[ProcSample, ...]
-
-    @property
-    def label(self) -> str:
-        """ "GPU 0 MIG 1 (1g.10gb, GI 1 CI 0)"."""
-        s = self.sample
-        ids = "" if s.gpu_instance_id is None else f", GI {s.gpu_instance_id} CI " \
-            f"{'?' if s.compute_instance_id is None else s.compute_instance_id}"
-        return f"GPU {self.parent_index} MIG {s.index} ({s.profile or s.name or '?'}{ids})"
-
-
-@dataclass(frozen=True)
-class GpuView:
-    sample: GpuSample
-    vram: VramSplit | None
-    processes: tuple[ProcSample, ...]
-    migs: tuple[MigView, ...] = ()  # the instances of a GPU in MIG mode
-
-    def mig(self, index: int | None) -> MigView | None:
-        return next((m for m in self.migs if m.sample.index == index), None)
-
-    def instance(self, index: int) -> GpuView | None:
-        """MIG instance ``index`` seen as a GPU of its own, for the panes that show one GPU:
-        its memory, activity and processes; GPU-Util unknown (not given per instance);
-        power, temperature and clocks are the board's, shared by every instance."""
-        mig = self.mig(index)
-        if mig is None:
-            return None
-        m, s = mig.sample, self.sample
-        missing = {**s.missing, **m.missing, "util_gpu_pct": MIG_UTIL, "util_mem_pct": MIG_UTIL}
-        sample = dataclasses.replace(
-            s, name=f"{s.name} MIG {m.profile or m.index}", uuid=m.uuid, util_gpu_pct=None,
-            util_mem_pct=None, util_gpu_samples_pct=(), sm_active_pct=m.sm_active_pct,
-            sm_occupancy_pct=m.sm_occupancy_pct, dram_bw_pct=m.dram_bw_pct,
-            tensor_pct=m.tensor_pct, mem_total_bytes=m.mem_total_bytes,
-            mem_used_bytes=m.mem_used_bytes, mem_reserved_bytes=None, missing=missing, migs=())
-        return GpuView(sample=sample, vram=None, processes=mig.processes)
-
-
-MIG_UTIL = "not given per MIG instance (NVML)"
-
-
-def selectable(gpus: tuple[GpuView, ...]) -> list[tuple[int, int | None]]:
-    """What [ and ] step through: each GPU, then each of its MIG instances."""
-    return [target for g in gpus for target in
-            [(g.sample.index, None)] + [(g.sample.index, m.sample.index) for m in g.migs]]
-
-
-@dataclass(frozen=True)
-class EngineView:
-    sample: EngineSample
-    tokens_per_s: float | None
-    prompt_tokens_per_s: float | None
-    requests_per_s: float | None
-    baseline_tokens_per_s: float | None
-    # p50 / p99 seconds over the detector's latency window, by histogram name
-    latency: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
-    baseline_latency_s: dict[str, float] = field(default_factory=dict)
-    preemptions_per_s: float | None = None
-    flops_per_s: float | None = None
-    mem_bytes_per_s: float | None = None
-    peak: Peak | None = None  # the datasheet peak of the engine's GPU
-    age_s: float = 0.0  # how old the reading is at the view's frame
-    # the newer families' rates and ratios (model/engine_rates.py), by name
-    rates: dict[str, float | None] = field(default_factory=dict)
-    gpus: tuple[int, ...] = ()  # the GPUs its processes are on (NVML's process lists)
-    # data-parallel engines / models behind the endpoint, each on its own GPUs
-    replicas: tuple[EngineView, ...] = ()
-
-    @property
-    def kv_pool_bytes(self) -> int | None:
-        return kv_pool_bytes(self.sample)
-
-    @property
-    def mfu_ratio(self) -> float | None:
-        """Estimated model FLOPs/s per GPU over the card's dense bf16 peak."""
-        if self.flops_per_s is None or self.peak is None:
-            return None
-        return self.flops_per_s / (self.peak.tflops_bf16 * 1e12)
-
-    @property
-    def mbu_ratio(self) -> float | None:
-        """Estimated bytes/s per GPU over the card's HBM bandwidth."""
-        if self.mem_bytes_per_s is None or self.peak is None:
-            return None
-        return self.mem_bytes_per_s / (self.peak.mem_tb_per_s * 1e12)
-
-    def p99_s(self, name: str) -> float | None:
-        return self.latency.get(name, (None, None))[1]
-
-    def p50_s(self, name: str) -> float | None:
-        return self.latency.get(name, (None, None))[0]
-
-
-@dataclass(frozen=True)
-class ApiLatency:
-    api: str
-    stats: latency.LatencyStats
-    buckets: dict[int, int]
-
-
-@dataclass(frozen=True)
-class PinnedView:
-    """The pinned tree and what its CPU did over the last tick."""
-
-    sample: PinnedSample
-    cpu_pct: float | None
-    voluntary_per_s: float | None
-    involuntary_per_s: float | None
-    threads: tuple[tuple[ThreadSample, float], ...]  # busiest first, with CPU %
-
-    @property
-    def title(self) -> str:
-        s = self.sample
-        if not s.root_pids:
-            return f"pinned: {s.waiting or 'nothing'}"
-        children = len(s.tree_pids) - len(s.root_pids)
-        pids = ",".join(str(p) for p in s.root_pids[:3])
-        return (f"pinned: {s.label} (pid {pids}" + (f" + {children} children" if children else "")
-                + ")")
-
-
-@dataclass(frozen=True)
-class View:
-    index: int
-    frame: Frame
-    gpus: tuple[GpuView, ...]
-    engine: EngineView | None
-    launch: tuple[ApiLatency, ...]  # CUDA APIs, busiest first
-    launch_window_s: float
-    detector: DetectState
-    sources: dict[str, SourceStatus]
-    pinned: PinnedView | None = None
-    # the newest engine reading at or before this frame, when this frame has none
-    # (the engine answered nothing fresh enough): shown with its age, never as current
-    last_engine: EngineView | None = None
-    # seconds of the launch window the probes were attached, when sampled (--ebpf-duty)
-    launch_traced_s: float | None = None
-
-    @property
-    def alert(self) -> Episode | None:
-        return self.detector.active
-
-    def alert_for(self, gpu_index: int) -> Episode | None:
-        """The open episode about this GPU, if any (several subjects may have one)."""
-        return next((e for e in self.detector.actives if e.covers(gpu_index)), None)
-
-    def alert_covers(self, gpu_index: int) -> bool:
-        return self.alert_for(gpu_index) is not None
-
-    def gpu(self, index: int) -> GpuView | None:
-        for g in self.gpus:
-            if g.sample.index == index:
-                return g
-        return None
-
-
-def kv_bytes_per_token(engine: EngineSample) -> int | None:
-    """From the frame's raw model fields; a recording made before carried the number."""
-    if engine.kv_bytes_per_token is not None:
-        return engine.kv_bytes_per_token
-    return _kv_bytes_cached(tuple(sorted(engine.kv_config.items())), engine.cache_dtype,
-                            engine.tensor_parallel)
-
-
-@functools.lru_cache(maxsize=64)
-def _kv_bytes_cached(config: tuple[tuple[str, Any], ...], cache_dtype: str,
-                     tp: int | None) -> int | None:
-    return kv.bytes_per_token(dict(config), cache_dtype, tp)
-
-
-def kv_pool_bytes(engine: EngineSample) -> int | None:
-    """Per-GPU KV pool: reported bytes, else blocks x block size x KV bytes per token."""
-    if engine.kv_pool_bytes is not None:
-        return engine.kv_pool_bytes
-    per_token = kv_bytes_per_token(engine)
-    if per_token is None:
-        return None
-    if engine.kv_pool_tokens is not None:
-        return engine.kv_pool_tokens * per_token
-    if engine.num_gpu_blocks is None or engine.block_size is None:
-        return None
-    return engine.num_gpu_blocks * engine.block_size * per_token
-
-
-def _pool_provenance(engine: EngineSample) -> str:
-    per_token = kv_bytes_per_token(engine)
-    how = "" if engine.kv_bytes_per_token is not None else \
-        f" (derived from the model config, KV dtype {engine.cache_dtype or 'auto'})"
-    if engine.kv_pool_bytes is not None:
-        return f"KV pool: {engine.kv_pool_bytes:,} B reported by the engine ({engine.kind})"
-    if kv_pool_bytes(engine) is not None and engine.kv_pool_tokens is not None:
-        source = "llama-server's --ctx-size (one KV cell per token, allocated at start)" \
-            if engine.kind == "llamacpp" else f"{engine.kind} metrics"
-        return (f"KV pool: {engine.kv_pool_tokens:,} tokens x "
-                f"{size_text(per_token)}/token{how}, from {source}")
-    if kv_pool_bytes(engine) is not None:
-        return (f"KV pool: {engine.num_gpu_blocks:,} blocks x {engine.block_size} tokens x "
-                f"{size_text(per_token)}/token{how}, from {engine.kind} cache config")
-    if per_token is None and (engine.num_gpu_blocks or engine.kv_pool_tokens):
-        return "KV pool: unknown (KV bytes per token needs the model's config: --model PATH)"
-    return "KV pool: unknown (" + NO_POOL.get(engine.kind, "the engine does not report its "
-                                                           "cache config") + ")"
-
-
-# why an engine's page cannot give the KV pool, for the VRAM split's provenance
-NO_POOL = {
-    "llamacpp": "llama.cpp's /metrics reports no KV pool: it removed kv_cache_usage_ratio and "
-                "kv_cache_tokens (llama.cpp #13660); its pool is the context it was started "
-                "with (--ctx-size x KV bytes per token), which the page does not carry",
-    "tgi": "TGI reports no KV-cache metric",
-}
-
-
-def engine_on_gpu(engine: EngineSample | None, gpu_index: int,
-                  processes: tuple[ProcSample, ...]) -> bool:
-    if engine is None:
-        return False
-    if gpu_index in engine.gpu_indices:
-        return True
-    pids = set(engine.pids)
-    return any(p.gpu_index == gpu_index and p.pid in pids for p in processes)
-
-
-def vram_split(gpu: GpuSample, processes: tuple[ProcSample, ...],
-               engine: EngineSample | None, tree: frozenset[int] | None = None) -> VramSplit | None:
-    """The card's split; with a pinned ``tree`` the tree's memory is the process part and
-    an engine counts only when it belongs to the tree."""
-    if gpu.mem_total_bytes is None or gpu.mem_used_bytes is None:
-        return None
-    # what processes can use: the card less the driver's reserve (NVML v2 reports it apart)
-    usable_bytes = gpu.mem_total_bytes - (gpu.mem_reserved_bytes or 0)
-    on_gpu = [p for p in processes if p.gpu_index == gpu.index]
-    if tree is not None and (engine is None or not set(engine.pids) & tree):
-        mine = [p for p in on_gpu if p.pid in tree]
-        known = all(p.mem_bytes is not None for p in mine)
-        tree_bytes = sum(cast(int, p.mem_bytes) for p in mine) if known else None
-        return split_vram(usable_bytes, gpu.mem_used_bytes, tree_bytes,
-                          provenance=(f"pinned tree: {len(mine)} process(es) on this GPU, from "
-                                      "the per-process list; the rest is other processes",))
-    if not engine_on_gpu(engine, gpu.index, processes):
-        return split_vram(usable_bytes, gpu.mem_used_bytes,
-                          provenance=("used memory: card total from the GPU source; no engine "
-                                      "on this GPU, so its contents are unsplit",))
-    engine = cast(EngineSample, engine)  # engine_on_gpu: there is one
-    engine_procs = [p for p in on_gpu if p.pid in engine.pids]
-    engine_bytes = None
-    if engine_procs and all(p.mem_bytes is not None for p in engine_procs):
-        engine_bytes = sum(cast(int, p.mem_bytes) for p in engine_procs)
-    provenance: tuple[str, ...] = (
-        f"weights: {size_text(engine.weights_bytes)} per GPU of {engine.model or 'the model'}"
-        + (f" ({engine.weights_source}, TP {engine.tensor_parallel or 1})"
-           if engine.weights_source else "")
-        if engine.weights_bytes is not None
-        else "weights: unknown (no safetensors found for the model: --model PATH)",
-        _pool_provenance(engine),
-        f"KV used: pool x {engine.kind} KV usage {engine.kv_usage_ratio:.1%}"
-        if engine.kv_usage_ratio is not None else
-        f"KV used: unknown ({engine.kind} reports no KV usage)",
-        f"engine process memory: {size_text(engine_bytes)} from the per-process list"
-        if engine_bytes is not None else "engine process memory: unknown (not in the process list)",
-    )
-    if engine.note:
-        provenance += (f"note: {engine.note}",)
-    return split_vram(usable_bytes, gpu.mem_used_bytes, engine_bytes,
-                      engine.weights_bytes, kv_pool_bytes(engine), engine.kv_usage_ratio,
-                      provenance)
 
 
 def pin_from_processes(frame: Frame, pids: tuple[int, ...], pattern: str | None) -> PinnedSample:
@@ -364,9 +91,11 @@ def _pinned_view(timeline: Timeline[DetectState], index: int, sample: PinnedSamp
 
 def derive(timeline: Timeline[DetectState], index: int,
            launch_window_s: float = LAUNCH_WINDOW_S,
-           pin: tuple[tuple[int, ...], str | None] | None = None) -> View:
+           pin: tuple[tuple[int, ...], str | None] | None = None,
+           plots: Plots | None = None) -> View:
     """The view at ``index``.  ``pin`` (pids, pattern) pins from the frames' own process
-    lists (replay, demo); otherwise the frame's pin source decides."""
+    lists (replay, demo); otherwise the frame's pin source decides.  ``plots``: the
+    window series up to ``index`` (``Session.view`` passes its log's snapshot)."""
     frame = timeline.frame(index)
     state: DetectState = timeline.state(index)
     pinned_sample = frame.pinned
@@ -400,7 +129,8 @@ def derive(timeline: Timeline[DetectState], index: int,
                 detector=state, sources=frame.sources,
                 pinned=_pinned_view(timeline, index, pinned_sample, pin) if pinned_sample
                 else None,
-                last_engine=last_engine)
+                last_engine=last_engine,
+                previous=timeline.frame(index - 1) if index > 0 else None, plots=plots)
 
 
 def engine_view(timeline: Timeline[DetectState], index: int,
@@ -495,154 +225,3 @@ def _launch(timeline: Timeline[DetectState], index: int,
         out.append(ApiLatency(api, stats, buckets))
     out.sort(key=lambda a: (a.api == OFF_CPU, -a.stats.calls))
     return tuple(out), window_s, traced_s
-
-
-def series(timeline: Timeline[DetectState], index: int, window_s: float,
-           value: Callable[[Frame, DetectState], float | None]) -> list[tuple[float, float | None]]:
-    """(time_mono_s, value(frame, state)) for frames in the window ending at ``index``."""
-    frames = timeline.frames_since(index, window_s)
-    first = index - len(frames) + 1
-    return [(f.time_mono_s, value(f, timeline.state(first + i))) for i, f in enumerate(frames)]
-
-
-# ---------------------------------------------------------------- snapshot JSON
-
-def detector_note(view: View) -> str | None:
-    """Why the detector cannot judge now; an engine that is configured but late says so
-    (rather than "needs a throughput source")."""
-    note = view.detector.note
-    if note is None or view.frame.engine is not None:
-        return note
-    reasons = [st.reason for name, st in view.sources.items()
-               if name.startswith("engine") and not st.ok and st.reason]
-    return f"waiting for the engine: {reasons[0]}" if reasons else note
-
-
-def _r(value: float | None, digits: int = 2) -> float | None:
-    return None if value is None else round(value, digits)
-
-
-def _engine_extra(e: EngineView) -> dict[str, Any]:
-    """Snapshot fields of an engine or replica beyond the catalogue's numbers: where it
-    runs, its LoRA adapters, its per-stage latency (SGLang's stages, by name)."""
-    return {
-        "gpus": list(e.gpus), "pids": list(e.sample.pids),
-        "lora_running": list(e.sample.lora_running), "lora_waiting": list(e.sample.lora_waiting),
-        "lora_max": e.sample.lora_max,
-        "stage_latency_s": {name.removeprefix("stage:"): {"p50_s": _r(p50, 6), "p99_s": _r(p99, 6)}
-                            for name, (p50, p99) in sorted(e.latency.items())
-                            if name.startswith("stage:")},
-    }
-
-
-def _mig_dict(m: MigView) -> dict[str, Any]:
-    s = m.sample
-    return {"index": s.index, "gpu_instance_id": s.gpu_instance_id,
-            "compute_instance_id": s.compute_instance_id, "profile": s.profile or None,
-            "name": s.name, "uuid": s.uuid, "sm_count": s.sm_count,
-            **{signal.name: signal.json_value(m) for signal in signals.MIG},
-            "missing": dict(s.missing), "pids": [p.pid for p in m.processes]}
-
-
-def _tenant_dict(t: tenants.Tenant) -> dict[str, Any]:
-    return {"name": t.name or None, "mig": t.mig_index, "pids": list(t.pids),
-            "users": list(t.users), "mem_bytes": t.mem_bytes,
-            "sm_util_pct": _r(t.sm_util_pct), "mem_util_pct": _r(t.mem_util_pct)}
-
-
-def snapshot_dict(view: View, source_label: str) -> dict[str, Any]:
-    """The ``snapshot --json`` contract (FACTS.md section 7): stable names, null for unknown."""
-    frame = view.frame
-    gpus = []
-    for g in view.gpus:
-        s = g.sample
-        gpus.append({
-            "index": s.index, "name": s.name, "uuid": s.uuid, "lost": s.lost,
-            **{signal.name: signal.json_value(g) for signal in signals.GPU},
-            "throttle": list(s.throttle), "missing": dict(s.missing),
-            "vram": g.vram.as_dict() if g.vram else None,
-            "bus_id": s.bus_id or None, "mig_mode": s.mig_mode,
-            "processes": [{"pid": p.pid, "name": p.name, "cmdline": p.cmdline, "user": p.user,
-                           "mem_bytes": p.mem_bytes, "sm_util_pct": _r(p.sm_util_pct),
-                           "mem_util_pct": _r(p.mem_util_pct), "mig": p.mig_index,
-                           "rss_bytes": p.rss_bytes, "container": p.container or None,
-                           "pod": p.pod or None, "cgroup": p.cgroup or None,
-                           "slurm_job": p.slurm_job or None, "slurm_step": p.slurm_step or None}
-                          for p in g.processes],
-            "mig_instances": [_mig_dict(m) for m in g.migs],
-            "tenants": {kind: [_tenant_dict(t) for t in tenants.tenants(g.processes, kind)]
-                        for kind in tenants.KINDS},
-        })
-    engine = None
-    e = view.engine or view.last_engine
-    if e is not None:
-        engine = {
-            "kind": e.sample.kind, "url": e.sample.url, "model": e.sample.model,
-            **{signal.name: signal.json_value(e) for signal in signals.ENGINE},
-            "num_gpu_blocks": e.sample.num_gpu_blocks, "block_size": e.sample.block_size,
-            "kv_pool_bytes": e.kv_pool_bytes,
-            # whether the reading (reading_age_s old) is from an earlier tick than "time"
-            "stale": view.engine is None,
-            "waiting_by_reason": dict(e.sample.waiting_by_reason),
-            "peak": None if e.peak is None else {
-                "model": e.peak.model, "tflops_bf16": e.peak.tflops_bf16,
-                "mem_tb_per_s": e.peak.mem_tb_per_s, "source": e.peak.source},
-            **_engine_extra(e),
-            "replicas": [{"replica": r.sample.replica, "model": r.sample.model,
-                          **{signal.name: signal.json_value(r) for signal in signals.REPLICA},
-                          "num_gpu_blocks": r.sample.num_gpu_blocks,
-                          "block_size": r.sample.block_size, "kv_pool_bytes": r.kv_pool_bytes,
-                          "waiting_by_reason": dict(r.sample.waiting_by_reason),
-                          **_engine_extra(r)}
-                         for r in e.replicas],
-        }
-    offcpu = next((a for a in view.launch if a.api == OFF_CPU), None)
-    launch = {
-        "mode": "full" if view.launch else "off",
-        "window_s": view.launch_window_s,
-        # probes sampled (--ebpf-duty): seconds of the window they were attached; calls are
-        # the traced ones, calls_per_s is per attached second
-        "traced_s": _r(view.launch_traced_s),
-        "apis": {a.api: {"calls": a.stats.calls, "calls_per_s": _r(a.stats.calls_per_s),
-                         "p50_us": _r(a.stats.p50_us), "p99_us": _r(a.stats.p99_us),
-                         "max_us": _r(a.stats.max_us)} for a in view.launch if a.api != OFF_CPU},
-        "offcpu": None if offcpu is None else {
-            "switches_per_s": _r(offcpu.stats.calls_per_s), "p99_us": _r(offcpu.stats.p99_us)},
-    }
-    host = frame.host
-    alerts = []
-    episodes = list(view.detector.episodes[-10:]) + list(view.detector.actives)
-    for ep in episodes:
-        alerts.append({
-            "kind": ep.kind, "gpu": ep.gpus[0] if ep.gpus else None, "gpus": list(ep.gpus),
-            "job_gpus": list(ep.job_gpus or ep.gpus), "subject": ep.subject,
-            "measure": ep.measure,
-            "active": ep.end_wall_s is None,
-            "since": iso_time(ep.start_wall_s),
-            "until": None if ep.end_wall_s is None else iso_time(ep.end_wall_s),
-            "headline": ep.headline, "evidence": list(ep.evidence),
-            "suspects": [{"cause": c, "score": s} for c, s in ep.suspects],
-            "verdict_history": [{"time": iso_time(t), "cause": c} for t, c in ep.history],
-        })
-    return {
-        "schema": 1,
-        "time": iso_time(frame.time_wall_s),
-        "source": source_label,
-        "sources": {name: {"ok": st.ok, "reason": st.reason, "age_s": _r(st.age_s, 3),
-                           "poll_s": _r(st.poll_s, 4), "poll_median_s": _r(st.poll_median_s, 4),
-                           **({"detail": st.detail} if st.detail else {})}
-                    for name, st in view.sources.items()},
-        "pinned": None if view.pinned is None else {
-            "pids": list(view.pinned.sample.root_pids), "pattern": view.pinned.sample.pattern,
-            "tree_pids": list(view.pinned.sample.tree_pids), "label": view.pinned.sample.label,
-            "exited": {str(k): iso_time(v) for k, v in view.pinned.sample.exited.items()},
-            "waiting": view.pinned.sample.waiting, "cpu_pct": _r(view.pinned.cpu_pct)},
-        "gpus": gpus,
-        "engine": engine,
-        "launch": launch,
-        "host": {"cpu_pct": _r(host.cpu_pct) if host else None,
-                 "pinned_cpu_pct": _r(view.pinned.cpu_pct) if view.pinned else None},
-        "detector": {"note": detector_note(view),
-                     "latency_window_s": view.detector.config.latency_window_s},
-        "alerts": alerts,
-    }

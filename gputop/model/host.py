@@ -10,12 +10,10 @@ be checked there.  Pure functions of the timeline: rates come from two frames.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from gputop.model.point import counter_rate, read_time
 from gputop.model.processes import ProcRow, process_rows
-from gputop.model.timeline import Timeline
-from gputop.schema import HostSample
+from gputop.schema import Frame, HostSample
 
 BUSIEST_KEPT = 8
 
@@ -31,9 +29,8 @@ class HostView:
     reasons: dict[str, str]  # why a value is unknown, by field name
 
 
-def host_view(timeline: Timeline[Any], index: int) -> HostView:
-    frame = timeline.frame(index)
-    before = timeline.frame(index - 1) if index > 0 else None
+def host_view(frame: Frame, before: Frame | None) -> HostView:
+    """Pane 6's host-wide view at ``frame``, its rates over the tick since ``before``."""
     seconds = frame.time_mono_s - before.time_mono_s if before is not None else 0.0
     host = frame.host
     reasons: dict[str, str] = {}
@@ -60,7 +57,7 @@ def host_view(timeline: Timeline[Any], index: int) -> HostView:
             if cpu is None:
                 reasons["engine"] = ("its process tree is not on this machine" if not engine.pids
                                      else "no CPU time read for its processes")
-    rows = [r for r in process_rows(timeline, index) if r.cpu_pct is not None]
+    rows = [r for r in process_rows(frame, before) if r.cpu_pct is not None]
     seen: set[int] = set()
     busiest = []
     for r in sorted(rows, key=lambda r: -(r.cpu_pct or 0.0)):  # rows with a cpu_pct only

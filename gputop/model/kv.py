@@ -9,25 +9,24 @@ bytes/token = 2 (K and V) x layers x KV heads x head dim x dtype bytes.
 - Tensor parallelism splits the KV heads over ranks (at least one head per rank: with
   fewer heads than ranks they are replicated); a TP size that neither divides nor is a
   multiple of the KV heads is an error, as in vLLM.
+The config's fields are read and checked beside the schema (``gputop/modelconfig.py``);
+the maths is here.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass
 from typing import Any
 
+from gputop.modelconfig import ConfigError, kv_config, kv_fields
 from gputop.schema import Frame
 
-DTYPE_BYTES = {"fp32": 4, "float32": 4, "bf16": 2, "bfloat16": 2, "fp16": 2, "float16": 2,
-               "half": 2, "fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "float8_e4m3fn": 1}
+__all__ = ["REQUESTS", "TOKENS", "ConfigError", "KvLayout", "bytes_per_token", "kv_layout", "table",
+           "with_model"]
+
 TOKENS = (1024, 4096, 8192, 32768, 131072)
 REQUESTS = (1, 8, 32, 128)
-
-
-class ConfigError(ValueError):
-    """The config cannot give KV bytes per token; the message names the field."""
 
 
 @dataclass(frozen=True)
@@ -42,75 +41,16 @@ class KvLayout:
     formula: str
 
 
-LARGEST = 2**20  # no real model has a million layers, heads or head dims
-
-
-def _whole(name: str, value: Any, minimum: int) -> int:
-    """A config field as a whole number in [minimum, LARGEST]; ConfigError naming it
-    otherwise (a config is input: Infinity, NaN, 1e308, strings and bools are refused)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-            not math.isfinite(value) or int(value) != value:
-        raise ConfigError(f"{name} must be a whole number, got {value!r}")
-    if value < minimum:
-        bound = "> 0" if minimum == 1 else f">= {minimum}"
-        raise ConfigError(f"{name} must be {bound}, got {value}")
-    if value > LARGEST:
-        raise ConfigError(f"{name} = {value} is implausibly large")
-    return int(value)
-
-
-def _positive_int(config: dict[str, Any], name: str) -> int:
-    if name not in config:
-        raise ConfigError(f"config lacks {name}")
-    return _whole(name, config[name], 1)
-
-
-def text_config(config: dict[str, Any]) -> dict[str, Any]:
-    """Multimodal configs keep the language model's fields under ``text_config``."""
-    if "num_hidden_layers" not in config and isinstance(config.get("text_config"), dict):
-        return {**config, **config["text_config"]}
-    return config
-
-
-def dtype_bytes(config: dict[str, Any], kv_dtype: str = "auto") -> int:
-    if kv_dtype != "auto":
-        if kv_dtype not in DTYPE_BYTES:
-            raise ConfigError(f"unknown KV dtype {kv_dtype!r}; use auto, bf16, fp16, fp8 or fp32")
-        return DTYPE_BYTES[kv_dtype]
-    name = str(config.get("torch_dtype") or config.get("dtype") or "bfloat16")
-    return DTYPE_BYTES.get(name, 2)
-
-
 def kv_layout(config: dict[str, Any], kv_dtype: str = "auto", tp: int = 1) -> KvLayout:
-    if not isinstance(config, dict):
-        raise ConfigError("config is not a JSON object")
-    if tp < 1:
-        raise ConfigError(f"--tp must be >= 1, got {tp}")
-    config = text_config(config)
-    layers = _positive_int(config, "num_hidden_layers")
-    size = dtype_bytes(config, kv_dtype)
-    if config.get("kv_lora_rank"):
-        latent = _positive_int(config, "kv_lora_rank") + _whole(
-            "qk_rope_head_dim", config.get("qk_rope_head_dim") or 0, 0)
+    f = kv_fields(config, kv_dtype, tp)
+    layers, size = f.layers, f.dtype_bytes
+    if f.mla:
+        latent = f.latent or 0
         return KvLayout(latent * layers * size, layers, None, latent, size, True, tp,
-                        f"1 x {layers} layers x ({config['kv_lora_rank']} + "
-                        f"{config.get('qk_rope_head_dim') or 0}) latent x {size} B (MLA, "
+                        f"1 x {layers} layers x ({f.kv_lora_rank} + "
+                        f"{f.qk_rope_head_dim}) latent x {size} B (MLA, "
                         "every rank holds the whole latent)")
-    heads = _positive_int(config, "num_attention_heads")
-    kv_heads = _positive_int(config, "num_key_value_heads") if "num_key_value_heads" in config \
-        else heads
-    if config.get("head_dim"):
-        head_dim = _positive_int(config, "head_dim")
-    else:
-        hidden = _positive_int(config, "hidden_size")
-        if hidden % heads:
-            raise ConfigError(f"hidden_size {hidden} is not a multiple of num_attention_heads {heads}")
-        head_dim = hidden // heads
-    if kv_heads % tp and tp % kv_heads:
-        # vLLM splits the KV heads over the ranks, or replicates them when there are fewer
-        # heads than ranks; any other layout is refused at start-up
-        raise ConfigError(f"--tp {tp} and {kv_heads} KV heads: neither divides the other, "
-                          "so no engine can shard this model that way")
+    kv_heads, head_dim = f.kv_heads or 1, f.head_dim or 1
     per_rank = max(1, kv_heads // tp)
     bytes_per_token = 2 * layers * per_rank * head_dim * size
     return KvLayout(bytes_per_token, layers, per_rank, head_dim, size, False, tp,
@@ -123,23 +63,6 @@ def table(layout: KvLayout, tokens: tuple[int, ...] = TOKENS,
           requests: tuple[int, ...] = REQUESTS) -> list[dict[str, int]]:
     return [{"tokens": t, "requests": r, "bytes": layout.bytes_per_token * t * r}
             for t in tokens for r in requests]
-
-
-# The config fields KV bytes per token depend on: what an engine sample carries in its frame
-# (``EngineSample.kv_config``) so the model layer derives the number, and a replay with a
-# corrected ``--model`` derives it again.
-KV_CONFIG_KEYS = ("num_hidden_layers", "num_attention_heads", "num_key_value_heads",
-                  "hidden_size", "head_dim", "kv_lora_rank", "qk_rope_head_dim",
-                  "torch_dtype", "dtype")
-
-
-def kv_config(config: Any) -> dict[str, Any]:
-    """The fields of a model config that KV bytes per token depend on (text_config merged)."""
-    if not isinstance(config, dict):
-        return {}
-    merged = text_config(config)
-    return {k: merged[k] for k in KV_CONFIG_KEYS
-            if k in merged and isinstance(merged[k], (int, float, str)) and not isinstance(merged[k], bool)}
 
 
 def bytes_per_token(config: dict[str, Any], cache_dtype: str = "",

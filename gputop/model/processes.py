@@ -11,9 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 from gputop.model.tenants import Tenant, tenants
-from gputop.model.timeline import Timeline
 from gputop.patterns import CmdlinePattern, PatternError
-from gputop.schema import ProcSample
+from gputop.schema import Frame, ProcSample
 
 FILTER_MAX_CHARS = 200
 
@@ -53,13 +52,11 @@ COLUMN_KEYS = tuple(c[0] for c in COLUMNS)
 _SORT_KEY = {c[0]: c[2] for c in COLUMNS}
 
 
-def process_rows(timeline: Timeline[Any], index: int,
+def process_rows(frame: Frame, before: Frame | None,
                  processes: tuple[ProcSample, ...] | None = None) -> list[ProcRow]:
-    """Rows for the frame at ``index`` (or for ``processes`` of it: the pinned tree's).
-    CPU% comes from the cumulative CPU seconds of the same process (pid and start time:
-    PIDs recycle) in the frame before; unknown on the first frame."""
-    frame = timeline.frame(index)
-    before = timeline.frame(index - 1) if index > 0 else None
+    """Rows for ``frame`` (or for ``processes`` of it: the pinned tree's).  CPU% comes
+    from the cumulative CPU seconds of the same process (pid and start time: PIDs recycle)
+    in the frame ``before``; unknown on the first frame."""
     seconds = frame.time_mono_s - before.time_mono_s if before is not None else 0.0
     earlier = {(p.pid, p.start_time_s): p.cpu_s for p in before.processes} if before else {}
     rows = []

@@ -6,8 +6,7 @@ import statistics
 import time
 
 from gputop.model import words
-from gputop.model.detect import DetectConfig
-from gputop.record.store import Recording
+from gputop.record.export import RecordingViews
 
 WINDOW_S = 10.0
 
@@ -18,7 +17,9 @@ def _fmt(values: list[float], unit: str = "%") -> str:
     return f"avg {statistics.mean(values):.0f}{unit}, peak {max(values):.0f}{unit}"
 
 
-def report(recording: Recording, config: DetectConfig = DetectConfig()) -> str:
+def report(cursor: RecordingViews) -> str:
+    """The summary of every View of the recording (the cursor's detector settings)."""
+    recording = cursor.recording
     per_gpu: dict[int, dict[str, list[float]]] = {}
     names: dict[int, str] = {}
     tokens: list[float] = []
@@ -26,9 +27,7 @@ def report(recording: Recording, config: DetectConfig = DetectConfig()) -> str:
     episodes = {}
     frames = 0
     first = last = None
-    from gputop.session import recorded_views
-
-    for view in recorded_views(recording, config=config):
+    for view in cursor.views():
         frames += 1
         t = view.frame.time_wall_s
         first = t if first is None else first

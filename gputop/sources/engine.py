@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import psutil
 
-from gputop.model.kv import ConfigError, kv_config, kv_layout
+from gputop.modelconfig import ConfigError, kv_config, kv_fields
 from gputop.schema import EngineSample
 from gputop.sources import engine_discovery, prom
 from gputop.sources.base import Reading, SourceError
@@ -346,7 +346,7 @@ class EngineSource:
             self._kv_config = kv_config(info.config)
         if tp not in self._kv_notes:
             try:
-                kv_layout(info.config, "auto", tp)
+                kv_fields(info.config, "auto", tp)  # can this TP shard its KV heads
                 self._kv_notes[tp] = ""
             except ConfigError as exc:
                 self._kv_notes[tp] = f"model config: {exc}"

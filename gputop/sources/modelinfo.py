@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from gputop.model.kv import ConfigError
+from gputop.modelconfig import ConfigError
 from gputop.safefile import read_regular
 
 MAX_CONFIG_BYTES = 4 * 2**20  # a config.json is a few KB; an index.json a few MB at most

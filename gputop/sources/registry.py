@@ -1,5 +1,8 @@
 """Which sources a session reads: one entry per source, built from the command's options.
 
+The registry returns sources, nothing that polls them: ``gputop/feed.py`` composes the
+sampler over them (or the remote feed, for ``--remote``).
+
 A new GPU vendor, engine or host source is one entry in ``LIVE`` (a name and a factory
 that returns the sources it makes for these options, or none), not another branch in
 the command line.  Setup problems are ``SetupError`` with one line for the user.
@@ -11,7 +14,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gputop.sampler import Sampler
 from gputop.sources.base import Source
 
 
@@ -97,7 +99,7 @@ def _nvml(options: SourceOptions, pin_state) -> list[Source]:
 
 
 def _engines(options: SourceOptions, pin_state) -> list[Source]:
-    from gputop.model.kv import ConfigError
+    from gputop.modelconfig import ConfigError
     from gputop.sources.engine import EngineSource
 
     engines = [EngineSource(url, options.model, pin_state=pin_state,
@@ -155,19 +157,20 @@ LIVE: dict[str, Callable[[SourceOptions, object], list[Source]]] = {
 }
 
 
-def build(options: SourceOptions, pin_state=None) -> tuple[Sampler, str]:
-    """(sampler, label) for these options; SetupError when nothing can be shown."""
-    if options.remote is not None:
-        from gputop.remote import RemoteFeed
+@dataclass(frozen=True)
+class Sources:
+    """The local sources to poll, how often, under what label, and the simulator's virtual
+    clock (``frame_time(seq) -> (wall, monotonic)``; None: the real one)."""
 
-        from gputop.sources.base import SourceError
+    sources: list[Source]
+    label: str
+    interval_s: float
+    frame_time: Callable[[int], tuple[float, float]] | None = None
 
-        try:
-            feed = RemoteFeed(options.remote, options.delay_s)
-            feed.probe()  # refused, 404, not a gputop serve: one line now
-        except (ValueError, SourceError) as exc:
-            raise SetupError(f"--remote: {exc}") from None
-        return feed, f"remote:{feed.base}"
+
+def sources_for(options: SourceOptions, pin_state=None) -> Sources:
+    """The sources for these local options (not ``--remote``: a feed, not a source);
+    SetupError when nothing can be shown."""
     if options.demo is not None:
         from gputop.sources.sim import SimSource
 
@@ -179,16 +182,15 @@ def build(options: SourceOptions, pin_state=None) -> tuple[Sampler, str]:
         except ValueError as exc:
             raise SetupError(str(exc)) from None
         lead = options.demo_lead_frames  # frame ``lead`` is now; those before, in the past
-        sampler = Sampler([source], step,
-                          frame_time=lambda seq: (start_wall + (seq - lead) * step, seq * step))
-        return sampler, source.label
-    sources = [s for factory in LIVE.values() for s in factory(options, pin_state)]
-    nvml = sources[0]
-    try:
-        nvml.open()  # opening again in the sampler is a no-op; if it failed, it fails
-    except Exception as exc:  # again there and shows as "n/a (reason)" beside the engine
-        something_else_to_read(options, pin_state, str(exc))
-    return Sampler(sources, options.delay_s), "nvml"
+        return Sources([source], source.label, step,
+                       frame_time=lambda seq: (start_wall + (seq - lead) * step, seq * step))
+    made = {name: factory(options, pin_state) for name, factory in LIVE.items()}
+    for gpu in made["nvml"]:
+        try:
+            gpu.open()  # opening again in the sampler is a no-op; if it failed, it fails
+        except Exception as exc:  # again there and shows as "n/a (reason)" beside the engine
+            something_else_to_read(options, pin_state, str(exc))
+    return Sources([s for found in made.values() for s in found], "nvml", options.delay_s)
 
 
 def something_else_to_read(options: SourceOptions, pin_state, gpu_reason: str) -> None:

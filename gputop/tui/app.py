@@ -1,11 +1,11 @@
 """The live dashboard: six panes over one session's timeline.
 
-The session appends frames on the sampler's thread; this app only reads, under the
-session's lock.  Frames and keys are coalesced, never queued: a new frame posts one
-message unless one is already waiting, and a key only changes what is shown and asks
-for one refresh.  At ``-d 0.01`` or under a key storm the screen shows the newest state
-once per redraw, and ``q`` is always next in line.
-"""
+The session appends frames on the sampler's thread; this app takes an immutable View of
+the position it shows (``Session.view``) and draws from it alone, so a slow redraw never
+holds the session's lock nor delays a tick.  Frames and keys are coalesced, never
+queued: a new frame posts one message unless one is already waiting, and a key only
+changes what is shown and asks for one refresh.  At ``-d 0.01`` or under a key storm the
+screen shows the newest state once per redraw, and ``q`` is always next in line."""
 
 from __future__ import annotations
 
@@ -21,8 +21,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from gputop import exitguard
+from gputop.cursor import LiveCursor
 from gputop.model import words
-from gputop.model.derive import derive, selectable
+from gputop.model.derive import selectable
 from gputop.schema import Frame
 from gputop.session import RECORD_MAX_BYTES, Session
 from gputop.tui import theme
@@ -113,7 +114,7 @@ class GputopApp(App):
     def __init__(self, session: Session, *, interval_s: float = 1.0, window_s: float | None = None,
                  pin: tuple[tuple[int, ...], str | None] | None = None,
                  record_max_bytes: int | None = RECORD_MAX_BYTES,
-                 view: ViewSettings = ViewSettings()):
+                 view: ViewSettings = ViewSettings(), cursor: LiveCursor | None = None):
         super().__init__()
         self.view_settings = view
         theme.apply(self, view.theme)
@@ -122,6 +123,8 @@ class GputopApp(App):
         self.hidden = tuple(k for k in view.hidden if k in GRID_PANES)
         self._flash: tuple[str, bool, float] | None = None  # (text, error, until monotonic)
         self.session = session
+        # where the screen is: following the newest frame, or held (pause, history, replay)
+        self.cursor = cursor if cursor is not None else LiveCursor(session)
         # Live pinning goes through the pin source (the session's pin_state); the demo and
         # replay pin from the frames' own process lists (pin).
         self.pin_state = session.pin_state
@@ -134,7 +137,6 @@ class GputopApp(App):
         self.window_s = window_s if window_s is not None else view.window_s
         self.gpu_index = 0
         self.mig_index: int | None = None  # a MIG instance of that GPU
-        self.paused_seq: int | None = None
         self.current_pane = view.pane
         self.zoomed: str | None = view.pane if view.zoom or view.pane not in GRID_PANES else None
         if self.zoomed is None and view.pane in self.hidden:  # never start on a hidden pane
@@ -144,6 +146,18 @@ class GputopApp(App):
                                   HostPane(), GpusPane(), ProcessesPane()]
 
     keys = KEYS
+
+    @property
+    def paused_seq(self) -> int | None:
+        """The seq the screen is held at; None while it follows the newest frame."""
+        return self.cursor.seq
+
+    @paused_seq.setter
+    def paused_seq(self, seq: int | None) -> None:
+        if seq is None:
+            self.cursor.follow()
+        else:
+            self.cursor.seek(seq)
 
     async def on_event(self, event) -> None:
         """Keys are coalesced, not queued: one that waited behind a busy screen (a held key
@@ -194,7 +208,7 @@ class GputopApp(App):
         self.refresh_view()
         self.session.subscribe(self._frame_landed)
         self.session.start()
-        if hasattr(self.session.sampler, "error"):  # a remote feed: say when it cannot reach
+        if self.cursor.kind == "remote":  # say when the remote host cannot be reached
             self.set_interval(1.0, self._status)
 
     def on_unmount(self) -> None:
@@ -204,10 +218,6 @@ class GputopApp(App):
         """Stop sampling (detaching probes) and close the recording; safe to call twice and
         from the exit guard's thread."""
         self.session.close()
-
-    @property
-    def timeline(self):
-        return self.session.timeline
 
     # Set by the command line only: the guard ends the whole process, which a test (or any
     # program embedding the app) must never have happen to it.
@@ -249,6 +259,8 @@ class GputopApp(App):
 
     def on_frames_arrived(self, _message: FramesArrived) -> None:
         self._frames_posted = False
+        if not self.query(StatusBar):  # shutting down: the sampler's last frames find no screen
+            return
         self._check_recording()
         if self.paused_seq is None:
             self.refresh_view()
@@ -277,30 +289,20 @@ class GputopApp(App):
             self.session.stop_recording()  # e.g. disk full: keep showing, stop recording
             self.notify(f"recording stopped: {recorder.error}", severity="error", timeout=10)
 
-    def _cursor_index(self) -> int:
-        if self.paused_seq is None or len(self.timeline) == 0:
-            return self.timeline.last_index
-        return self.timeline.index_of_seq(self.paused_seq)
-
     def ctx(self) -> Ctx | None:
-        with self.session.lock:
-            if len(self.timeline) == 0:
-                return None
-            view = derive(self.timeline, self._cursor_index(),
-                          pin=self.pin_override if self.pin_state is None else None)
+        """The context of the position shown (the newest frame, or the paused one)."""
+        view = self.cursor.view_at(pin=self.pin_override if self.pin_state is None else None)
+        if view is None:
+            return None
         indexes = [g.sample.index for g in view.gpus]
         if indexes and self.gpu_index not in indexes:
             self.gpu_index = indexes[0]
         if (self.gpu_index, self.mig_index) not in selectable(view.gpus):
             self.mig_index = None  # MIG turned off, or the instance is gone
-        return Ctx(self.timeline, view, self.gpu_index, self.window_s, self.source_label,
+        return Ctx(view, self.gpu_index, self.window_s, self.source_label,
                    all_gpus=self.all_gpus, mig_index=self.mig_index)
 
     def refresh_view(self) -> None:
-        with self.session.lock:  # the panes read the timeline while drawing their plots
-            self._refresh_view()
-
-    def _refresh_view(self) -> None:
         ctx = self.ctx()
         if ctx is None:
             return
@@ -319,7 +321,7 @@ class GputopApp(App):
 
     def _status(self, ctx: Ctx | None = None) -> None:
         ctx = ctx or self.ctx()
-        feed_error = getattr(self.session.sampler, "error", None)
+        feed_error = self.session.feed_error
         if ctx is None:
             self.query_one(StatusBar).show([row((" gputop ", BOLD), f"│ {self.source_label} │ ",
                                                 (f"waiting for frames: {feed_error}"
@@ -342,7 +344,7 @@ class GputopApp(App):
     def status_mode(self):
         if self.paused_seq is None:
             return "LIVE", LIVE_STYLE
-        back = self._cursor_index() - self.timeline.last_index
+        back = -self.cursor.behind()
         return f"PAUSED {back:+d} frame{'' if abs(back) == 1 else 's'}", PAUSED_STYLE
 
     def action_pick(self) -> None:
@@ -352,11 +354,13 @@ class GputopApp(App):
         processes = ctx.view.frame.processes if ctx is not None else ()
         # the GPU processes at once; the /proc scan for CUDA processes and their CPU% (a
         # tenth of a second at least, more on a crowded host) runs off the UI thread
-        screen = PickerScreen(candidates(processes, live=False))
+        screen = PickerScreen(candidates(processes))
         self.push_screen(screen, self._pinned)
         if self.pin_state is not None:
+            pids = [p.pid for p in processes]
+
             def scan() -> None:
-                found = candidates(processes, live=True)
+                found = candidates(processes, self.session.scan_processes(pids))
                 self.call_from_thread(screen.set_options, found)
             self.run_worker(scan, thread=True, exclusive=True, group="picker-scan")
 
@@ -364,13 +368,9 @@ class GputopApp(App):
         if choice is None:
             return
         if self.pin_state is not None:
-            from gputop.sources.proctree import PinError, pin_pattern, pin_pid
-
-            try:
-                self.pin_state.set(pin_pid(choice.pid) if choice.pid is not None
-                                   else pin_pattern(choice.pattern))
-            except PinError as exc:
-                self.notify(str(exc), severity="error")
+            error = self.session.pin(choice.pid, choice.pattern)
+            if error is not None:
+                self.notify(error, severity="error")
                 return
             self.notify("pinned; every pane follows it from the next tick (P unpins)")
         else:
@@ -379,10 +379,7 @@ class GputopApp(App):
         self.refresh_view()
 
     def action_unpin(self) -> None:
-        if self.pin_state is not None:
-            from gputop.sources.proctree import Pin
-
-            self.pin_state.set(Pin())
+        self.session.unpin()
         self.pin_override = None
         self.refresh_view()
 
@@ -405,19 +402,16 @@ class GputopApp(App):
     # ------------------------------------------------------------ keys
 
     def action_pause(self) -> None:
-        if self.paused_seq is None and len(self.timeline):
-            self.paused_seq = self.timeline.frame(self.timeline.last_index).seq
+        if self.cursor.following:
+            self.cursor.hold()
         else:
-            self.paused_seq = None
+            self.cursor.follow()
         self.refresh_view()
 
     def action_step(self, frames: int) -> None:
-        if not len(self.timeline):
+        if not len(self.session):
             return
-        if self.paused_seq is None:
-            self.paused_seq = self.timeline.frame(self.timeline.last_index).seq
-        index = max(0, min(self.timeline.last_index, self._cursor_index() + frames))
-        self.paused_seq = self.timeline.frame(index).seq
+        self.cursor.step(frames)
         self.refresh_view()
 
     def action_gpu(self, step: int) -> None:

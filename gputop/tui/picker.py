@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import glob
 import re
-import time
 from dataclasses import dataclass
 
-import psutil
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -16,13 +13,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from gputop import hostroot
-from gputop.schema import ProcSample
+from gputop.schema import ProcessScan, ProcSample
 from gputop.tui.fitting import clip
-from gputop.units import command_line, printable
-
-CUDA_LIBS = ("libcuda.so", "libcudart.so")
-
+from gputop.units import printable
 
 @dataclass(frozen=True)
 class Candidate:
@@ -31,47 +24,13 @@ class Candidate:
     pattern: str | None = None
 
 
-def cuda_processes(limit: int = 200) -> dict[int, str]:
-    """PIDs whose memory maps hold a CUDA library (they may launch kernels), with cmdlines."""
-    found: dict[int, str] = {}
-    for maps in glob.glob(hostroot.proc("[0-9]*", "maps")):
-        pid = int(maps.split("/")[-2])
-        try:
-            with open(maps) as f:
-                if not any(lib in line for line in f for lib in CUDA_LIBS):
-                    continue
-            found[pid] = command_line(psutil.Process(pid).cmdline())
-        except (OSError, psutil.Error, ValueError):
-            continue
-        if len(found) >= limit:
-            break
-    return found
-
-
-def cpu_percent(pids: list[int], seconds: float = 0.1) -> dict[int, float]:
-    """CPU% of each process over a short look (100% = one core)."""
-    procs = {}
-    for pid in pids:
-        try:
-            proc = psutil.Process(pid)
-            proc.cpu_percent(None)
-            procs[pid] = proc
-        except psutil.Error:
-            continue
-    time.sleep(seconds)
-    out = {}
-    for pid, proc in procs.items():
-        try:
-            out[pid] = proc.cpu_percent(None)
-        except psutil.Error:
-            continue
-    return out
-
-
-def candidates(processes: tuple[ProcSample, ...], live: bool) -> list[Candidate]:
+def candidates(processes: tuple[ProcSample, ...], found: ProcessScan | None = None
+               ) -> list[Candidate]:
+    """The picker's rows: the frame's GPU processes, and with ``found`` (the session's scan
+    of /proc, ``Session.scan_processes``) the CUDA processes and everyone's CPU% now."""
     rows: dict[int, Candidate] = {}
-    cuda = cuda_processes() if live else {}
-    cpu_now = cpu_percent(sorted({p.pid for p in processes} | set(cuda))) if live else {}
+    cuda = found.cuda_cmdlines if found is not None else {}
+    cpu_now = found.cpu_pct if found is not None else {}
     for p in processes:
         mem = "n/a" if p.mem_bytes is None else f"{p.mem_bytes / 2**30:.1f} GiB"
         cpu_pct = cpu_now.get(p.pid, p.cpu_pct)
@@ -81,10 +40,7 @@ def candidates(processes: tuple[ProcSample, ...], live: bool) -> list[Candidate]
                                                 f"{mem:>9}{cpu}  {p.cmdline or p.name}{owner}"))
     for pid, cmdline in cuda.items():
         if pid not in rows:
-            try:
-                user = psutil.Process(pid).username()
-            except (psutil.Error, KeyError):
-                user = "?"
+            user = found.users.get(pid, "?") if found is not None else "?"
             cpu = f" {cpu_now[pid]:>4.0f}% CPU" if pid in cpu_now else ""
             rows[pid] = Candidate(pid, f"{pid:>7} {clip(user, 8):<8} CUDA {'':>9}{cpu}  {cmdline}")
     return sorted(rows.values(), key=lambda c: c.pid)

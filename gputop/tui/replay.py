@@ -1,32 +1,32 @@
 """The same dashboard over a recording, with time travel.
 
-Only a window of frames around the cursor is decoded (bounded memory for a
-24-hour file); seeking outside it reloads the window from the store by time or
-sequence number, which SQLite finds through its index.  The window starts
-``LEAD_S`` before the cursor so the detector has history to fold over, which
-makes a replayed screen match what was live unless an episode began more than
-``LEAD_S`` earlier.
+The position is a ``RecordingCursor`` (``gputop/cursor.py``): it decodes only a window
+of frames around it (bounded memory for a 24-hour file), reloading the window from the
+store by time or sequence number, which SQLite finds through its index.  This app plays,
+steps, seeks and jumps that cursor and draws the View it hands out.
 """
 
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from textual.binding import Binding
 
+from gputop.cursor import RecordingCursor
 from gputop.model.detect import DetectConfig
-from gputop.record.store import Recording
-from gputop.session import Session
 from gputop.record.timespec import HELP, parse_time
 from gputop.tui.view_settings import ViewSettings
 from gputop.tui.app import GputopApp
 from gputop.tui.picker import PromptScreen
 from gputop.tui.widgets import LIVE_STYLE, PAUSED_STYLE, clock_text
 
-LEAD_S = 600.0
-AHEAD_FRAMES = 600
+if TYPE_CHECKING:
+    from gputop.record.store import Recording
+
 SPEEDS = (0.25, 0.5, 1, 2, 4, 8, 16, 64)
 PLAY_TICK_S = 0.05
+PLAY_FRAMES_MAX = 4096  # frames one play tick may pass (64x over frames at -d 0.01: 320)
 
 
 class ReplayApp(GputopApp):
@@ -44,45 +44,32 @@ class ReplayApp(GputopApp):
 
     def __init__(self, recording: Recording, detect_config: DetectConfig = DetectConfig(),
                  window_s: float | None = None, view: ViewSettings = ViewSettings()):
-        super().__init__(Session(f"replay:{recording.path.name}", detect_config=detect_config,
-                                 history_bytes=None), window_s=window_s, view=view)
+        cursor = RecordingCursor(recording, detect_config)
+        super().__init__(cursor.session, window_s=window_s, view=view, cursor=cursor)
+        self.cursor: RecordingCursor = cursor
         self.recording = recording
         self.detect_config = detect_config
-        self.total_frames = recording.count()
-        self.first_seq, self.last_seq = recording.seq_bounds()
+        self.total_frames = cursor.total_frames
+        self.first_seq, self.last_seq = cursor.first_seq, cursor.last_seq
         self.playing = False
         self.speed = 1.0
         self._play_clock = 0.0
         self._rank_cache: tuple[int, int] | None = None
-        self.load_around(self.first_seq)
-        self.paused_seq = self.first_seq
+        cursor.seek(self.first_seq)
 
     def key_hints(self) -> list[tuple[str, str]]:
         return [("q", "quit"), ("space", "play"), ("← →", "frame"), ("⇧← ⇧→", "minute"),
                 ("j", "jump"), ("< >", "speed"), ("Home End", "ends"), ("e", "explain"),
                 ("p", "pin"), ("?", "help")]
 
-    # ------------------------------------------------------------ the window
-
-    def load_around(self, seq: int) -> None:
-        """Decode the frames from LEAD_S before ``seq`` to AHEAD_FRAMES after it."""
-        start_seq = self.recording.seq_before(seq, LEAD_S)
-        frames = list(self.recording.frames(start_seq, seq + AHEAD_FRAMES))
-        self.session.replace_timeline(frames, len(frames) + 1)
+    # ------------------------------------------------------------ the position
 
     def seek(self, seq: int) -> None:
-        seq = max(self.first_seq, min(self.last_seq, seq))
-        if not len(self.timeline) or not (self.timeline.frame(0).seq <= seq
-                                          <= self.timeline.frame(self.timeline.last_index).seq):
-            self.load_around(seq)
-        elif seq > self.timeline.frame(self.timeline.last_index).seq - 5 and \
-                seq + 5 < self.last_seq:
-            self.load_around(seq)
-        self.paused_seq = self.timeline.frame(self.timeline.index_of_seq(seq)).seq
+        self.cursor.seek(seq)
         self.refresh_view()
 
     def cursor_frame(self):
-        return self.timeline.frame(self._cursor_index())
+        return self.cursor.frame()
 
     # ------------------------------------------------------------ status
 
@@ -119,26 +106,23 @@ class ReplayApp(GputopApp):
             return
         self._play_clock += PLAY_TICK_S * self.speed
         current = self.cursor_frame()
-        index = self._cursor_index()
-        target = index
-        while target < self.timeline.last_index and \
-                self.timeline.frame(target + 1).time_wall_s - current.time_wall_s <= self._play_clock:
-            target += 1
-        if target != index:
-            self._play_clock -= self.timeline.frame(target).time_wall_s - current.time_wall_s
-            self.seek(self.timeline.frame(target).seq)
+        target = None  # the newest decoded frame the play clock has reached
+        for later in self.cursor.frames_ahead(PLAY_FRAMES_MAX):
+            if later.time_wall_s - current.time_wall_s > self._play_clock:
+                break
+            target = later
+        if target is not None:
+            self._play_clock -= target.time_wall_s - current.time_wall_s
+            self.seek(target.seq)
         elif self.paused_seq >= self.last_seq:
             self.playing = False
             self._status()
-        elif index == self.timeline.last_index:
+        elif self.cursor.behind() == 0:  # the decoded window's end: the cursor reloads it
             self.seek(self.paused_seq + 1)
 
     def action_step(self, frames: int) -> None:
-        index = self._cursor_index() + frames
-        if 0 <= index <= self.timeline.last_index:
-            self.seek(self.timeline.frame(index).seq)
-        else:
-            self.seek(self.paused_seq + frames)
+        self.cursor.step(frames)
+        self.refresh_view()
 
     def action_jump_seconds(self, seconds: float) -> None:
         target = self.cursor_frame().time_wall_s + seconds

@@ -1,13 +1,16 @@
-"""What every pane shares: the context it is drawn from and its self-explanation."""
+"""What every pane shares: the context it is drawn from and its self-explanation.
+
+A pane is a function of a ``Ctx``: one immutable ``View`` (its plots' window series
+included, kept per tick by the session) and what the user selected.  Nothing here reads
+the timeline, so drawing never holds the session's lock."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gputop.model.derive import GpuView, MigView, View, series
-from gputop.model.timeline import Timeline
-from gputop.schema import Frame
+from gputop.model.derive import GpuView, MigView, View
+from gputop.model.plots import Point, Tick, gpu_field
 from gputop.tui.lines import DiffLines
 from gputop.tui.render import (BOLD, DIM, Row, SweepPlot, first_fitting, fit_parts, nice_top, row, spark,
                                sweep_columns, sweep_cursor)
@@ -15,9 +18,9 @@ from gputop.tui.render import (BOLD, DIM, Row, SweepPlot, first_fitting, fit_par
 
 @dataclass(frozen=True)
 class Ctx:
-    """Everything a pane may read: the derived view plus the history behind it."""
+    """Everything a pane may read: the derived view (its plots' history in ``view.plots``)
+    and the selection."""
 
-    timeline: Timeline
     view: View
     gpu_index: int
     window_s: float
@@ -38,41 +41,28 @@ class Ctx:
         gpu = self.view.gpu(self.gpu_index)
         return gpu.mig(self.mig_index) if gpu is not None else None
 
-    def field(self, name: str) -> Callable[[Frame, object], float | None]:
+    def field(self, name: str) -> Callable[[Tick], float | None]:
         """A series accessor for the selected GPU's (or MIG instance's) ``name``."""
         return gpu_field(self.gpu_index, name, self.mig_index)
 
     @property
     def interval_s(self) -> float:
         """Seconds between the view's frame and the one before it (1 when unknown)."""
-        index = self.view.index
-        if index <= 0:
-            return 1.0
-        step = self.view.frame.time_mono_s - self.timeline.frame(index - 1).time_mono_s
-        return step if step > 0 else 1.0
+        return self.view.interval_s
 
     @property
     def alerting(self) -> bool:
         return self.view.alert_covers(self.gpu_index)
 
-    def series(self, value: Callable[[Frame, object], float | None]):
-        return series(self.timeline, self.view.index, self.window_s, value)
+    def series(self, value: Callable[[Tick], float | None]) -> list[Point]:
+        """(time_mono_s, value) over the window, from the View's own plot history."""
+        plots = self.view.plots
+        return plots.series(self.window_s, value) if plots is not None else []
 
-    def util_series(self, index: int) -> list[tuple[float, float | None]]:
-        """GPU-Util points at driver resolution: a frame's buffered samples are spread over
-        the tick before it, so a zoomed, short window shows sub-second spikes and gaps."""
-        points: list[tuple[float, float | None]] = []
-        previous_t = None
-        for frame in self.timeline.frames_since(self.view.index, self.window_s):
-            gpu = next((g for g in frame.gpus if g.index == index), None)
-            samples = gpu.util_gpu_samples_pct if gpu is not None else ()
-            if samples and previous_t is not None:
-                step = (frame.time_mono_s - previous_t) / len(samples)
-                points += [(previous_t + step * (i + 1), v) for i, v in enumerate(samples)]
-            else:
-                points.append((frame.time_mono_s, gpu.util_gpu_pct if gpu else None))
-            previous_t = frame.time_mono_s
-        return points
+    def util_series(self, index: int) -> list[Point]:
+        """GPU-Util points at driver resolution (``Plots.util_points``)."""
+        plots = self.view.plots
+        return plots.util_points(self.window_s, index) if plots is not None else []
 
     def plot(self, plot: SweepPlot, value, width: int, height: int, style,
              top: float | None = None, floor: float = 1.0) -> tuple[list[Row], float]:
@@ -222,18 +212,3 @@ PLOT_NOTE = (
     "the oldest part of the window; time runs left to right on both sides. The row "
     "under the axis gives the scale and the window (+ and - change it).")
 AXIS_ROWS = 2  # rows a sweep plot needs below it (axis_rows)
-
-
-def gpu_field(index: int, field: str, mig: int | None = None
-              ) -> Callable[[Frame, object], float | None]:
-    """A series accessor: ``field`` of GPU ``index`` (or of its MIG instance ``mig``) in
-    each frame (None where absent)."""
-    def value(frame: Frame, _state: object) -> float | None:
-        for gpu in frame.gpus:
-            if gpu.index == index:
-                if mig is None:
-                    return getattr(gpu, field)
-                found = next((m for m in gpu.migs if m.index == mig), None)
-                return getattr(found, field, None)
-        return None
-    return value

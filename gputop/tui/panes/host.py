@@ -76,7 +76,7 @@ class HostPane(Pane):
     def host_rows(self, ctx: Ctx, width: int, height: int) -> list[Row]:
         """Nothing pinned: the whole host, the engine's tree, the busiest GPU processes."""
         self.retitle(f"{self.key} {self.title}")
-        h = host_view(ctx.timeline, ctx.view.index)
+        h = host_view(ctx.view.frame, ctx.view.previous)
         s = h.sample
         if s is None:
             return [fit(row(("host " + na("no host reading in these frames"), DIM)), width)]

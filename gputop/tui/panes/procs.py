@@ -135,7 +135,7 @@ class ProcessesPane(Pane):
     def listed(self, ctx: Ctx) -> list[tuple[ProcRow, int]]:
         """(row, tree depth) in display order, after filter and sort."""
         procs = tuple(p for g in ctx.view.gpus for p in g.processes)
-        rows = process_rows(ctx.timeline, ctx.view.index, procs)
+        rows = process_rows(ctx.view.frame, ctx.view.previous, procs)
         if self._keep is not None:
             rows = [r for r in rows if self._keep(r)]
         rows = sort_rows(rows, self.sort_column, self.descending)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.style import Style
 
+from gputop.model.plots import tokens_per_s
 from gputop.tui.panes.base import PLOT_NOTE, Ctx, Pane
 from gputop.tui.widgets import clock_text
 from gputop.tui.fitting import wrapped
@@ -52,12 +53,9 @@ class ThroughputPane(Pane):
         s = (engine or last).sample
         episodes = self.episode_rows(ctx, width, max_rows=3 if height >= 14 else 0)
 
-        def tokens(frame, state):
-            return state.point.tokens_per_s if frame.engine is not None else None
-
         style = PLOT_ALERT if ctx.alerting else PLOT
         unit = "train tok/s" if s.kind == "trainer" else "tok/s"
-        out += self.plot_block(ctx, tokens, width, height - len(out) - len(episodes), style,
+        out += self.plot_block(ctx, tokens_per_s, width, height - len(out) - len(episodes), style,
                                lambda top: f"0-{rate(top)} {unit}", floor=(baseline or 0) * 1.1)
         out += episodes
         return out
