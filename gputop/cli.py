@@ -426,14 +426,25 @@ def _setup(args):
     return Session(label, feed, detect_config=_detect_config(args), pin_state=pin_state), pin
 
 
+def _demo_lead_in(args, extra_frames: int = 0) -> None:
+    """A demo starts into its story: its healthy lead-in (what sets the baseline) is made at
+    once, before "now", so the first screen, snapshot or scrape already shows the scenario's
+    episode; ``extra_frames`` more are made at once after it (a snapshot's samples)."""
+    if args.demo is not None:
+        from gputop.demo import lead_frames
+
+        args.demo_lead_frames = lead_frames(args.delay) + extra_frames
+
+
 def cmd_snapshot(args) -> int:
     from gputop.sources.base import SourceError
 
+    _demo_lead_in(args, args.samples - 1)  # the last sample is "now"
     session, pin = _setup(args)
     session.open()
     try:
         if args.demo is not None:  # simulated time needs no waiting: -d apart, at once
-            session.ticks(args.samples)
+            session.ticks(args.demo_lead_frames + 1)
         else:
             session.run(max_frames=args.samples)
     except SourceError as exc:
@@ -652,6 +663,7 @@ def cmd_serve(args) -> int:
     from gputop.record.store import RecordingError
     from gputop.serve import Server, ServeError, WebConfig
 
+    _demo_lead_in(args)
     session, _pin = _setup(args)
     try:
         web_config = WebConfig.load(args.web_config) if args.web_config else None
@@ -674,6 +686,8 @@ def cmd_serve(args) -> int:
         print(f"gputop: {printable(warning)}", file=sys.stderr, flush=True)
     server.start()
     session.open()
+    if args.demo is not None:  # the lead-in is history already: the first scrape shows it
+        session.ticks(args.demo_lead_frames)
     try:
         session.run()
     finally:
@@ -730,10 +744,7 @@ def view_settings(args):
 
 
 def cmd_live(args) -> int:
-    if args.demo is not None:
-        from gputop.demo import lead_frames
-
-        args.demo_lead_frames = lead_frames(args.delay)
+    _demo_lead_in(args)
     session, pin = _setup(args)
     _prepare_terminal(args)
     from gputop.record.store import RecordingError

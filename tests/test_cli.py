@@ -94,9 +94,26 @@ def test_snapshot_follows_the_contract():
 
 
 def test_snapshot_of_one_sample_has_null_rates_not_zero():
-    data = snapshot("--demo", "serving", "--samples", "1")
+    """One reading of a real endpoint has no interval: its rates are unknown, not 0."""
+    from tests.engine_pages.vllm_pages import real_page
+    from tests.http_server import Response, ScriptedServer
+
+    with ScriptedServer([Response(real_page())] * 3) as server:
+        data = snapshot("--engine", server.url, "--samples", "1")
+    assert data["engine"]["kind"] == "vllm"
     assert data["engine"]["generation_tokens_per_s"] is None
     assert data["engine"]["prompt_tokens_per_s"] is None
+
+
+def test_a_demo_snapshot_starts_into_its_story():
+    """`snapshot --demo`, as the live demo, makes its lead-in first: one sample of the storm
+    already names its cause, and its newest frame is now."""
+    import datetime
+    import time
+    data = snapshot("--demo", "logprobs-storm", "--samples", "1")
+    assert [a["suspects"][0]["cause"] for a in data["alerts"]] == ["oversized_request"]
+    assert data["engine"]["generation_tokens_per_s"] is not None
+    assert abs(datetime.datetime.fromisoformat(data["time"]).timestamp() - time.time()) < 30
 
 
 def test_snapshot_names_the_storm():
