@@ -6,7 +6,8 @@ from __future__ import annotations
 import dataclasses
 
 from gputop.sampler import Sampler
-from gputop.schema import EngineHistogram, Frame
+from gputop.schema import Frame
+from gputop.sources.engine_merge import merge_engines
 from gputop.sources.sim import START_WALL_S, SimSource
 
 
@@ -42,7 +43,7 @@ def data_parallel(ranks: list[list[Frame]]) -> list[Frame]:
     """One page of data-parallel engines (vLLM's ``engine`` label) from single-GPU frame
     sequences of one length: rank r's GPU becomes GPU r and its processes its own (pids
     shifted by r x RANK_PID_STRIDE), its engine reading the replica ``engine=r``, the
-    page's counters, gauges and histograms the ranks' sums (as the page itself has them)."""
+    page the ranks merged as several endpoints are (``engine_merge.merge_engines``)."""
     out = []
     for seq, frames in enumerate(zip(*ranks, strict=True)):
         gpus, processes, replicas = [], [], []
@@ -56,22 +57,10 @@ def data_parallel(ranks: list[list[Frame]]) -> list[Frame]:
                 replicas.append(dataclasses.replace(
                     f.engine, replica=f"engine={r}", gpu_indices=(r,),
                     pids=tuple(p + shift for p in f.engine.pids)))
-        page = None
-        if replicas:
-            hists = []
-            for h in replicas[0].histograms:
-                same = [next(x for x in e.histograms if x.name == h.name) for e in replicas]
-                hists.append(EngineHistogram(
-                    h.name, h.upper_bounds,
-                    tuple(sum(x.cumulative[i] for x in same) for i in range(len(h.upper_bounds))),
-                    sum(x.count for x in same), sum(x.sum for x in same)))
-            page = dataclasses.replace(
-                replicas[0], replica="", gpu_indices=tuple(range(len(ranks))),
-                pids=tuple(sorted({p for e in replicas for p in e.pids})),
-                histograms=tuple(hists), replicas=tuple(replicas), data_parallel=len(ranks),
-                **{name: sum(getattr(e, name) or 0.0 for e in replicas) for name in (
-                    "generation_tokens_total", "prompt_tokens_total", "requests_finished_total",
-                    "requests_running", "requests_waiting", "preemptions_total")})
+        # summed as several endpoints are, each still the replica it is
+        merged = merge_engines(replicas)
+        page = None if merged is None else dataclasses.replace(
+            merged, url=replicas[0].url, replica="", replicas=tuple(replicas))
         out.append(dataclasses.replace(frames[0], seq=seq, gpus=tuple(gpus),
                                        processes=tuple(processes), engine=page))
     return out
