@@ -204,12 +204,12 @@ def first_answering(found: list[Candidate], probe) -> str | None:
     names, or the engine's default) is tried first, all processes at once; only if none
     answers are their other ports tried, so an engine's internal ports are never touched
     when its API port answers.  At most MAX_URLS in all, PROBE_WORKERS at once."""
-    firsts = [c.urls[0] for c in found if c.urls][:MAX_URLS]
-    rest = [url for c in found for url in c.urls[1:]][:max(0, MAX_URLS - len(firsts))]
-    for urls in (firsts, rest):
-        url = _first_of(urls, probe)
-        if url is not None:
-            return url
+    firsts = [(c.pid, c.urls[0]) for c in found if c.urls][:MAX_URLS]
+    rest = [(c.pid, url) for c in found for url in c.urls[1:]][:max(0, MAX_URLS - len(firsts))]
+    for tries in (firsts, rest):
+        answered = _answering(tries, probe, enough=1)
+        if answered:
+            return next(iter(answered.values()))
     return None
 
 
@@ -220,43 +220,35 @@ def all_answering(found: list[Candidate], probe, skip_pids: set[int],
     whose best one did not answer (as ``first_answering``); processes in ``skip_pids`` (the
     engines already read and their trees) are not tried.  A box of several independent
     servers is read whole, each judged on its own GPUs."""
-    import concurrent.futures as cf
-
     todo = [c for c in found if c.urls and c.pid not in skip_pids]
-    answer: dict[int, str] = {}
-    pool = cf.ThreadPoolExecutor(max_workers=PROBE_WORKERS, thread_name_prefix="gputop-probe")
-    try:
-        for round_ in (0, 1):
-            tries = [(c.pid, url) for c in todo if c.pid not in answer
-                     for url in (c.urls[:1] if round_ == 0 else c.urls[1:])][:MAX_URLS]
-            futures = [pool.submit(probe, url) for _, url in tries]
-            for (pid, url), future in zip(tries, futures):
-                if pid in answer:
-                    continue
-                try:
-                    future.result()
-                except Exception:  # any failure: not this one
-                    continue
-                answer[pid] = url
-        return [answer[c.pid] for c in todo if c.pid in answer][:limit]
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+    answer = _answering([(c.pid, c.urls[0]) for c in todo][:MAX_URLS], probe)
+    answer.update(_answering([(c.pid, url) for c in todo if c.pid not in answer
+                              for url in c.urls[1:]][:MAX_URLS], probe))
+    return [answer[c.pid] for c in todo if c.pid in answer][:limit]
 
 
-def _first_of(urls: list[str], probe) -> str | None:
+def _answering(tries: list[tuple[int, str]], probe, enough: int | None = None) -> dict[int, str]:
+    """The first URL of each process (pid, url: in order of preference) that answers,
+    probed all at once (PROBE_WORKERS at a time), walked in order; done once ``enough``
+    processes answered (the probes still running are cancelled)."""
     import concurrent.futures as cf
 
-    if not urls:
-        return None
+    answer: dict[int, str] = {}
+    if not tries:
+        return answer
     pool = cf.ThreadPoolExecutor(max_workers=PROBE_WORKERS, thread_name_prefix="gputop-probe")
     try:
-        futures = [pool.submit(probe, url) for url in urls]
-        for url, future in zip(urls, futures):
+        futures = [pool.submit(probe, url) for _, url in tries]
+        for (pid, url), future in zip(tries, futures):
+            if pid in answer:
+                continue
             try:
                 future.result()
-            except Exception:  # any failure: this one is no engine
+            except Exception:  # any failure: not this one
                 continue
-            return url
-        return None
+            answer[pid] = url
+            if enough is not None and len(answer) >= enough:
+                break
+        return answer
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
