@@ -213,25 +213,21 @@ class EngineSource:
     def _find_others(self, tick: float) -> None:
         """Every DISCOVER_EVERY_S, the engines besides the first one that answer (not in
         the trees already read, so an engine's own workers are never probed)."""
-        if self._endpoint is None or tick - self._others_at < DISCOVER_EVERY_S:
+        room = MAX_DISCOVERED - 1 - len(self._others)
+        if self._endpoint is None or room <= 0 or tick - self._others_at < DISCOVER_EVERY_S:
             return  # (with no engine found at all, _discover looks already)
         self._others_at = tick
         known = {self._endpoint.url, *self._others}
         skip = {p.pid for source in (self, *self._others.values())
                 if source._endpoint is not None for p in source._endpoint.tree}
-        if self._endpoint.listener is not None:
-            skip.add(self._endpoint.listener.pid)
         pinned = self._pinned(tick)
         only = None if pinned is None else {p.pid for p in pinned.tree}
-        room = MAX_DISCOVERED - 1 - len(self._others)
-        if room <= 0:
-            return
-        for url in engine_discovery.all_answering(engine_discovery.candidates(only), probe,
-                                                  skip, room + len(known)):
-            if url not in known and len(self._others) < MAX_DISCOVERED - 1:
-                self._others[url] = EngineSource(url, timeout_s=self.timeout_s,
-                                                 discover=False, counter=self.counter,
-                                                 name=self.name, clock=self._clock)
+        found = engine_discovery.all_answering(engine_discovery.candidates(only), probe, skip,
+                                               room + len(known))
+        for url in [u for u in found if u not in known][:room]:
+            self._others[url] = EngineSource(url, timeout_s=self.timeout_s, discover=False,
+                                             counter=self.counter, name=self.name,
+                                             clock=self._clock)
 
     def _poll_one(self, time_mono_s: float) -> Reading:
         poll_started = time.perf_counter()
