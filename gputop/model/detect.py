@@ -38,7 +38,8 @@ from gputop.model.evidence import Evidence, merge
 from gputop.model.features import Features, own_and_sharers, signals
 from gputop.model.point import Point, point, replica_points, work_rate_now
 from gputop.model.signatures import BY_CAUSE, CAUSES
-from gputop.model.subjects import ENGINE, Subject, is_engine_key, replica_of, subjects_of
+from gputop.model.subjects import (ENGINE, Subject, engine_key, is_engine_key, replica_of,
+                                   subjects_of)
 from gputop.model.thresholds import t
 from gputop.schema import Frame
 
@@ -208,9 +209,9 @@ class DetectState:
     subjects: tuple[SubjectState, ...] = ()
     episodes: tuple[Episode, ...] = ()  # closed ones, newest last, bounded
     config: DetectConfig = DetectConfig()
-    notable: tuple[tuple[float, Evidence], ...] = ()  # (mono time, request) seen recently
-    # the same for each engine replica judged apart: (replica, mono time, request)
-    replica_notable: tuple[tuple[str, float, Evidence], ...] = ()
+    # (engine subject's key, mono time, request) seen recently: the engine's, or each
+    # replica's where they are judged apart
+    notable: tuple[tuple[str, float, Evidence], ...] = ()
     # the newest frame with an engine reading: rates after a gap of any length start there
     last_reading: Frame | None = None
 
@@ -364,12 +365,9 @@ def step(previous: DetectState | None, now: Point, config: DetectConfig) -> Dete
     horizon = now.time_mono_s - RECENT_S
     recent = tuple(p for p in previous.recent if p.time_mono_s > horizon)[-(RECENT_MAX - 1):]
     recent += (now,)
-    notable = tuple((m, e) for m, e in previous.notable if now.time_mono_s - m <= NOTABLE_KEEP_S)
-    notable += tuple((now.time_mono_s, e) for e in _notable(now, config))
-    replica_notable = tuple((label, m, e) for label, m, e in previous.replica_notable
-                            if now.time_mono_s - m <= NOTABLE_KEEP_S)
-    replica_notable += tuple((label, now.time_mono_s, e) for label, r in now.replicas
-                             for e in _notable(r, config))
+    engines = [(engine_key(label), r) for label, r in now.replicas] or [(ENGINE, now)]
+    notable = tuple(x for x in previous.notable if now.time_mono_s - x[1] <= NOTABLE_KEEP_S)
+    notable += tuple((key, now.time_mono_s, e) for key, p in engines for e in _notable(p, config))
 
     tick_s = now.time_mono_s - previous.recent[-1].time_mono_s if previous.recent else 1.0
     old = {s.subject.key: s for s in previous.subjects}
@@ -382,11 +380,10 @@ def step(previous: DetectState | None, now: Point, config: DetectConfig) -> Dete
     states = []
     for subject in subjects_of(now, held):
         which = replica_of(subject.key)
-        mine, my_windows, my_notable = recent, windows, notable
-        if which is not None:  # a replica: its own points, windows and requests
+        mine, my_windows = recent, windows
+        if which is not None:  # a replica: its own points and windows
             mine = tuple(q for q in (p.replica(which) for p in recent) if q is not None)
             my_windows = replica_windows.get(which, {})
-            my_notable = tuple((m, e) for name, m, e in replica_notable if name == which)
         st = old.pop(subject.key, None)
         if st is not None and _another_engine(st, mine[-1]):
             st, ended = _absent(st, now, config, final=True)  # the old one's story ends
@@ -394,13 +391,8 @@ def step(previous: DetectState | None, now: Point, config: DetectConfig) -> Dete
                 closed.append(ended)
             st = None
             # and so do the requests seen on it: none of them is the new engine's
-            if which is None:
-                notable = my_notable = tuple((m, e) for m, e in notable
-                                             if m >= now.time_mono_s)
-            else:
-                replica_notable = tuple(x for x in replica_notable
-                                        if x[0] != which or x[1] >= now.time_mono_s)
-                my_notable = tuple((m, e) for name, m, e in replica_notable if name == which)
+            notable = tuple(x for x in notable if x[0] != subject.key or x[1] >= now.time_mono_s)
+        my_notable = tuple((m, e) for key, m, e in notable if key == subject.key)
         st = _identify(st, subject, mine[-1], tick_s)
         before = st.last_closed
         st, ended = _advance(st, subject, mine, my_windows, config, my_notable)
@@ -420,8 +412,7 @@ def step(previous: DetectState | None, now: Point, config: DetectConfig) -> Dete
         if keep:
             states.append(st)
     return replace(previous, point=now, recent=recent, subjects=tuple(states),
-                   episodes=tuple(closed[-MAX_EPISODES:]), config=config, notable=notable,
-                   replica_notable=replica_notable)
+                   episodes=tuple(closed[-MAX_EPISODES:]), config=config, notable=notable)
 
 
 AWAY_S = 10.0  # an engine that answered nothing this long and comes back has restarted
