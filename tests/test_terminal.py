@@ -120,8 +120,9 @@ def test_the_readme_demo_opens_on_the_storm(terminal):
     already shows the storm's episode and says which scenario and phase it is in."""
     term = terminal("--demo", width=80, height=24,
                     env={"TERM": "xterm-256color", "TZ": "UTC", "PYTHONPATH": os.getcwd()})
-    screen = term.wait_for("1 GPU-Util")
-    assert "⚠ GPUs 0-3 busy" in screen, screen
+    # the panes' borders are drawn before their first rows: wait for what is asserted
+    screen = term.wait_for("⚠ GPUs 0-3 busy")
+    assert "1 GPU-Util" in screen, screen
     assert "demo logprobs-storm · the storm" in screen.splitlines()[0], screen
     term.keys("q")
     assert term.exit_status() == 0
