@@ -71,7 +71,8 @@ class DetectConfig:
 
 
 LATENCY_MEASURES = ("itl", "ttft")
-ENGINE_MEASURES = ("itl", "ttft", "tokens", "queue", "util", "kv", "step", "share", "cpu")
+ENGINE_MEASURES = ("itl", "ttft", "tokens", "queue", "util", "kv", "step", "spec", "share",
+                   "cpu")
 MAX_EPISODES = 50
 RECENT_S = 12.0  # points kept for windows (the saw-tooth reads 10 s)
 RECENT_MAX = 48
@@ -535,6 +536,16 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
                     _trigger_holds(m, st, subject, feats, config, clearing=False)
                     for m in ENGINE_MEASURES if m not in LATENCY_MEASURES):
             hold *= 2  # a moderate latency rise alone must last: bursts give a few seconds
+        leader = tally.ranked()[:1]
+        running = now.requests_running
+        before = [p.requests_running for p in recent if p.requests_running is not None
+                  and p.time_mono_s >= now.time_mono_s - 10.0]
+        admitting = running is not None and bool(before) and running >= 1.4 * min(before) + 4
+        if leader and leader[0][0] == "prefill_interference" and admitting:
+            # chunked prefill admitting a burst of arrivals (the batch swelling) stalls the
+            # decodes for seconds by design; prompts that keep the budget for longer are
+            # the interference
+            hold = max(hold, t("prefill_hold_s"))
         if now.time_mono_s - pending[0] < hold:
             return st, None
         old = None
@@ -667,7 +678,7 @@ def _trigger(st: SubjectState, subject: Subject, feats: Features, config: Detect
     return None
 
 
-_ENGINE_ORDER = ("itl", "tokens", "queue", "util", "ttft", "kv", "step", "share", "cpu",
+_ENGINE_ORDER = ("itl", "tokens", "queue", "util", "ttft", "kv", "step", "spec", "share", "cpu",
                  "straggler", "shared", "clock", "hollow")
 _JOB_ORDER = ("work", "hollow", "stall", "straggler", "shared", "clock")
 
@@ -760,11 +771,20 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
             0.3 if clearing else 0.5) and (clearing or bool(v.get("queue_rising")))
         return full and (thrown or held_back)
     if measure == "step":
-        # every token slower while the memory traffic rose: decode at the bandwidth roofline
+        # every token slower while the memory traffic rose (measured, or the KV every step
+        # reads: longer contexts in a fuller pool): decode at the bandwidth roofline
         ratio, rise = v.get("step_ratio"), v.get("dram_rise")
-        return ratio is not None and rise is not None and \
-            ratio >= (1.6 if clearing else t("step_slow")) and rise >= t("dram_rise_pts") * (
-                0.6 if clearing else 1.0)
+        if ratio is None or ratio < (1.6 if clearing else t("step_slow")):
+            return False
+        return (rise is not None and rise >= t("dram_rise_pts") * (0.6 if clearing else 1.0)) \
+            or s.get("kv_read", 0.0) >= (0.3 if clearing else 0.5)
+    if measure == "spec":
+        # the drafts mostly rejected and the service slower for it: the GPU verifies tokens
+        # it throws away (a batch growing to absorb it keeps tokens/s, not each user's rate)
+        if s.get("spec_drop", 0.0) < (0.3 if clearing else 0.5):
+            return False
+        return (v.get("step_ratio") or 0.0) >= (1.2 if clearing else 1.4) \
+            or (v.get("tokens_ratio") or 1.0) <= (0.85 if clearing else 0.75)
     if measure == "work":
         # fewer steps while the GPU looks as it always did is the job's own doing (an eval
         # pass, a checkpoint: the counter stops, the GPU idles or runs forward passes); fewer
@@ -849,8 +869,12 @@ def _clean(feats: Features) -> bool:
         return False  # fewer tokens while demand is there; with demand gone, the new normal
     if any((v.get(f"{m}_ratio") or 0.0) >= 1.5 and v.get(f"{m}_gate") for m in LATENCY_MEASURES):
         return False
-    if (v.get("prompt_ratio") or 1.0) >= 2.0 or (v.get("step_ratio") or 1.0) >= 1.5:
-        return False  # a prefill burst, or every token slower: an onset, not the normal
+    if (v.get("step_ratio") or 1.0) >= 1.5 or s.get("kv_read", 0.0) >= 0.5:
+        return False  # every token slower, or every step reading far more KV: an onset
+    if (v.get("prompt_ratio") or 1.0) >= 2.0 and ((v.get("tokens_ratio") or 1.0) < 0.9
+                                                  or (v.get("itl_ratio") or 1.0) >= 1.3):
+        return False  # a prefill burst that costs the decodes (more prompts that cost
+        # nothing, as demand rises through the morning, are the new normal to learn)
     return max(s.get("queue", 0.0), s.get("util_drop", 0.0), s.get("sawtooth", 0.0),
                s.get("work_down", 0.0), s.get("odd", 0.0) * s.get("peers_wait", 0.0),
                s.get("shared", 0.0), s.get("clock_all", 0.0), s.get("spec_drop", 0.0)) < 0.5
@@ -900,6 +924,8 @@ def _sample(subject: Subject, now: Point, feats: Features) -> Sample | None:
         put("running", now.requests_running)
         put("waiting", now.requests_waiting)
         put("kv", now.kv_usage_ratio)
+        if now.kv_usage_ratio is not None and (now.requests_running or 0) >= 1:
+            put("kv_per_seq", now.kv_usage_ratio / cast(float, now.requests_running))
         put("spec_accept", v.get("spec_accept"))
         if now.preemptions_per_s is not None or now.retractions_per_s is not None:
             put("preempt", (now.preemptions_per_s or 0.0) + (now.retractions_per_s or 0.0))

@@ -637,7 +637,16 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
         ratio = prompt / prompt_base
         v["prompt_ratio"] = ratio
         longer = ramp(length_ratio, 1.2, 2.0) if length_ratio is not None else 1.0
-        s["prefill"] = ramp(ratio, 1.5, 4.0) * longer
+        # the step's token budget taken by prompts: prefill throughput is bounded by the
+        # budget, so a storm of long prompts may only double prompt tokens/s while the
+        # decodes it starves fall to a fraction; prompt tokens per generated token against
+        # their healthy proportion says so where the prompt rate alone does not (a surge of
+        # ordinary requests moves both together; one request's n sequences, prompts not)
+        if tps is not None and tps > 0 and tps_base:
+            mix = ratio / (tps / tps_base)
+            v["prompt_mix_ratio"] = mix
+            s["prefill_mix"] = ramp(mix, 2.0, 5.0) * ramp(ratio, 1.2, 1.8)
+        s["prefill"] = max(ramp(ratio, 1.5, 4.0), s.get("prefill_mix", 0.0)) * longer
         # more prompts of the usual length: a surge of arrivals, the engine at its capacity
         s["surge"] = ramp(ratio, 1.5, 2.5) * (1.0 - longer)
         if ratio >= t("prefill_ratio"):
@@ -652,6 +661,17 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
             else 0.0
         s["kv_full"] = max(ramp(kv, 0.85, 0.97), risen)
         v["kv"], v["kv_base"] = kv, kv_base
+        # the KV each decode step reads: every running sequence's cache, so the pool's use is
+        # the bytes per step beside the weights; per sequence, it is the context length (a
+        # longer context, not a larger batch of the usual ones, is what a step reads more of)
+        kv_smooth, batch = _scalar(points, "kv_usage_ratio"), _scalar(points, "requests_running")
+        ctx_base = base.get("kv_per_seq")
+        if kv_smooth is not None and batch and batch >= 1 and ctx_base and kv_base is not None:
+            ctx_ratio = (kv_smooth / batch) / ctx_base
+            v["ctx_ratio"] = ctx_ratio
+            s["kv_read"] = ramp(kv_smooth - kv_base, 0.1, 0.3) * ramp(ctx_ratio, 1.5, 3.0)
+            if s["kv_read"] >= 0.5:
+                say("kv_read", kv_smooth, kv_base, "ratio", detail=f"{ctx_ratio:.1f}")
     rates = [(p.preemptions_per_s or 0.0) + (p.retractions_per_s or 0.0) for p in points[-5:]
              if p.preemptions_per_s is not None or p.retractions_per_s is not None]
     if rates:

@@ -53,7 +53,8 @@ SIGNATURES: tuple[Signature, ...] = (
         "one request's work (e.g. n x logprobs over the vocabulary) stalls the batch",
         requires=(("notable", "batch_stall", "engine_host_bound", "hogged", "fanout_harm"),),
         supports=("hollow", "queue", "hog"),
-        vetoes=(("prefill_not_notable", 0.8), ("kv_sig", 0.8), ("host", 0.9), ("jitter", 0.9),
+        vetoes=(("prefill_not_notable", 0.8), ("kv_sig", 0.8), ("kv_wait", 0.4),
+                ("host", 0.9), ("jitter", 0.9),
                 ("clock_slow", 0.8), ("odd", 0.9), ("shared", 0.9), ("dram_new", 0.6),
                 ("sliver", 0.6))),
     Signature(
@@ -109,8 +110,8 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "memory_bandwidth",
         "the SMs wait on DRAM (bandwidth saturated)",
-        requires=(("dram",), ("dram_new", "tokens_down", "itl", "step", "work_down")),
-        supports=("busy", "dram_new", "step"),
+        requires=(("dram", "kv_read"), ("dram_new", "tokens_down", "itl", "step", "work_down")),
+        supports=("busy", "dram_new", "step", "kv_read"),
         vetoes=(("hollow", 0.8), ("clock_slow", 0.6), ("odd", 0.8), ("shared", 0.7),
                 ("prefill", 0.5), ("notable", 0.5), ("host", 0.8), ("preempt", 0.6),
                 ("util_drop", 0.6)),

@@ -72,6 +72,10 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "decode step time grows sublinearly with the batch (weights are read once per step, each "
      "sequence adds its KV): from 10 to 100 sequences an 8B model's ITL grows ~2.2x (exponent "
      "0.35), with 8k contexts ~4x (0.64); 0.7 allows for both"),
+    ("prefill_hold_s", 10.0,
+     "a burst of arrivals is admitted by chunked prefill in a few seconds, the decodes "
+     "stalled meanwhile by design (the engine prefills first); prompts that keep the token "
+     "budget 10 s or more are interference"),
     ("surge_s", 30.0,
      "a burst of arrivals with prompts of the usual length queues and slows the batch for "
      "seconds to tens of seconds while the engine works at its capacity; longer is a problem"),

@@ -45,6 +45,8 @@ SIGNAL_TEXT = {
     "hog": "the tokens going to few requests", "hogged": "a few requests taking the batch",
     "kv_wait": "requests waiting for KV blocks",
     "spec_drop": "speculative decoding's acceptance falling",
+    "kv_read": "every step reading far more KV (longer contexts)",
+    "prefill_mix": "prompts taking the step's token budget from the decodes",
 }
 # which of a signature's signals each kind of evidence stands for (to order the lines)
 EVIDENCE_SIGNAL = {
@@ -58,6 +60,7 @@ EVIDENCE_SIGNAL = {
     "launch": "jitter", "launch_tail": "jitter", "launch_max": "jitter", "fanout": "fanout",
     "input_thread": "input_cpu", "work": "work_down", "step": "step", "rank_idle": "rank_idle",
     "notable_n": "notable", "notable_max_tokens": "notable", "spec_accept": "spec_drop",
+    "kv_read": "kv_read",
 }
 
 
@@ -168,6 +171,8 @@ def evidence_line(e: Evidence, subject: str = "engine") -> str:
                            + (f"; {e.detail}" if e.detail else ""),
         "preempt": lambda: f"{e.detail or 'preemptions'} {v:.1f}/s (baseline {_n(b, 1)}/s)",
         "kv": lambda: f"KV cache {v:.0%} full",
+        "kv_read": lambda: f"KV cache {v:.0%} in use (baseline {b:.0%}), {e.detail}x the "
+                           "context per sequence: every decode step reads that much more",
         "spec_accept": lambda: f"speculative decoding accepts {v:.0%} of draft tokens "
                                f"(baseline {b:.0%})",
         "dram": lambda: f"DRAM bandwidth {v:.0f}%{base}",
