@@ -783,7 +783,10 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         # it throws away (a batch growing to absorb it keeps tokens/s, not each user's rate)
         if s.get("spec_drop", 0.0) < (0.3 if clearing else 0.5):
             return False
-        return (v.get("step_ratio") or 0.0) >= (1.2 if clearing else 1.4) \
+        # drafts almost all rejected are wasted work by themselves: each step drafts k
+        # tokens and verifies them to keep one, slower than decoding without speculation
+        wasted = (v.get("spec_accept") or 1.0) <= (0.2 if clearing else t("spec_wasted"))
+        return wasted or (v.get("step_ratio") or 0.0) >= (1.2 if clearing else 1.4) \
             or (v.get("tokens_ratio") or 1.0) <= (0.85 if clearing else 0.75)
     if measure == "work":
         # fewer steps while the GPU looks as it always did is the job's own doing (an eval
@@ -804,8 +807,10 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
                 st.last_seen_mono_s - st.pause_since_mono_s < t("pause_s"):
             return False
         ratio = v.get("sm_ratio")
-        if ratio is None or util is None or util < (70.0 if clearing else t("hollow_util_pct")):
+        if util is None or util < (70.0 if clearing else t("hollow_util_pct")):
             return False
+        if ratio is None:  # no SM counter: the power the busy time draws
+            return s.get("hollow_power", 0.0) >= (0.3 if clearing else 0.5)
         if ratio <= (0.2 if clearing else t("hollow_sm_ratio")):
             return True
         ratio_base = base.get("sm_ratio")
@@ -944,11 +949,15 @@ def _sample(subject: Subject, now: Point, feats: Features) -> Sample | None:
     for api, p99 in now.launch_p99_by_api_us.items():
         put(f"launch_p99:{api}", p99)
     per_gpu: dict[str, dict[int, float]] = {"clock": {}, "sm": {}, "util": {}, "own_sm": {},
-                                            "other_sm": {}}
+                                            "other_sm": {}, "power": {}, "power_limit": {}}
     pids: dict[int, frozenset[int]] = {}
     for g in subject.gpus:
         if now.util_pct.get(g, 0.0) >= 40 and g in now.clock_mhz:
             per_gpu["clock"][g] = now.clock_mhz[g]
+        if now.util_pct.get(g, 0.0) >= 80 and g in now.power_w:
+            per_gpu["power"][g] = now.power_w[g]  # what its busy time draws
+        if g in now.power_limit_w:
+            per_gpu["power_limit"][g] = now.power_limit_w[g]
         for name, attr in (("sm", "sm_active_pct"), ("util", "util_pct")):
             if g in getattr(now, attr):
                 per_gpu[name][g] = getattr(now, attr)[g]

@@ -137,6 +137,18 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
             s["hollow_new"] = ramp(ratio / ratio_base, 0.7, 0.25)
         if ratio <= 0.2 or (ratio < 0.5 and s.get("hollow_new", 0.0) >= 0.3):
             say("sm_active", sm, base.get("sm"), "%", detail=f"{util:.0f}")  # new, or a sliver
+    elif util is not None and sm is None and util >= t("hollow_util_pct"):
+        # no SM counter (no GPM): the power its busy time draws stands in for how much of the
+        # chip works; one-element kernels at 100% util draw near idle power (a real H200:
+        # 123 W beside 121 W idle with a context, 470-690 W for real kernels)
+        hollow_power = _hollow_power(points, gpus, base)
+        if hollow_power is not None:
+            power, power_base = hollow_power
+            v["power_ratio"] = power / power_base
+            s["hollow_power"] = ramp(power / power_base, t("hollow_power_ratio") + 0.15,
+                                     t("hollow_power_ratio"))
+            if s["hollow_power"] >= 0.5:
+                say("power", power, power_base, "W", detail=f"{util:.0f}")
     if dram is not None:
         dram_base = base.get("dram")
         # saturated (near the HBM roofline) or risen well above the job's own level: decode
@@ -178,6 +190,13 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
         # the power cap binding is a healthy loaded card's normal; only a fallen clock makes it news
         if new == ["power cap"] and drops.get(g, 0.0) < t("clock_drop"):
             new = []
+        # a lowered power limit (nvidia-smi -pl, a facility's capping script) holds the clocks
+        # under the same "power cap" reason the card always showed: the limit itself moved
+        limit, limit_base = now.power_limit_w.get(g), base.gpu("power_limit", g)
+        if limit is not None and limit_base and limit <= t("power_limit_cut") * limit_base \
+                and drops.get(g, 0.0) >= t("clock_drop"):
+            new = sorted(set(new) - {"power cap"}) + [
+                f"power limit lowered to {limit:.0f} W from {limit_base:.0f} W"]
         if new:
             new_reasons[g] = new
     clock_strength = {g: ramp(d, t("clock_drop"), 0.3) for g, d in drops.items()}
@@ -255,6 +274,22 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     return Features(s=s, v=v, evidence=tuple(ev), odd_gpu=odd, shared_gpus=shared,
                     throttled_gpus=throttled, dram_gpus=dram_gpus or gpus,
                     slow_reading=slow_reading, stalled_gpus=stalled or idle_rank)
+
+
+def _hollow_power(points: tuple[Point, ...], gpus: tuple[int, ...], base: Baseline
+                  ) -> tuple[float, float] | None:
+    """The job's busy GPUs' mean power now and at their healthy busy baseline, on GPUs whose
+    clocks held (a throttled card draws less for another reason)."""
+    now_w, base_w = [], []
+    for g, power in _per_gpu(points, "power_w", gpus).items():
+        b, clock, clock_base = base.gpu("power", g), points[-1].clock_mhz.get(g), \
+            base.gpu("clock", g)
+        if b and clock and clock_base and clock >= (1 - t("clock_drop")) * clock_base:
+            now_w.append(power)
+            base_w.append(b)
+    if not now_w:
+        return None
+    return sum(now_w) / len(now_w), sum(base_w) / len(base_w)
 
 
 def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: dict[int, float],
@@ -606,6 +641,8 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
     accept_base = base.get("spec_accept")
     if accept is not None and accept_base:
         s["spec_drop"] = ramp(1.0 - accept / accept_base, 0.25, 0.6)
+        # almost every draft thrown away: slower than no speculation, whatever else reads
+        s["spec_waste"] = s["spec_drop"] * ramp(accept, 0.25, 0.1)
         if s["spec_drop"] >= 0.5:
             say("spec_accept", accept, accept_base)
 

@@ -77,6 +77,7 @@ class Point:
     # GPU without GPM, before Hopper and without DCGM, says of its memory traffic)
     mem_util_pct: dict[int, float] = field(default_factory=dict)
     power_w: dict[int, float] = field(default_factory=dict)
+    power_limit_w: dict[int, float] = field(default_factory=dict)  # the enforced cap
     mem_used_bytes: dict[int, int] = field(default_factory=dict)
     util_samples_pct: dict[int, tuple[float, ...]] = field(default_factory=dict)
     gpu_procs: dict[int, tuple[ProcRef, ...]] = field(default_factory=dict)
@@ -341,6 +342,8 @@ def point(frames: list[Frame], previous_point: Point | None = None,
         temp_c={g.index: g.temp_c for g in frame.gpus if g.temp_c is not None},
         mem_util_pct={g.index: g.util_mem_pct for g in frame.gpus if g.util_mem_pct is not None},
         power_w={g.index: g.power_w for g in frame.gpus if g.power_w is not None},
+        power_limit_w={g.index: g.power_limit_w for g in frame.gpus
+                       if g.power_limit_w is not None},
         mem_used_bytes={g.index: g.mem_used_bytes for g in frame.gpus
                         if g.mem_used_bytes is not None},
         util_samples_pct={g.index: g.util_gpu_samples_pct for g in frame.gpus

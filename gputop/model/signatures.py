@@ -101,8 +101,8 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "tiny_kernels",
         "busy time on kernels that occupy few SMs",
-        requires=(("hollow", "hollow_new"), ("busy",)),
-        supports=("hollow", "sliver"),
+        requires=(("hollow", "hollow_new", "hollow_power"), ("busy",)),
+        supports=("hollow", "sliver", "hollow_power"),
         vetoes=(("notable", 0.9), ("stall_not_sliver", 0.7), ("prefill", 0.8),
                 ("host", 0.9),
                 ("jitter", 0.9), ("odd", 0.9), ("shared", 0.8), ("dram", 0.7),
@@ -127,7 +127,7 @@ SIGNATURES: tuple[Signature, ...] = (
         "spec_decode_rejected",
         "speculative decoding's drafts are mostly rejected: each step verifies tokens it "
         "throws away",
-        requires=(("spec_drop",), ("tokens_down", "itl", "step")),
+        requires=(("spec_drop",), ("tokens_down", "itl", "step", "spec_waste")),
         supports=("busy", "step"),
         vetoes=(("host", 0.8), ("jitter", 0.8), ("clock_slow", 0.7), ("shared", 0.7),
                 ("kv_sig", 0.6), ("notable", 0.5), ("prefill", 0.5), ("odd", 0.8),

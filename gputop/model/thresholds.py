@@ -26,6 +26,13 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "a small model, keeps most SMs resident (ratio 0.4-0.9 in every healthy trace we have)"),
     ("hollow_util_pct", 80.0,
      "hollowness only matters while GPU-Util claims the card is busy"),
+    ("hollow_power_ratio", 0.4,
+     "without an SM counter (no GPM: A100, L40S), busy time drawing 40% or less of the "
+     "power the same GPU drew busy and healthy, clocks unchanged, is busy time on few SMs: "
+     "one-element kernels draw near idle power (123 W of a 700 W H200 at 100% util)"),
+    ("power_limit_cut", 0.9,
+     "an enforced power limit 10%+ under the one the card ran with is a cap someone set "
+     "(nvidia-smi -pl, a facility's power-capping script), not the card's own power cap"),
     ("hollow_relative", 0.3,
      "SM/util falling under 0.3x the job's own healthy ratio is the same finding for a job "
      "that was already less than fully resident"),
@@ -108,6 +115,9 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
     ("fanout_min", 8.0,
      "a batch that at least doubles (by 8+ sequences) from one reading to the next with no new "
      "prompt work is likely one request's n sequences: evidence for a cause, never a trigger"),
+    ("spec_wasted", 0.15,
+     "speculative decoding accepting under 15% of its drafts (after accepting far more) "
+     "costs more than it saves: every step drafts and verifies k tokens to keep about one"),
     ("work_drop", 0.6,
      "a trainer's steps/samples per second at 60%- of its own baseline"),
     # ---- the host

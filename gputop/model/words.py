@@ -45,6 +45,8 @@ SIGNAL_TEXT = {
     "hog": "the tokens going to few requests", "hogged": "a few requests taking the batch",
     "kv_wait": "requests waiting for KV blocks",
     "spec_drop": "speculative decoding's acceptance falling",
+    "spec_waste": "almost every draft token rejected",
+    "hollow_power": "busy time drawing near idle power (no SM counter)",
     "kv_read": "every step reading far more KV (longer contexts)",
     "prefill_mix": "prompts taking the step's token budget from the decodes",
 }
@@ -60,7 +62,7 @@ EVIDENCE_SIGNAL = {
     "launch": "jitter", "launch_tail": "jitter", "launch_max": "jitter", "fanout": "fanout",
     "input_thread": "input_cpu", "work": "work_down", "step": "step", "rank_idle": "rank_idle",
     "notable_n": "notable", "notable_max_tokens": "notable", "spec_accept": "spec_drop",
-    "kv_read": "kv_read",
+    "kv_read": "kv_read", "power": "hollow_power",
 }
 
 
@@ -176,6 +178,8 @@ def evidence_line(e: Evidence, subject: str = "engine") -> str:
         "spec_accept": lambda: f"speculative decoding accepts {v:.0%} of draft tokens "
                                f"(baseline {b:.0%})",
         "dram": lambda: f"DRAM bandwidth {v:.0f}%{base}",
+        "power": lambda: f"{v:.0f} W at {e.detail}% GPU-Util (baseline {_n(b)} W busy): "
+                         "busy time on few SMs (no SM counter on this GPU)",
         "mem_ctrl": lambda: f"memory controller busy {v:.0f}%{base} (no DRAM bandwidth "
                             "counter on this GPU)",
         "clock": lambda: f"GPU {e.gpu} SM clock {v:,.0f} MHz (baseline {_n(b)})",
