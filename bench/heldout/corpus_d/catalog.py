@@ -183,7 +183,7 @@ def healthy_saturated_at_max_seqs():
     sc = Scene("healthy_saturated_at_max_seqs", gpu="H100", tick_s=1.0, duration_s=420)
     srv = Server("vllm", LLAMA8B, sc.gpus, sc.rng, workload=chat(prompt=600, out=400, sigma=0.5,
                                                                  out_sigma=0.4),
-                 rate=wave(3.9, 0.3, 200), max_seqs=48)
+                 rate=wave(6.9, 0.6, 200), max_seqs=48)
     serve(sc, srv)
     return truth(sc, "serving", None,
                  note="max_num_seqs=48 reached, a short queue comes and goes, steady latency"), sc.run()
