@@ -35,7 +35,8 @@ from gputop.model import enginehist, signatures, words
 from gputop.model.baseline import Baseline, Sample
 from gputop.model.enginehist import HistDelta
 from gputop.model.evidence import Evidence, merge
-from gputop.model.features import Features, own_and_sharers, signals
+from gputop.model.features import (FINISH_COUNTED, Features, finish_counted_tau_s,
+                                   own_and_sharers, signals)
 from gputop.model.point import Point, point, replica_points, work_rate_now
 from gputop.model.signatures import BY_CAUSE, CAUSES
 from gputop.model.subjects import (ENGINE, Subject, engine_key, is_engine_key, replica_of,
@@ -201,6 +202,8 @@ class SubjectState:
     pause_since_mono_s: float | None = None  # a rank off the GPU, the others in a barrier
     jump: tuple[float, float] | None = None  # (when, batch before): the batch doubled at once
     surge_since_mono_s: float | None = None  # more prompts of the usual length arriving
+    # (when, tokens/s) averaged exponentially, for engines whose counter moves as requests end
+    tokens_smooth: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -481,8 +484,12 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
     strength = (0.3 if routine else 1.0) if mine else 0.0
     jump = st.jump if st.jump is not None and now.time_mono_s - st.jump[0] <= JUMP_KEEP_S \
         else None
+    smooth = _smoothed_tokens(st, now)
+    if smooth != st.tokens_smooth:
+        st = replace(st, tokens_smooth=smooth)
     feats = signals(subject, recent, st.base, windows, config, strength,
-                    jump[1] if jump is not None else None)
+                    jump[1] if jump is not None else None,
+                    smooth[1] if smooth is not None else None)
     if feats.v.get("jump_from") is not None and jump is None:
         jump = (now.time_mono_s, cast(float, feats.v["jump_from"]))
     if jump != st.jump:
@@ -583,6 +590,19 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
                        last_tally=st.tally, last_closed_mono_s=clearing[0],
                        settle_until_mono_s=now.time_mono_s + t("settle_s")), ended
     return st, None
+
+
+def _smoothed_tokens(st: SubjectState, now: Point) -> tuple[float, float] | None:
+    """The engine's tokens/s as an exponential mean over a couple of request lifetimes, for
+    engines whose counter moves only when a request finishes; None for the others."""
+    if now.engine_kind not in FINISH_COUNTED or now.tokens_per_s is None:
+        return None
+    if st.tokens_smooth is None:
+        return (now.time_mono_s, now.tokens_per_s)
+    then, value = st.tokens_smooth
+    dt = max(0.0, now.time_mono_s - then)
+    alpha = 1.0 - math.exp(-dt / finish_counted_tau_s(st.base))
+    return (now.time_mono_s, value + alpha * (now.tokens_per_s - value))
 
 
 def _episode_start_mono(st: SubjectState, now: Point) -> float:
@@ -922,7 +942,8 @@ def _sample(subject: Subject, now: Point, feats: Features) -> Sample | None:
         if subject.kind == "trainer":
             put("work", work_rate_now(now))
         elif (now.tokens_per_s or 0) > 0 or (now.requests_running or 0) > 0:
-            put("tokens", now.tokens_per_s)
+            put("tokens", v.get("tokens") if now.engine_kind in FINISH_COUNTED
+                else now.tokens_per_s)
             put("prompt", now.compute_prompt_tokens_per_s)
             put("prompt_len", v.get("prompt_len"))
             put("finished", now.requests_per_s)

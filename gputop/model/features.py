@@ -91,6 +91,21 @@ def _scalar(points: tuple[Point, ...], attr: str, n: int = SMOOTH) -> float | No
     return _mean(getattr(p, attr) for p in points[-n:])
 
 
+# engines whose generated-token counter moves when a request finishes, not per step:
+# SGLang's generation_tokens_total (its tokenizer counts a request's tokens when it ends;
+# realtime_tokens_total is per step but newer and optional), llama.cpp's tokens_predicted
+FINISH_COUNTED = ("sglang", "llamacpp")
+
+
+def finish_counted_tau_s(base: Baseline) -> float:
+    """How long a finish-counted token rate is averaged (an exponential mean's time
+    constant): about two request lifetimes at the baseline (running / finished per second),
+    10-60 s, since such a counter reads 0 while long requests run and a lump as they end."""
+    running, finished = base.get("running"), base.get("finished")
+    life_s = running / finished if running and finished else 0.0
+    return min(60.0, max(10.0, 2.0 * life_s))
+
+
 def _others_median(values: dict[int, float], g: int) -> float | None:
     rest = [v for k, v in values.items() if k != g]
     return statistics.median(rest) if rest else None
@@ -98,11 +113,12 @@ def _others_median(values: dict[int, float], g: int) -> float | None:
 
 def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
             windows: dict[str, HistDelta], config: DetectConfig, notable: float = 0.0,
-            jumped_from: float | None = None) -> Features:
+            jumped_from: float | None = None, tokens_smooth: float | None = None) -> Features:
     """The subject's signals at ``points[-1]``; ``windows`` are the engine's latency
     histograms merged over the latency window; ``notable`` the strength of notable requests
     (the detector keeps those, since they arrive when a request ends); ``jumped_from`` the
-    batch before a jump the detector saw lately (see ``_jump``)."""
+    batch before a jump the detector saw lately (see ``_jump``); ``tokens_smooth`` the
+    engine's tokens/s averaged longer where its counter moves only as requests finish."""
     now = points[-1]
     gpus = subject.gpus
     s: dict[str, float] = {}
@@ -226,7 +242,8 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     # ---------------------------------------------------------------- the engine
     slow_reading: dict[str, bool] = {}
     if subject.has_engine:
-        slow_reading = _engine(subject, points, base, windows, config, s, v, say)
+        slow_reading = _engine(subject, points, base, windows, config, s, v, say,
+                               tokens_smooth)
         _jump(points, base, v)
         # the jump stands while the batch stays doubled (n sequences decode together)
         doubled = jumped_from is not None and all(
@@ -535,7 +552,7 @@ def _jump(points: tuple[Point, ...], base: Baseline, v: Values) -> None:
 
 def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
             windows: dict[str, HistDelta], config: DetectConfig, s: Strengths, v: Values,
-            say: Say) -> dict[str, bool]:
+            say: Say, tokens_smooth: float | None = None) -> dict[str, bool]:
     now = points[-1]
     running = now.requests_running
     waiting = _scalar(points, "requests_waiting")
@@ -572,7 +589,7 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
             if ratio <= 0.8:
                 say("work", tps, tps_base, now.work_unit or "tokens")
     else:
-        tps = _scalar(points, "tokens_per_s")
+        tps = _scalar(points, "tokens_per_s") if tokens_smooth is None else tokens_smooth
         tps_base = base.get("tokens")
         v.update(tokens=tps, tokens_base=tps_base)
         if tps is not None and tps_base:
