@@ -1,4 +1,5 @@
-"""One cursor over the frames, whatever their origin: live, a recording, a remote host.
+"""One cursor over the frames, whatever their origin: live, a recording, a remote host;
+and the same moves over the fleet's polls.
 
 Every reader of the model goes through a cursor and gets immutable Views: the dashboard
 and replay (a position that follows the newest frame or is held, stepped and sought),
@@ -13,6 +14,11 @@ kinds differ only in where frames come from:
   the store when the position leaves it; the window starts ``LEAD_S`` before the
   position so the detector has history to fold over, which makes a replayed screen match
   what was live unless an episode began more than ``LEAD_S`` earlier.
+- ``PollCursor`` (``kind="fleet"``) over what the fleet asked: it holds no frames, since
+  the fleet reads each host's ``/snapshot.json`` (the newest View of that host's own
+  cursor) or PromQL, never frames, so its positions are the last polls (their ranked
+  rows), with the same moves: follow the newest, hold one still while polls go on
+  landing (the table stands still to be read), step and seek through those kept.
 
 Nothing here draws or encodes: callers do that with the View they were handed, after the
 session's lock was let go of.
@@ -20,8 +26,10 @@ session's lock was let go of.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from gputop.model.derive import View
 from gputop.model.detect import DetectConfig
@@ -37,6 +45,10 @@ LEAD_S = 600.0  # the detector's history decoded before a recording's position
 AHEAD_FRAMES = 600  # and frames decoded after it
 EDGE_FRAMES = 5  # a position this close to the decoded window's end reloads the window
 VIEWS_FRAMES = 4096  # frames kept while a recording's views are walked (export, report)
+POLLS_KEPT = 120  # the fleet's polls a PollCursor keeps (10 minutes at the default 5 s)...
+POLL_ITEMS_KEPT = 50_000  # ...and rows in all (a big fleet keeps fewer polls; the newest always)
+
+T = TypeVar("T")
 
 
 class LiveCursor:
@@ -162,3 +174,83 @@ class RecordingCursor(LiveCursor):
                 view = session.view(pin=pin)
                 if view is not None:
                     yield view
+
+
+@dataclass(frozen=True)
+class Poll(Generic[T]):
+    """One answer of a poll, numbered in the order they landed."""
+    seq: int
+    time_wall_s: float
+    value: T
+
+
+class PollCursor(Generic[T]):
+    """A position in the last polls (the fleet's kind): following the newest (``seq`` None)
+    or held on one, stepped and sought within those kept: at most ``keep`` polls and
+    ``budget`` of ``weight`` in all (the fleet: rows), the newest always.  A held poll that
+    falls out of them moves the position to the oldest kept."""
+
+    def __init__(self, keep: int = POLLS_KEPT, budget: int = POLL_ITEMS_KEPT,
+                 weight: Callable[[T], int] = lambda value: 1, kind: str = "fleet"):
+        self.kind = kind
+        self.keep, self.budget, self.weight = max(1, keep), budget, weight
+        self.seq: int | None = None  # None: follow the newest poll
+        self._polls: deque[Poll[T]] = deque()
+        self._weight = 0
+        self._next_seq = 0
+
+    @property
+    def following(self) -> bool:
+        return self.seq is None
+
+    def __len__(self) -> int:
+        return len(self._polls)
+
+    def add(self, value: T, time_wall_s: float) -> Poll[T]:
+        """A poll landed: kept as the newest, the oldest let go of beyond the bounds."""
+        poll = Poll(self._next_seq, time_wall_s, value)
+        self._next_seq += 1
+        self._polls.append(poll)
+        self._weight += self.weight(value)
+        while len(self._polls) > 1 and (len(self._polls) > self.keep
+                                        or self._weight > self.budget):
+            self._weight -= self.weight(self._polls.popleft().value)
+        if self.seq is not None:
+            self.seq = max(self.seq, self._polls[0].seq)
+        return poll
+
+    def view_at(self, seq: int | None = None) -> Poll[T] | None:
+        """The poll at ``seq``, or at the cursor (the newest while following)."""
+        if not self._polls:
+            return None
+        seq = self.seq if seq is None else seq
+        if seq is None:
+            return self._polls[-1]
+        oldest = self._polls[0].seq
+        return self._polls[max(0, min(len(self._polls) - 1, seq - oldest))]
+
+    def follow(self) -> None:
+        self.seq = None
+
+    def hold(self) -> None:
+        """Stop at the newest poll; later ones are kept, not shown."""
+        if self._polls:
+            self.seq = self._polls[-1].seq
+
+    def step(self, polls: int) -> None:
+        """``polls`` polls later (earlier, when negative), held there; within those kept."""
+        shown = self.view_at()
+        if shown is not None:
+            self.seek(shown.seq + polls)
+
+    def seek(self, seq: int) -> None:
+        """Hold at ``seq`` (the nearest kept poll)."""
+        poll = self.view_at(seq)
+        if poll is not None:
+            self.seq = poll.seq
+
+    def behind(self) -> int:
+        """How many polls newer than the cursor are kept (0 while following)."""
+        if self.seq is None or not self._polls:
+            return 0
+        return self._polls[-1].seq - self.seq

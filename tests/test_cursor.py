@@ -76,3 +76,35 @@ def test_a_recordings_views_walk_every_frame_in_order_without_moving_the_cursor(
     assert all(snapshot_dict(v, "x") == whole[v.frame.seq] for v in part)  # folded with lead
     assert cursor.seq == 7
     recording.close()
+
+
+def test_the_fleets_poll_cursor_holds_steps_and_keeps_only_the_last_polls():
+    from gputop.cursor import PollCursor
+
+    cursor = PollCursor(keep=5, budget=12, weight=len)
+    assert cursor.view_at() is None and cursor.behind() == 0
+    cursor.hold()
+    cursor.step(-1)
+    assert cursor.following  # nothing to hold on yet
+    for n in range(3):
+        cursor.add([n] * 2, 100.0 + n)
+    assert cursor.following and cursor.view_at().value == [2, 2]
+    cursor.hold()
+    cursor.add([3] * 2, 103.0)
+    assert cursor.view_at().seq == 2 and cursor.behind() == 1  # held while polls land
+    cursor.step(-1)
+    assert cursor.view_at().value == [1, 1] and cursor.view_at().time_wall_s == 101.0
+    cursor.step(-10)
+    assert cursor.seq == 0  # within the polls kept
+    cursor.add([4] * 2, 104.0)
+    cursor.add([5] * 2, 105.0)  # six polls: over the count, the oldest goes
+    assert len(cursor) == 5 and cursor.seq == 1  # held on a poll let go of: the oldest kept
+    cursor.add([6] * 8, 106.0)  # over the budget of rows: polls go until it fits
+    assert len(cursor) == 3 and cursor.seq == 4 and cursor.behind() == 2
+    cursor.add(list(range(20)), 107.0)  # heavier than the budget alone: the newest stays
+    assert len(cursor) == 1 and cursor.view_at().seq == 7
+    cursor.seek(3)
+    assert cursor.seq == 7
+    cursor.follow()
+    cursor.add([8], 108.0)
+    assert cursor.following and cursor.view_at().value == [8]

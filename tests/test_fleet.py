@@ -88,3 +88,49 @@ async def test_enter_leads_to_the_hosts_own_panes_over_remote(serve):
             assert session.label.startswith("remote") or storm.url in session.label
     finally:
         session.close()
+
+
+async def test_space_holds_the_table_still_while_polls_go_on_and_arrows_step_through_them():
+    """The 3 a.m. reader: the worst rows re-rank on every poll; held, the table stands
+    still (the polls still land, counted in the head), ← → walk the polls kept."""
+    import itertools
+
+    polls = itertools.count()
+
+    def ask():
+        n = next(polls)
+        return [fleet.GpuRow(host=f"poll{n}", url=f"http://h{n}:9464", gpu=0, util_pct=90.0,
+                             sm_pct=10.0)]
+
+    app = FleetApp(ask, "test", interval_s=3600.0)  # polls only when r asks
+
+    async def shown(pilot, polls_seen: int) -> str:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and len(app.cursor) < polls_seen:
+            await pilot.pause(0.05)
+        await pilot.pause(0.05)
+        return app.query_one(FleetTable).rows[0].host
+
+    async with app.run_test(size=(140, 12)) as pilot:
+        assert await shown(pilot, 1) == "poll0"
+        await pilot.press("r")
+        assert await shown(pilot, 2) == "poll1"  # following: the newest poll
+        await pilot.press("space")
+        for seen in (3, 4):
+            await pilot.press("r")
+            assert await shown(pilot, seen) == "poll1"  # held while polls land
+        head = str(app.query_one("#head").render())
+        assert "PAUSED -2 polls" in head
+        await pilot.press("left")
+        assert await shown(pilot, 4) == "poll0"
+        await pilot.press("right", "right")
+        assert await shown(pilot, 4) == "poll2"
+        await pilot.press("space")
+        assert await shown(pilot, 4) == "poll3"  # following again: the newest
+        assert "PAUSED" not in str(app.query_one("#head").render())
+        await pilot.press("space", "left")
+        assert await shown(pilot, 4) == "poll2"
+        await pilot.press("enter")  # opens the host of the table as shown
+        await pilot.pause(0.2)
+    assert app.chosen_url == "http://h2:9464"
+

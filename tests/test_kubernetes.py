@@ -236,4 +236,4 @@ def test_the_image_build_stage_runs_here(tmp_path):
     assert b"Provides-Extra: serve" in metadata
     assert b"gputop = gputop.cli:main" in entry_points
     assert {"gputop/sources/ebpf/launch.bpf.c", "gputop/tui/gputop.tcss",
-            "gputop/cli.py"} <= names
+            "gputop/cli/__init__.py", "gputop/cli/record.py"} <= names

@@ -1,5 +1,5 @@
 """The layering of docs/design.md.  Ruff says most of it (TID251 banned imports in
-gputop/ruff.toml and the nested ruff.toml of model/, sources/ and tui/, run by
+gputop/ruff.toml and the nested ruff.toml of cli/, model/, record/, sources/ and tui/, run by
 scripts/test.sh); this file checks what ruff cannot: that the rules bite where they are
 meant to, that the model's allow-list is complete, and that no module outside tui/ loads
 Textual through the modules it imports."""
@@ -57,6 +57,11 @@ def test_the_package_keeps_its_layers():
     ("gputop/session.py", "import rich", False),
     ("gputop/tui/x.py", "from textual.app import App", True),
     ("gputop/tui/x.py", "from gputop.cli import main", False),
+    ("gputop/serve.py", "from gputop.cli.options import UsageError", False),
+    ("gputop/cli/x.py", "from gputop.cli.options import UsageError", True),  # one package
+    ("gputop/cli/x.py", "from textual.app import App", False),
+    ("gputop/cli/x.py", "from gputop.tui.app import GputopApp", False),  # only inside a command
+    ("gputop/cli/x.py", "def live():\n    from gputop.tui.app import GputopApp", True),
     ("gputop/tui/x.py", "from gputop.sources.proctree import pin_pid", False),  # the session pins
     ("gputop/tui/x.py", "import psutil", False),
     ("gputop/webconfig.py", "import yaml", False),  # the serve extra: imported where used

@@ -4,7 +4,10 @@ A worker thread asks the hosts (or Prometheus) once per interval and posts the r
 the screen draws only the rows that fit, so a thousand GPUs cost what a screenful does.
 ``/`` filters (host, GPU name, episode, suspect), Enter opens the highlighted host's own
 dashboard (the app exits with its URL; the command line runs ``--remote`` on it and
-comes back here when that is quit).
+comes back here when that is quit).  The table shows a position of the one cursor's
+fleet kind (``gputop/cursor.py``'s ``PollCursor`` over the last polls): it follows the
+newest poll; space holds it still to be read while polls go on landing, ← → step
+through the polls kept, space again follows.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from typing import NamedTuple
 
 from rich.style import Style
 from textual.app import App, ComposeResult
@@ -19,6 +23,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Static
 
+from gputop.cursor import PollCursor
 from gputop.fleet import GpuRow, ranked
 from gputop.tui.lines import DiffLines
 from gputop.tui.picker import PromptScreen
@@ -101,6 +106,12 @@ class FleetTable(DiffLines):
         self.show(out)
 
 
+class Answer(NamedTuple):
+    """One poll of the fleet: its rows, ranked, and how long asking took."""
+    rows: list[GpuRow]
+    took_s: float
+
+
 class RowsArrived(Message):
     def __init__(self, rows: list[GpuRow], took_s: float):
         super().__init__()
@@ -124,6 +135,8 @@ class FleetApp(App):
         Binding("home", "edge(0)", show=False), Binding("end", "edge(1)", show=False),
         Binding("slash", "filter", "filter"), Binding("enter", "open", "open"),
         Binding("r", "refresh", "refresh"),
+        Binding("space", "hold", "hold"),
+        Binding("left", "step(-1)", show=False), Binding("right", "step(1)", show=False),
     ]
 
     def __init__(self, ask: Callable[[], list[GpuRow]], source: str, interval_s: float = 5.0):
@@ -131,10 +144,12 @@ class FleetApp(App):
         self.ask = ask
         self.source = source
         self.interval_s = interval_s
-        self.all_rows: list[GpuRow] = []
+        self.all_rows: list[GpuRow] = []  # the rows of the poll shown
         self.filter_text = ""
         self.took_s = 0.0
-        self.updated = None
+        self.updated: str | None = None
+        # the poll shown: the newest, or held on one (space) while polls go on landing
+        self.cursor: PollCursor[Answer] = PollCursor(weight=lambda answer: len(answer.rows))
         self._wake = threading.Event()
         self._stop = threading.Event()
         self.chosen_url: str | None = None
@@ -143,8 +158,9 @@ class FleetApp(App):
     def compose(self) -> ComposeResult:
         yield Static(id="head")
         yield FleetTable(id="table")
-        yield Static("q quit  ↑↓ move  / filter  Enter open the host's dashboard  r refresh",
-                     id="keys")
+        # 78 cells: whole on an 80-column terminal
+        yield Static("q quit  ↑↓ move  / filter  Enter open a host  r refresh  space hold  "
+                     "← → polls", id="keys")
 
     def on_mount(self) -> None:
         self._render_head()
@@ -162,12 +178,14 @@ class FleetApp(App):
             self._wake.clear()
 
     def on_rows_arrived(self, message: RowsArrived) -> None:
-        self.all_rows = ranked(message.rows)
-        self.took_s = message.took_s
-        self.updated = time.strftime("%H:%M:%S")
-        self._apply()
+        self.cursor.add(Answer(ranked(message.rows), message.took_s), time.time())
+        self._apply()  # held: the same rows, and the count of newer polls
 
     def _apply(self) -> None:
+        poll = self.cursor.view_at()
+        if poll is not None:
+            self.all_rows, self.took_s = poll.value
+            self.updated = time.strftime("%H:%M:%S", time.localtime(poll.time_wall_s))
         needle = self.filter_text.strip().lower()
         rows = [r for r in self.all_rows if needle in r.text()] if needle else self.all_rows
         table = self.query_one(FleetTable)
@@ -187,6 +205,9 @@ class FleetApp(App):
             parts.append(f"{silent} not answering")
         if self.updated:
             parts.append(f"updated {self.updated} ({self.took_s:.1f}s)")
+        if not self.cursor.following:
+            back = -self.cursor.behind()
+            parts.append(f"PAUSED {back:+d} poll{'' if abs(back) == 1 else 's'} (space: live)")
         if self.filter_text:
             parts.append(f"filter: {self.filter_text}")
         self.query_one("#head", Static).update(" │ ".join(parts))
@@ -208,6 +229,17 @@ class FleetApp(App):
 
     def action_refresh(self) -> None:
         self._wake.set()
+
+    def action_hold(self) -> None:
+        if self.cursor.following:
+            self.cursor.hold()
+        else:
+            self.cursor.follow()
+        self._apply()
+
+    def action_step(self, polls: int) -> None:
+        self.cursor.step(polls)
+        self._apply()
 
     def action_filter(self) -> None:
         def done(text):
