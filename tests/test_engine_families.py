@@ -129,10 +129,30 @@ def test_sglang_data_parallel_ranks_are_replicas():
         assert r.values["requests_running"] == total(text, "sglang:num_running_reqs",
                                                      dp_rank=rank)
         assert r.cache["kv_pool_tokens"] == "80000" and r.model == sglang_page.MODEL
-    # the page as a whole: the tokenizer's count, the sum of the queues, a per-GPU pool
-    assert parsed.values["generation_tokens_total"] == total(text, "sglang:generation_tokens_total")
+    # the page as a whole: the ranks' per-step counts, the sum of the queues, a per-GPU pool
+    assert parsed.values["generation_tokens_total"] == total(
+        text, "sglang:realtime_tokens_total", mode="decode")
     assert parsed.values["requests_running"] == total(text, "sglang:num_running_reqs")
     assert parsed.cache["kv_pool_tokens"] == "80000"
+
+
+def test_sglang_tokens_come_from_the_per_step_counter():
+    """SGLang's tokenizer adds a request's tokens to generation_tokens_total when it ends;
+    the scheduler's realtime_tokens_total moves every step.  With long requests running the
+    first lags: gputop reads the second, and the first only where the second is missing."""
+    base = sglang_page.page_text()
+    lagging = "\n".join(
+        line.rsplit(" ", 1)[0] + " 1000.0" if line.startswith("sglang:generation_tokens_total")
+        else line for line in base.splitlines()) + "\n"
+    v = recognise(lagging).values
+    assert v["generation_tokens_total"] == total(lagging, "sglang:realtime_tokens_total",
+                                                 mode="decode") != 1000.0
+    assert v["prompt_tokens_total"] == total(lagging, "sglang:realtime_tokens_total",
+                                             mode="prefill_compute") + total(
+        lagging, "sglang:realtime_tokens_total", mode="prefill_cache")
+    older = "\n".join(line for line in lagging.splitlines()
+                      if not line.startswith("sglang:realtime_tokens_total")) + "\n"
+    assert recognise(older).values["generation_tokens_total"] == 1000.0
 
 
 def test_sglang_router_workers_are_replicas():

@@ -115,12 +115,13 @@ VLLM = EngineNames(
 
 SGLANG = EngineNames(
     "sglang", "sglang:", aliases=("sglang_",),
-    # the tokenizer's counters carry no dp_rank: a data-parallel rank's own numbers are
-    # its scheduler's realtime_tokens_total{mode}
-    generation=("sglang:generation_tokens_total", "sglang:realtime_tokens_total{mode=decode}"),
-    prompt=("sglang:prompt_tokens_total",
-            "sglang:realtime_tokens_total{mode=prefill_compute}"
-            "+sglang:realtime_tokens_total{mode=prefill_cache}"),
+    # the scheduler's realtime_tokens_total{mode} moves every forward step and carries the
+    # dp_rank; the tokenizer's generation/prompt_tokens_total move only when a request
+    # finishes (tokenizer_manager) and carry no dp_rank: the per-step counter first
+    generation=("sglang:realtime_tokens_total{mode=decode}", "sglang:generation_tokens_total"),
+    prompt=("sglang:realtime_tokens_total{mode=prefill_compute}"
+            "+sglang:realtime_tokens_total{mode=prefill_cache}",
+            "sglang:prompt_tokens_total"),
     finished=("sglang:num_requests_total",), running=("sglang:num_running_reqs",),
     waiting=("sglang:num_queue_reqs",), kv=("sglang:token_usage",),
     cached=("sglang:cached_tokens_total", "sglang:realtime_tokens_total{mode=prefill_cache}"),
