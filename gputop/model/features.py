@@ -97,6 +97,24 @@ def _scalar(points: tuple[Point, ...], attr: str, n: int = SMOOTH) -> float | No
 FINISH_COUNTED = ("sglang", "llamacpp")
 
 
+def _demand_batch(points: tuple[Point, ...], base: Baseline, running: float | None,
+                  waiting: float | None, running_base: float | None,
+                  waiting_base: float | None) -> float | None:
+    """The batch size latency is judged at: ``running``, unless the batch grew while
+    requests finish at their usual rate and no queue formed; then the baseline batch
+    scaled by the finishing rate (with room for its noise)."""
+    finished, finished_base = _scalar(points, "requests_per_s", 5), base.get("finished")
+    if running is None or running_base is None or not finished_base or finished is None \
+            or running <= running_base:
+        return running
+    queued = waiting is not None and waiting_base is not None \
+        and waiting - waiting_base >= max(2.0, 0.1 * running_base)
+    if queued:
+        return running
+    demand = max(running_base, 1.0) * max(1.0, finished / finished_base) * t("demand_slack")
+    return min(running, demand)
+
+
 def finish_counted_tau_s(base: Baseline) -> float:
     """How long a finish-counted token rate is averaged (an exponential mean's time
     constant): about two request lifetimes at the baseline (running / finished per second),
@@ -617,11 +635,17 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
         if growth >= 0.5 * scale:
             say("waiting", waiting, waiting_base, detail=f"{running or 0:.0f}")
 
+    # the batch the latency is allowed to grow with: a batch swollen by more arrivals (or
+    # by a queue admitted) is a longer step by physics; one swollen while requests finish at
+    # their usual rate and none wait is the service slowing (Little's law: each request
+    # stays longer, so more are in flight), and is judged at the batch demand explains
+    load = _demand_batch(points, base, running, waiting, running_base, waiting_base)
+    v["load"] = load
     slow_reading = {}
     for name in ("itl", "ttft"):
         window = windows.get(name)
         p99 = now.latency.get(name, (None, None))[1]
-        expected = base.latency_at(name, running)
+        expected = base.latency_at(name, load)
         if window is None or p99 is None or not expected:
             continue
         ratio = p99 / expected
@@ -665,7 +689,7 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
 
     # the typical step: every token slower, not only the tail
     p50 = now.latency.get("itl", (None, None))[0]
-    typical = base.latency_at("itl50", running)
+    typical = base.latency_at("itl50", load)
     if p50 is not None and typical:
         ratio = p50 / typical
         v["step_ratio"] = ratio

@@ -94,6 +94,10 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "model from 10 to 100 sequences ~2.2x (exponent 0.35)"),
     ("step_slow", 2.0,
      "every token (ITL p50, not only the tail) taking 2x its healthy time at this batch size"),
+    ("demand_slack", 1.5,
+     "a batch up to 1.5x what the finishing rate explains (Little's law: in flight = rate x "
+     "time) is noise in a few seconds' count of finished requests; beyond, the batch grew "
+     "because each request takes longer, and gets no latency allowance for its size"),
     ("load_match", 1.5,
      "healthy readings within 1.5x of the current batch size are the baseline at that load"),
     ("queue_growth_min", 8.0,
