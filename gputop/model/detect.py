@@ -73,7 +73,7 @@ class DetectConfig:
 
 LATENCY_MEASURES = ("itl", "ttft")
 ENGINE_MEASURES = ("itl", "ttft", "tokens", "queue", "util", "kv", "step", "spec", "share",
-                   "cpu")
+                   "cpu", "launch")
 MAX_EPISODES = 50
 RECENT_S = 12.0  # points kept for windows (the saw-tooth reads 10 s)
 RECENT_MAX = 48
@@ -662,7 +662,7 @@ def _episode(st: SubjectState, subject: Subject, feats: Features, tally: Tally, 
     util = v.get("util") or 0.0
     if old is not None:
         kind = old.kind
-    elif measure in ("util", "stall") or (
+    elif measure in ("util", "stall", "launch") or (
             v.get("util_base") is not None and util < config.busy_util_pct - 5
             and v["util_base"] - util >= 10  # type: ignore[operator]
             and measure in ("tokens", "queue", "work")):
@@ -699,7 +699,7 @@ def _trigger(st: SubjectState, subject: Subject, feats: Features, config: Detect
 
 
 _ENGINE_ORDER = ("itl", "tokens", "queue", "util", "ttft", "kv", "step", "spec", "share", "cpu",
-                 "straggler", "shared", "clock", "hollow")
+                 "launch", "straggler", "shared", "clock", "hollow")
 _JOB_ORDER = ("work", "hollow", "stall", "straggler", "shared", "clock")
 
 
@@ -767,6 +767,16 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
             return False
         return s.get("cpu_lost", 0.0) >= (0.3 if clearing else 0.5) and \
             (v.get("tokens_ratio") or 1.0) <= (0.85 if clearing else 0.75)
+    if measure == "launch":
+        # launch calls measured (eBPF) lasting a scheduler slice, and the GPU idling for it:
+        # the host-side stall is measured, so a smaller loss of busy time is enough
+        base_util = v.get("util_base")
+        if util is None or base_util is None:
+            return False
+        drop = base_util - util
+        return s.get("jitter", 0.0) >= (0.5 if clearing else 0.7) and (
+            drop >= t("launch_util_drop_pts") * (0.6 if clearing else 1.0)
+            or s.get("harm", 0.0) >= (0.3 if clearing else 0.5))
     if measure == "share":
         # the requests finish at half their rate or less while tokens/s holds and every
         # token is slower: the batch's work goes to a few requests (n sequences of one)
@@ -900,6 +910,8 @@ def _clean(feats: Features) -> bool:
                                                   or (v.get("itl_ratio") or 1.0) >= 1.3):
         return False  # a prefill burst that costs the decodes (more prompts that cost
         # nothing, as demand rises through the morning, are the new normal to learn)
+    if s.get("jitter", 0.0) >= 0.5 or s.get("host", 0.0) >= 0.5:
+        return False  # launch calls preempted, or the host starving the engine: not normal
     return max(s.get("queue", 0.0), s.get("util_drop", 0.0), s.get("sawtooth", 0.0),
                s.get("work_down", 0.0), s.get("odd", 0.0) * s.get("peers_wait", 0.0),
                s.get("shared", 0.0), s.get("clock_all", 0.0), s.get("spec_drop", 0.0)) < 0.5

@@ -128,6 +128,10 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
     ("thread_busy_pct", 90.0,
      "a thread at 90%+ of one core cannot go faster: an input pipeline or a launch loop is "
      "CPU-bound"),
+    ("launch_util_drop_pts", 7.0,
+     "launch calls measured lasting milliseconds (eBPF) with GPU-Util 7+ points under its "
+     "healthy level: the gaps between steps are the launches' (the stall is measured, so "
+     "half the unexplained drop the util trigger needs)"),
     ("launch_jitter_ratio", 20.0,
      "launch p99 20x its p50 and over 1 ms: the seed measured 16.7 us -> 13.1 ms when the "
      "launching thread was preempted"),
