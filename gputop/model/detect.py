@@ -844,8 +844,15 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         if ratio <= (0.2 if clearing else t("hollow_sm_ratio")):
             return True
         ratio_base = base.get("sm_ratio")
-        return ratio_base is not None and ratio_base >= 0.25 and ratio <= 0.3 \
-            and ratio <= t("hollow_relative") * ratio_base * (1.3 if clearing else 1.0)
+        if ratio_base is None or ratio_base < 0.25:
+            return False
+        slack = 1.3 if clearing else 1.0
+        if ratio <= 0.3 and ratio <= t("hollow_relative") * ratio_base * slack:
+            return True
+        # half the SMs' share gone at the same util, and the card drawing far less power for
+        # it: the busy time went to kernels that occupy few SMs (a loop of tiny ones)
+        return ratio <= 0.45 and ratio <= 0.5 * ratio_base * slack \
+            and (v.get("power_ratio") or 1.0) <= t("hollow_power_ratio") + 0.2
     if measure == "stall":
         return s.get("sawtooth", 0.0) >= (0.3 if clearing else 0.5)
     if measure == "straggler":

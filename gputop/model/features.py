@@ -171,6 +171,9 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
             s["hollow_new"] = ramp(ratio / ratio_base, 0.7, 0.25)
         if ratio <= 0.2 or (ratio < 0.5 and s.get("hollow_new", 0.0) >= 0.3):
             say("sm_active", sm, base.get("sm"), "%", detail=f"{util:.0f}")  # new, or a sliver
+        power_now = _hollow_power(points, gpus, base) if util >= t("hollow_util_pct") else None
+        if power_now is not None:
+            v["power_ratio"] = power_now[0] / power_now[1]
     elif util is not None and sm is None and util >= t("hollow_util_pct"):
         # no SM counter (no GPM): the power its busy time draws stands in for how much of the
         # chip works; one-element kernels at 100% util draw near idle power (a real H200:
