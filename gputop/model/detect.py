@@ -821,7 +821,11 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
     if measure == "work":
         # fewer steps while the GPU looks as it always did is the job's own doing (an eval
         # pass, a checkpoint: the counter stops, the GPU idles or runs forward passes); fewer
-        # steps *with* a GPU-side finding is an episode
+        # steps *with* a GPU-side finding is an episode, unless that finding is the others
+        # spinning in a barrier while one rank writes a checkpoint (a pause, until pause_s)
+        if st.pause_since_mono_s is not None and not clearing and \
+                st.last_seen_mono_s - st.pause_since_mono_s < t("pause_s"):
+            return False
         ratio = v.get("tokens_ratio")
         gpu_side = max(s.get("util_drop", 0.0), s.get("hollow_new", 0.0), s.get("sawtooth", 0.0),
                        s.get("odd", 0.0) * s.get("peers_wait", 0.0), s.get("clock_all", 0.0),
