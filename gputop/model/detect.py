@@ -543,6 +543,9 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
                     _trigger_holds(m, st, subject, feats, config, clearing=False)
                     for m in ENGINE_MEASURES if m not in LATENCY_MEASURES):
             hold *= 2  # a moderate latency rise alone must last: bursts give a few seconds
+        if measure == "step" and (feats.v.get("dram_rise") or 0.0) < t("dram_rise_pts") \
+                and feats.s.get("kv_read", 0.0) < 0.5:
+            hold = max(hold, t("step_alone_hold_s"))  # the typical step alone must last
         leader = tally.ranked()[:1]
         running = now.requests_running
         before = [p.requests_running for p in recent if p.requests_running is not None
@@ -806,8 +809,15 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         ratio, rise = v.get("step_ratio"), v.get("dram_rise")
         if ratio is None or ratio < (1.6 if clearing else t("step_slow")):
             return False
-        return (rise is not None and rise >= t("dram_rise_pts") * (0.6 if clearing else 1.0)) \
-            or s.get("kv_read", 0.0) >= (0.3 if clearing else 0.5)
+        if (rise is not None and rise >= t("dram_rise_pts") * (0.6 if clearing else 1.0)) \
+                or s.get("kv_read", 0.0) >= (0.3 if clearing else 0.5):
+            return True
+        # every token far slower than at the batch the arrivals explain, with no prefill to
+        # account for it: the service itself slowed (the seed's n=8 / logprobs=20 request:
+        # each step samples 160 top-k lists over the vocabulary; more requests in flight)
+        # (tokens/s far above its baseline is more work arriving, whatever the step reads)
+        return ratio >= (2.2 if clearing else t("step_alone")) and s.get("prefill", 0.0) < 0.5 \
+            and (v.get("tokens_ratio") or 1.0) <= 1.6
     if measure == "spec":
         # the drafts mostly rejected and the service slower for it: the GPU verifies tokens
         # it throws away (a batch growing to absorb it keeps tokens/s, not each user's rate)

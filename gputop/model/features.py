@@ -740,7 +740,9 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
         kv_base = base.get("kv")
         risen = ramp(kv - kv_base, 0.25, 0.5) * ramp(kv, 0.55, 0.75) if kv_base is not None \
             else 0.0
-        s["kv_full"] = max(ramp(kv, 0.85, 0.97), risen)
+        # risen far above its normal but not full is a pool filling, not yet one refusing
+        # blocks (a queue beside it may be max_num_seqs'): it counts for less
+        s["kv_full"] = max(ramp(kv, 0.85, 0.97), 0.6 * risen)
         v["kv"], v["kv_base"] = kv, kv_base
         # the KV each decode step reads: every running sequence's cache, so the pool's use is
         # the bytes per step beside the weights; per sequence, it is the context length (a

@@ -92,6 +92,13 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
     ("itl50_load_exponent", 0.35,
      "the typical step (ITL p50) is decode alone: weights read once, KV per sequence; an 8B "
      "model from 10 to 100 sequences ~2.2x (exponent 0.35)"),
+    ("step_alone", 3.0,
+     "every token (ITL p50) 3x slower than at the batch the arrivals explain, with no "
+     "memory traffic or prefill to account for it, is the service slowing by itself; a "
+     "batch nearing capacity reads up to ~2.8x"),
+    ("step_alone_hold_s", 15.0,
+     "the typical step's p50 moves in coarse histogram buckets and with bursts of prefill: "
+     "alone, it must hold 15 s to open an episode"),
     ("step_slow", 2.0,
      "every token (ITL p50, not only the tail) taking 2x its healthy time at this batch size"),
     ("demand_slack", 1.5,
