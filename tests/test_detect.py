@@ -178,21 +178,40 @@ def test_latency_collapse_opens_an_episode_while_tokens_rise():
     tl = Timeline(100, make_fold())
     fast = slow = 0
     tokens = 0.0
-    for t in range(40):
-        storm = 15 <= t < 25
+    # (latency is judged once gputop has watched the engine learn_s: the storm comes after)
+    for t in range(50):
+        storm = 25 <= t < 35
         fast += 200 if not storm else 100
         slow += 0 if not storm else 100
         tokens += 1000 if not storm else 1300  # total tokens/s *rises*
         tl.append(engine_frame(t, float(t), float(t), tokens, requests_running=8.0,
                                histograms=(itl_hist(fast, slow),)))
-    states = [tl.state(i) for i in range(40)]
+    states = [tl.state(i) for i in range(50)]
     opened = next(i for i, s in enumerate(states) if s.active is not None)
-    assert 16 <= opened <= 20
+    assert 26 <= opened <= 30
     ep = states[opened].active
     assert ep.measure == "itl"
     assert "inter-token latency p99" in ep.headline and "x baseline" in ep.headline
     assert ep.latency_p99_s > 2 * ep.latency_baseline_s
     assert states[-1].active is None and len(states[-1].episodes) == 1
+
+
+def test_latency_is_not_judged_on_the_first_seconds_histograms():
+    """The first windows hold a handful of observations: a normal learned from them, and
+    no episode during them (a storm at once is judged from learn_s on, against what the
+    engine showed meanwhile)."""
+    from gputop.model.timeline import Timeline
+    from gputop.model.detect import make_fold
+    tl = Timeline(100, make_fold())
+    fast = slow = 0
+    tokens = 0.0
+    for t in range(18):  # the first seconds read slow, then every tick is the same
+        fast += 200 if t >= 4 else 20
+        slow += 60 if t >= 4 else 0
+        tokens += 1000
+        tl.append(engine_frame(t, float(t), float(t), tokens, requests_running=8.0,
+                               histograms=(itl_hist(fast, slow),)))
+    assert all(tl.state(i).active is None for i in range(18))
 
 
 def test_a_large_n_request_that_finishes_late_still_becomes_the_top_suspect():

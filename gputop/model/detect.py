@@ -72,6 +72,7 @@ class DetectConfig:
 
 
 LATENCY_MEASURES = ("itl", "ttft")
+HISTOGRAM_MEASURES = ("itl", "ttft", "step", "share")  # judged on the engine's histograms
 ENGINE_MEASURES = ("itl", "ttft", "tokens", "queue", "util", "kv", "step", "spec", "share",
                    "cpu", "launch")
 MAX_EPISODES = 50
@@ -713,6 +714,8 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
     now_age = st.last_seen_mono_s - st.first_seen_mono_s
     if st.warmup_since_mono_s is not None:
         return False
+    if measure in HISTOGRAM_MEASURES and now_age < t("learn_s") and not clearing:
+        return False  # a few seconds' histograms are no normal to judge latency against
     util = v.get("util")
     if measure in ("itl", "ttft", "tokens", "queue") and not clearing and \
             s.get("surge", 0.0) >= 0.5 and st.surge_since_mono_s is not None and \
@@ -901,7 +904,8 @@ def _feed(st: SubjectState, subject: Subject, recent: tuple[Point, ...], feats: 
         if not _steady(recent, now, st.warmup_since_mono_s):
             return st
         st = replace(st, warmup_since_mono_s=None)
-    sample = _sample(subject, now, feats) if _clean(feats) else None
+    learning = now.time_mono_s - st.first_seen_mono_s < t("learn_s")
+    sample = _sample(subject, now, feats) if _clean(feats, learning) else None
     probation = st.probation + ((sample,) if sample is not None else ())
     base = st.base
     while probation and now.time_mono_s - probation[0].time_mono_s >= PROBATION_S:
@@ -914,12 +918,17 @@ def _feed(st: SubjectState, subject: Subject, recent: tuple[Point, ...], feats: 
 PROBATION_S = 1.0
 
 
-def _clean(feats: Features) -> bool:
+def _clean(feats: Features, learning: bool = False) -> bool:
     """A tick that is healthy beyond doubt: no degradation signal even half on, by this
-    tick's own value (a trigger smooths over ticks; the baseline must not learn an onset)."""
+    tick's own value (a trigger smooths over ticks; the baseline must not learn an onset).
+    While the subject is first ``learning`` (nothing is judged yet), what it compares against
+    is a few seconds old: only the steadiness of the batch counts, or a first reading taken
+    before the latency windows filled would hold every later one to itself."""
     v, s = feats.v, feats.s
     if not v.get("batch_steady", 1.0):
         return False
+    if learning:
+        return True
     if v.get("demand_kept", 1.0) and (
             (v.get("tokens_ratio_now") or 1.0) < 0.7 or (v.get("tokens_ratio") or 1.0) < 0.7):
         return False  # fewer tokens while demand is there; with demand gone, the new normal

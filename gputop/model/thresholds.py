@@ -152,6 +152,10 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
     ("sawtooth_changes", 4,
      "busy and idle must alternate at least twice in the window: one step from busy to idle "
      "(a checkpoint starting, a job ending) is no saw-tooth"),
+    ("learn_s", 20.0,
+     "an engine's latency (its histograms) is judged once gputop has watched it 20 s: the "
+     "first seconds' windows hold a handful of observations, and a normal learned from them "
+     "makes every later reading look slow (tokens/s, util and the queue are judged sooner)"),
     ("restart_warmup_s", 30.0,
      "after an engine restart, baselines wait for steady service: a load balancer's slow "
      "start is not the engine's normal"),
