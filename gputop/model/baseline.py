@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from gputop.model.thresholds import t
 
-SAMPLE_S = 2.0  # one sample per this many seconds once FAST_SAMPLES are in
+SAMPLE_S = 3.0  # one sample per this many seconds once FAST_SAMPLES are in
 FAST_SAMPLES = 8  # the first samples are taken every tick: a baseline within seconds
 MIN_SAMPLES = 3  # medians of fewer are no baseline
 RENEW_SAMPLES = 5  # this many samples in a row of better service are the new normal

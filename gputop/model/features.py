@@ -171,7 +171,9 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
             s["hollow_new"] = ramp(ratio / ratio_base, 0.7, 0.25)
         if ratio <= 0.2 or (ratio < 0.5 and s.get("hollow_new", 0.0) >= 0.3):
             say("sm_active", sm, base.get("sm"), "%", detail=f"{util:.0f}")  # new, or a sliver
-        power_now = _hollow_power(points, gpus, base) if util >= t("hollow_util_pct") else None
+        # (only read where it decides: SM per busy time already well under its normal)
+        power_now = _hollow_power(points, gpus, base) \
+            if util >= t("hollow_util_pct") and ratio <= 0.45 else None
         if power_now is not None:
             v["power_ratio"] = power_now[0] / power_now[1]
     elif util is not None and sm is None and util >= t("hollow_util_pct"):
@@ -229,9 +231,10 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
             new = []
         # a lowered power limit (nvidia-smi -pl, a facility's capping script) holds the clocks
         # under the same "power cap" reason the card always showed: the limit itself moved
-        limit, limit_base = now.power_limit_w.get(g), base.gpu("power_limit", g)
-        if limit is not None and limit_base and limit <= t("power_limit_cut") * limit_base \
-                and drops.get(g, 0.0) >= t("clock_drop"):
+        limit = now.power_limit_w.get(g)
+        limit_base = base.gpu("power_limit", g) \
+            if limit is not None and drops.get(g, 0.0) >= t("clock_drop") else None
+        if limit is not None and limit_base and limit <= t("power_limit_cut") * limit_base:
             new = sorted(set(new) - {"power cap"}) + [
                 f"power limit lowered to {limit:.0f} W from {limit_base:.0f} W"]
         if new:
