@@ -88,10 +88,20 @@ def test_without_an_engine_the_gpu_alone_is_judged():
 
 
 def test_thresholds_are_configurable():
-    series = [(1000, 80)] * 10 + [(650, 95)] * 6
+    series = [(1000, 80)] * 10 + [(650, 95)] * 36
     assert all(s.active is None for s in run(series))
     loose = DetectConfig(collapse_ratio=0.7, clear_ratio=0.8)
-    assert run(series, loose)[-1].active is not None
+    states = run(series, loose)
+    # a mild fall that no cause explains opens once it has held unclear_hold_s (30 s)
+    opened = next(i for i, s in enumerate(states) if s.active is not None)
+    assert 10 + 30 <= opened <= 10 + 33  # (the 3-tick mean crosses the line at tick 12)
+
+
+def test_a_severe_collapse_opens_at_once_a_mild_unexplained_one_waits():
+    severe = run([(1000, 80)] * 10 + [(100, 97)] * 8)
+    assert next(i for i, s in enumerate(severe) if s.active is not None) == 14
+    mild = run([(1000, 80)] * 10 + [(400, 97)] * 20)  # 0.4x, nothing says why
+    assert all(s.active is None for s in mild)
 
 
 @pytest.mark.parametrize("previous, current, seconds, expected", [

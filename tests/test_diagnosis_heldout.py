@@ -33,7 +33,7 @@ FLOOR_B = {"oversized_request": 4, "prefill_interference": 4, "collective_stragg
            "gpu_shared": 4, "healthy": 19}
 FLOOR_C = {"oversized_request": 2, "prefill_interference": 2, "collective_straggler": 4,
            "input_stall": 3, "host_launch_jitter": 4, "host_cpu_contention": 4,
-           "tiny_kernels": 3, "memory_bandwidth": 3, "throttling": 3, "kv_pressure": 4,
+           "tiny_kernels": 3, "memory_bandwidth": 4, "throttling": 3, "kv_pressure": 4,
            "gpu_shared": 4, "spec_decode_rejected": 4, "healthy": 28}
 
 

@@ -559,6 +559,10 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
             hold = max(hold, t("prefill_hold_s"))
         if now.time_mono_s - pending[0] < hold:
             return st, None
+        top = tally.ranked()[:1]
+        if (not top or top[0][1] < t("verdict_min")) and _mild(measure, feats) and \
+                now.time_mono_s - pending[0] < t("unclear_hold_s"):
+            return st, None  # no cause explains a mild reading yet: a blip of one signal
         old = None
         if st.last_closed is not None and pending[0] - st.last_closed_mono_s <= REOPEN_S:
             old = replace(st.last_closed, end_wall_s=None)  # the same episode, again
@@ -607,6 +611,18 @@ def _smoothed_tokens(st: SubjectState, now: Point) -> tuple[float, float] | None
     dt = max(0.0, now.time_mono_s - then)
     alpha = 1.0 - math.exp(-dt / finish_counted_tau_s(st.base))
     return (now.time_mono_s, value + alpha * (now.tokens_per_s - value))
+
+
+def _mild(measure: str, feats: Features) -> bool:
+    """A throughput or latency trigger only just past its threshold (tokens/s above 0.3x,
+    a latency under 4x): such a reading alone can be a lumpy counter or a burst."""
+    v = feats.v
+    if measure == "tokens":
+        return (v.get("tokens_ratio") or 0.0) > 0.3
+    if measure in LATENCY_MEASURES or measure == "step":
+        key = "step_ratio" if measure == "step" else f"{measure}_ratio"
+        return (v.get(key) or 0.0) < t("latency_severe")
+    return measure == "share"
 
 
 def _episode_start_mono(st: SubjectState, now: Point) -> float:
@@ -936,6 +952,8 @@ def _clean(feats: Features, learning: bool = False) -> bool:
         return False
     if (v.get("step_ratio") or 1.0) >= 1.5 or s.get("kv_read", 0.0) >= 0.5:
         return False  # every token slower, or every step reading far more KV: an onset
+    if (v.get("ctx_ratio") or 1.0) >= t("ctx_onset"):
+        return False  # contexts growing (a ramp learned tick by tick would hide the rest)
     if (v.get("prompt_ratio") or 1.0) >= 2.0 and ((v.get("tokens_ratio") or 1.0) < 0.9
                                                   or (v.get("itl_ratio") or 1.0) >= 1.3):
         return False  # a prefill burst that costs the decodes (more prompts that cost

@@ -156,6 +156,17 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "an engine's latency (its histograms) is judged once gputop has watched it 20 s: the "
      "first seconds' windows hold a handful of observations, and a normal learned from them "
      "makes every later reading look slow (tokens/s, util and the queue are judged sooner)"),
+    ("ctx_onset", 1.5,
+     "a tick whose KV per running sequence (the context each step reads) is 1.5x the "
+     "baseline's is not learned: long contexts arriving over "
+     "minutes would otherwise enter the baseline tick by tick and hide their own slowdown"),
+    ("verdict_min", 0.2,
+     "a mild throughput or latency trigger (tokens/s above 0.3x, latency under 4x) opens "
+     "an episode once a cause scores 0.2 or more over the ticks it held (every signal of "
+     "one cause at least faintly there)..."),
+    ("unclear_hold_s", 30.0,
+     "...or once the trigger has held 30 s with no cause that strong: unexplained, it is "
+     "still news, but a few seconds of one signal alone (a lumpy counter, a burst) is not"),
     ("restart_warmup_s", 30.0,
      "after an engine restart, baselines wait for steady service: a load balancer's slow "
      "start is not the engine's normal"),
