@@ -364,7 +364,9 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
         if g in sms and peers_sm is not None:
             gap = sms[g] - peers_sm
             ratio = sms[g] / max(peers_sm, 1.0)
-            x = ramp(gap, t("sm_spread_pts"), 30.0) * ramp(ratio, 1.15, 1.5)
+            # relative to the peers' level: a rank still computing while the others wait
+            # reads 1.4x their SM whether the job's kernels fill 90% of the SMs or 50%
+            x = ramp(gap, 0.7 * t("sm_spread_pts"), 20.0) * ramp(ratio, 1.15, 1.4)
             parts.append(x)
             if x > 0.3:
                 why.setdefault(g, []).append(Evidence("odd_sm", sms[g], peers_sm, "%", g,
@@ -384,7 +386,7 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
     if peers_sm is not None and base_sm:
         waits.append(ramp((base_sm - peers_sm) / base_sm, 0.1, 0.4))
     if peers_sm is not None and odd in sms:
-        waits.append(ramp(sms[odd] / max(peers_sm, 1.0), 1.2, 2.0))
+        waits.append(ramp(sms[odd] / max(peers_sm, 1.0), 1.15, 1.5))
     if _mean(utils.get(g) for g in peers) is not None and \
             _mean(utils.get(g) for g in peers) >= 85:  # type: ignore[operator]
         waits.append(0.4)  # spinning inside the collective keeps them "busy"
