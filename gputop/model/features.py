@@ -294,6 +294,9 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
         * (1.0 - ramp(v.get("dram_rise"), 3.0, 10.0))
     # likely, not certain (a burst can double a batch too): it weighs less than a signature
     s["fanout_harm"] = 0.7 * min(s.get("fanout", 0.0), s.get("harm", 0.0))
+    # waits between steps that run as usual (SM per busy time at its normal): a Python loop
+    # of tiny kernels saw-tooths too, but its busy time is on few SMs
+    s["sawtooth_plain"] = s.get("sawtooth", 0.0) * (1.0 - s.get("hollow_new", 0.0))
     # a stall that the sliver of busy SMs does not explain better
     s["stall_not_sliver"] = s["batch_stall"] * (1.0 - s.get("sliver", 0.0))
     # prefill work that is not the notable request's own

@@ -83,8 +83,10 @@ SIGNATURES: tuple[Signature, ...] = (
         "each step waits for its input (the data loader / host pipeline)",
         requires=(("sawtooth", "work_down", "rank_idle"), ("sawtooth", "util_drop", "rank_idle")),
         supports=("input_cpu", "work_down", "util_drop"),
+        # a stalled step runs as usual between waits (SM per busy time unchanged); busy
+        # time on fewer SMs is the host launching tiny kernels, not waiting for input
         vetoes=(("host", 0.7), ("jitter", 0.8), ("shared", 0.8), ("odd", 0.7),
-                ("clock_slow", 0.7), ("serving", 0.6), ("queue", 0.5)),
+                ("clock_slow", 0.7), ("serving", 0.6), ("queue", 0.5), ("hollow_new", 0.7)),
         where="stalled"),
     Signature(
         "host_launch_jitter",
@@ -106,7 +108,7 @@ SIGNATURES: tuple[Signature, ...] = (
         vetoes=(("notable", 0.9), ("stall_not_sliver", 0.7), ("prefill", 0.8),
                 ("host", 0.9),
                 ("jitter", 0.9), ("odd", 0.9), ("shared", 0.8), ("dram", 0.7),
-                ("preempt", 0.6), ("sawtooth", 0.8))),
+                ("preempt", 0.6), ("sawtooth_plain", 0.8))),
     Signature(
         "memory_bandwidth",
         "the SMs wait on DRAM (bandwidth saturated)",

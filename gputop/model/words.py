@@ -47,6 +47,7 @@ SIGNAL_TEXT = {
     "spec_drop": "speculative decoding's acceptance falling",
     "spec_waste": "almost every draft token rejected",
     "hollow_power": "busy time drawing near idle power (no SM counter)",
+    "sawtooth_plain": "waits between steps that run as usual",
     "kv_read": "every step reading far more KV (longer contexts)",
     "prefill_mix": "prompts taking the step's token budget from the decodes",
 }
