@@ -547,19 +547,14 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
         if measure == "step" and (feats.v.get("dram_rise") or 0.0) < t("dram_rise_pts") \
                 and feats.s.get("kv_read", 0.0) < 0.5:
             hold = max(hold, t("step_alone_hold_s"))  # the typical step alone must last
-        leader = tally.ranked()[:1]
-        running = now.requests_running
-        before = [p.requests_running for p in recent if p.requests_running is not None
-                  and p.time_mono_s >= now.time_mono_s - 10.0]
-        admitting = running is not None and bool(before) and running >= 1.4 * min(before) + 4
-        if leader and leader[0][0] == "prefill_interference" and admitting:
+        top = tally.ranked()[:1]
+        if top and top[0][0] == "prefill_interference" and _admitting(recent):
             # chunked prefill admitting a burst of arrivals (the batch swelling) stalls the
             # decodes for seconds by design; prompts that keep the budget for longer are
             # the interference
             hold = max(hold, t("prefill_hold_s"))
         if now.time_mono_s - pending[0] < hold:
             return st, None
-        top = tally.ranked()[:1]
         if (not top or top[0][1] < t("verdict_min")) and _mild(measure, feats) and \
                 now.time_mono_s - pending[0] < t("unclear_hold_s"):
             return st, None  # no cause explains a mild reading yet: a blip of one signal
@@ -611,6 +606,16 @@ def _smoothed_tokens(st: SubjectState, now: Point) -> tuple[float, float] | None
     dt = max(0.0, now.time_mono_s - then)
     alpha = 1.0 - math.exp(-dt / finish_counted_tau_s(st.base))
     return (now.time_mono_s, value + alpha * (now.tokens_per_s - value))
+
+
+def _admitting(recent: tuple[Point, ...]) -> bool:
+    """The batch swelled within the last 10 s (1.4x its smallest, and 4 more): arrivals
+    being admitted."""
+    now = recent[-1]
+    before = [p.requests_running for p in recent if p.requests_running is not None
+              and p.time_mono_s >= now.time_mono_s - 10.0]
+    return now.requests_running is not None and bool(before) \
+        and now.requests_running >= 1.4 * min(before) + 4
 
 
 def _mild(measure: str, feats: Features) -> bool:

@@ -91,9 +91,10 @@ def _scalar(points: tuple[Point, ...], attr: str, n: int = SMOOTH) -> float | No
     return _mean(getattr(p, attr) for p in points[-n:])
 
 
-# engines whose generated-token counter moves when a request finishes, not per step:
+# engines whose generated-token counter may move when a request finishes, not per step:
 # SGLang's generation_tokens_total (its tokenizer counts a request's tokens when it ends;
-# realtime_tokens_total is per step but newer and optional), llama.cpp's tokens_predicted
+# the source reads the per-step realtime_tokens_total first where the server has it, and
+# the smoothing then only delays a collapse by seconds), llama.cpp's tokens_predicted
 FINISH_COUNTED = ("sglang", "llamacpp")
 
 
@@ -171,19 +172,17 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
             s["hollow_new"] = ramp(ratio / ratio_base, 0.7, 0.25)
         if ratio <= 0.2 or (ratio < 0.5 and s.get("hollow_new", 0.0) >= 0.3):
             say("sm_active", sm, base.get("sm"), "%", detail=f"{util:.0f}")  # new, or a sliver
-        # (only read where it decides: SM per busy time already well under its normal)
-        power_now = _hollow_power(points, gpus, base) \
-            if util >= t("hollow_util_pct") and ratio <= 0.45 else None
-        if power_now is not None:
-            v["power_ratio"] = power_now[0] / power_now[1]
-    elif util is not None and sm is None and util >= t("hollow_util_pct"):
-        # no SM counter (no GPM): the power its busy time draws stands in for how much of the
-        # chip works; one-element kernels at 100% util draw near idle power (a real H200:
-        # 123 W beside 121 W idle with a context, 470-690 W for real kernels)
-        hollow_power = _hollow_power(points, gpus, base)
-        if hollow_power is not None:
-            power, power_base = hollow_power
-            v["power_ratio"] = power / power_base
+    # the power the busy time draws, read only where it decides: with an SM counter once SM
+    # per busy time is already well under its normal; without one (no GPM) it stands in for
+    # how much of the chip works (one-element kernels at 100% util draw near idle power: a
+    # real H200, 123 W beside 121 W idle with a context, 470-690 W for real kernels)
+    hollow_power = _hollow_power(points, gpus, base) \
+        if util is not None and util >= t("hollow_util_pct") \
+        and (sm is None or (v.get("sm_ratio") or 1.0) <= 0.45) else None
+    if hollow_power is not None:
+        power, power_base = hollow_power
+        v["power_ratio"] = power / power_base
+        if sm is None:
             s["hollow_power"] = ramp(power / power_base, t("hollow_power_ratio") + 0.15,
                                      t("hollow_power_ratio"))
             if s["hollow_power"] >= 0.5:
