@@ -11,10 +11,11 @@ from __future__ import annotations
 import math
 
 from gputop import demo
+from gputop.buckets import bucket_index
 from gputop.model.detect import make_fold
 from gputop.model.timeline import Timeline
 from gputop.schema import (EngineHistogram, EngineSample, Frame, GpuSample, HostSample,
-                           ProcSample, SourceStatus)
+                           LaunchHist, ProcSample, SourceStatus)
 
 ITL_BOUNDS = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0,
               7.5, 10.0, 20.0, 40.0, 80.0)
@@ -85,7 +86,8 @@ class Trace:
              tokens=2000.0, prompt=2000.0, cached=0.0, running=30.0, waiting=0.0, kv=0.4,
              preempt=0.0, itl=0.02, ttft=0.15, n8=0, host_cpu=40.0, psi=3.0, run_queue=4,
              cpus=16, tree_cpu=100.0, involuntary=200.0, engine_up=True, work=None,
-             proc_cpu=90.0, mem_util=None, drafted=None, accepted=None) -> Trace:
+             proc_cpu=90.0, mem_util=None, drafted=None, accepted=None,
+             launch_us=None) -> Trace:
         n, dt = self.n, self.tick_s
         seq = len(self.frames)
         mono = seq * dt
@@ -168,9 +170,21 @@ class Trace:
         if self.kind is not None:
             sources["engine"] = SourceStatus(ok=engine_up, reason=None if engine_up
                                              else "connection refused")
+        # launch_us: eBPF's cuLaunchKernel calls of each GPU's process, (calls, longest us)
+        # per GPU: all 6 us but the longest, as the probes' histogram and max record them
+        launch = []
+        per_gpu = [] if launch_us is None else launch_us if isinstance(launch_us, list) \
+            else [launch_us] * n
+        for (pid, _, g, _), (calls, longest_us) in zip(self.procs, per_gpu):
+            buckets = {bucket_index(6_000): calls - 1}
+            top = bucket_index(int(longest_us * 1000))
+            buckets[top] = buckets.get(top, 0) + 1
+            launch.append(LaunchHist(api="cuLaunchKernel", pid=pid, count=calls,
+                                     sum_ns=int(6_000 * (calls - 1) + longest_us * 1000),
+                                     max_ns=int(longest_us * 1000), buckets=buckets))
         self.frames.append(Frame(
             seq=seq, time_wall_s=wall, time_mono_s=mono, gpus=tuple(gpus),
-            processes=tuple(processes), engine=engine,
+            processes=tuple(processes), engine=engine, launch=tuple(launch),
             host=HostSample(cpu_pct=host_cpu, cpu_pressure_some_pct=psi, run_queue=run_queue,
                             cpus=cpus), sources=sources))
         return self

@@ -87,6 +87,22 @@ def test_the_verdict_of_a_tensor_parallel_gridlock_stands_after_recovery():
     assert [c for _, c in ep.history][-1] == "collective_straggler"
 
 
+def test_one_tensor_parallel_ranks_preempted_launches_name_its_gpu():
+    """TP4: rank 2's launching thread shares its core (eBPF: its own process's launches last
+    a scheduler slice, the other ranks' a few microseconds); every rank waits for it in the
+    collective, so the GPUs idle alike: the episode names GPU 2 first, by its process."""
+    trace = Trace(gpus=4)
+    for i in range(70):
+        trace.tick(util=noisy(93, i, 0.02), sm=70, tokens=noisy(3000, i, 0.04), running=40,
+                   itl=0.03, launch_us=(180, 9.0))
+    for i in range(40):
+        trace.tick(util=noisy(74, i, 0.03), sm=55, tokens=2100, running=40, waiting=5 + i,
+                   itl=0.05, launch_us=[(180, 9.0), (180, 11.0), (180, 8000.0), (180, 9.0)])
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "host_launch_jitter", (ep.suspects, ep.evidence)
+    assert ep.gpus == (2,) and set(ep.job_gpus) == {0, 1, 2, 3}, ep.headline
+
+
 def test_eight_servers_the_one_watched_is_named_not_every_busy_gpu():
     """Eight independent vLLMs; gputop reads the one on GPU 3, which becomes bandwidth
     bound (longer contexts); the other seven stay busy and healthy."""

@@ -652,7 +652,8 @@ def _losing(s: dict[str, float], scores: dict[str, float]) -> dict[str, str]:
 def _where(subject: Subject, feats: Features) -> dict[str, tuple[int, ...]]:
     named = {"odd": (feats.odd_gpu,) if feats.odd_gpu is not None else (),
              "shared": feats.shared_gpus, "throttled": feats.throttled_gpus,
-             "dram": feats.dram_gpus, "stalled": feats.stalled_gpus}
+             "dram": feats.dram_gpus, "stalled": feats.stalled_gpus,
+             "launch": feats.launch_gpus}
     return {sig.cause: named.get(sig.where) or subject.gpus for sig in signatures.SIGNATURES}
 
 

@@ -21,7 +21,8 @@ def signatures_table() -> str:
         vetoes = ", ".join(f"{words.signal_text(x)} ({w:g})" for x, w in sig.vetoes) or "-"
         names = {"subject": "its GPUs", "odd": "the odd GPU", "shared": "the shared GPU",
                  "throttled": "the slowed GPUs", "dram": "the saturated GPUs",
-                 "stalled": "the stalled GPU"}[sig.where]
+                 "stalled": "the stalled GPU",
+                 "launch": "the GPUs whose processes' launches stalled"}[sig.where]
         lines.append(f"| `{sig.cause}` | {sig.text} | {requires} | {supports} | {vetoes} | "
                      f"{names} |")
     return "\n".join(lines)

@@ -47,6 +47,7 @@ class Features:
     dram_gpus: tuple[int, ...] = ()
     slow_reading: dict[str, bool] = field(default_factory=dict)  # this reading had slow ones
     stalled_gpus: tuple[int, ...] = ()  # where a saw-tooth or an idle rank shows
+    launch_gpus: tuple[int, ...] = ()  # the GPUs whose own processes' launches stalled
 
 
 def _mean(values: Iterable[float | None]) -> float | None:
@@ -316,7 +317,8 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
                     s.get("ttft", 0.0))
     return Features(s=s, v=v, evidence=tuple(ev), odd_gpu=odd, shared_gpus=shared,
                     throttled_gpus=throttled, dram_gpus=dram_gpus or gpus,
-                    slow_reading=slow_reading, stalled_gpus=stalled or idle_rank)
+                    slow_reading=slow_reading, stalled_gpus=stalled or idle_rank,
+                    launch_gpus=_launch_gpus(points, subject.gpus) if s["jitter"] else ())
 
 
 def _hollow_power(points: tuple[Point, ...], gpus: tuple[int, ...], base: Baseline
@@ -833,6 +835,23 @@ def _host(subject: Subject, points: tuple[Point, ...], base: Baseline, s: Streng
     if thread is not None and thread >= t("thread_busy_pct"):
         say("input_thread", thread, base.get("busiest_thread"), "%")
     return min(1.0, score)
+
+
+def _launch_gpus(points: tuple[Point, ...], gpus: tuple[int, ...]) -> tuple[int, ...]:
+    """The job's GPUs whose own processes made the longest launch calls (a scheduler slice,
+    half the worst or more), when only some did: one tensor-parallel rank's thread shares
+    its core.  Empty when every rank stalled alike or the calls have no process to map."""
+    longest: dict[int, float] = {}
+    for p in points[-SMOOTH:]:
+        for g, us in p.launch_max_by_gpu_us.items():
+            if g in gpus:
+                longest[g] = max(longest.get(g, 0.0), us)
+    if len(longest) < 2:
+        return ()
+    worst = max(longest.values())
+    named = sorted((g for g, us in longest.items() if us >= 1000 and us >= 0.5 * worst),
+                   key=lambda g: -longest[g])
+    return tuple(named) if 0 < len(named) < len(longest) else ()
 
 
 def _jitter(points: tuple[Point, ...], base: Baseline, say: Say) -> float:

@@ -110,6 +110,9 @@ class Point:
     # many launches took 1 ms or more: a few preempted calls in a thousand move no p99
     launch_max_us: float | None = None
     launch_slow_calls: int = 0
+    # the longest launch call this tick of the processes on each GPU (by pid): a tensor-
+    # parallel engine's one preempted rank is named by its own process's calls
+    launch_max_by_gpu_us: dict[int, float] = field(default_factory=dict)
     sync_p50_us: float | None = None  # cudaStreamSynchronize / cudaDeviceSynchronize
     # a page of data-parallel engines (or several endpoints) on GPUs of their own: each
     # replica's point, by its label, so each is judged as the engine it is (replica_points)
@@ -356,6 +359,7 @@ def point(frames: list[Frame], previous_point: Point | None = None,
         launch_max_us=max((h.max_ns / 1000.0 for h in frame.launch if "Launch" in h.api
                            and h.count), default=None),
         launch_slow_calls=sum(c for i, c in buckets.items() if bucket_bounds_ns(i)[0] >= 1_000_000),
+        launch_max_by_gpu_us=_launch_max_by_gpu(frame),
         sync_p50_us=_us(latency.percentile_ns(sync, 0.5)),
         host_cpu_pct=host.cpu_pct if host else None,
         cpu_pressure_pct=pressure,
@@ -411,6 +415,18 @@ def _p99_by_api(frame: Frame) -> dict[str, float]:
             value = latency.percentile_ns(latency.merge(h.buckets for h in hists), 0.99)
             if value is not None:
                 out[api] = value / 1000.0
+    return out
+
+
+def _launch_max_by_gpu(frame: Frame) -> dict[int, float]:
+    gpus_of: dict[int, set[int]] = {}
+    for p in frame.processes:
+        gpus_of.setdefault(p.pid, set()).add(p.gpu_index)
+    out: dict[int, float] = {}
+    for h in frame.launch:
+        if "Launch" in h.api and h.count:
+            for g in gpus_of.get(h.pid, ()):
+                out[g] = max(out.get(g, 0.0), h.max_ns / 1000.0)
     return out
 
 

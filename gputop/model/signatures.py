@@ -93,7 +93,8 @@ SIGNATURES: tuple[Signature, ...] = (
         "the thread that launches kernels is preempted (measured by eBPF)",
         requires=(("jitter",), HARM),
         supports=("host",),
-        vetoes=(("shared", 0.5),)),
+        vetoes=(("shared", 0.5),),
+        where="launch"),
     Signature(
         "host_cpu_contention",
         "the engine's threads get less CPU (/proc: run queue, CPU pressure, switches)",
