@@ -258,5 +258,5 @@ HEALTHY = [
       [Env(120, 200, 3, 3, {"rate_mult": 2.5})], n_gpus=2, dp=2, tick=2,
       note="an eval harness floods short prompts: batch grows, modest ITL rise"),
     T("ok_vllm_a10g_night_low", None, "serve", "vllm", "A10G", P(CHAT8, model="qwen7b", rate=0.3),
-      cpus=16, ebpf=True, note="night traffic with idle gaps; eBPF on"),
+      cpus=16, ebpf=True, note="low night traffic on a small card; eBPF on, normal launch latency"),
 ]
