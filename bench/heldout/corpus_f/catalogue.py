@@ -231,11 +231,11 @@ def _():
     return tr
 
 
-@trace("hlj_train_h200_gil_logger_ebpf", "host_launch_jitter", "host_launch_jitter", (110, 400),
+@trace("hlj_train_h200_taskset_ebpf", "host_launch_jitter", "host_launch_jitter", (110, 400),
        note="eBPF on: the job is pinned (taskset) to 2 cores shared with a log-compression "
        "sidecar; the launch thread is preempted mid-call, more so over minutes")
 def _():
-    tr = Trace("hlj_train_h200_gil_logger_ebpf", "H200", 1, 2, 420, cpus=32, ebpf="on")
+    tr = Trace("hlj_train_h200_taskset_ebpf", "H200", 1, 2, 420, cpus=32, ebpf="on")
     on = lambda t: ramp(t, 110, 1e9, rin=120)
     tr.add(train_job(tr, gpus=(0,), params=0.35e9, tokens_step=8 * 2048, mem_bytes=40 * GiB,
                      torchrun=False, mods=lambda t: dict(launch_s=0.10 * on(t),
