@@ -103,6 +103,54 @@ def test_one_tensor_parallel_ranks_preempted_launches_name_its_gpu():
     assert ep.gpus == (2,) and set(ep.job_gpus) == {0, 1, 2, 3}, ep.headline
 
 
+def test_every_step_slower_with_nothing_else_moving_is_an_oversized_request():
+    """Requests asking for top-20 logprobs of 4 samples each: every step samples over the
+    vocabulary, ITL 7x; arrivals hold, so each request staying longer swells the batch
+    (Little's law) instead of queueing, and the engine's histograms name no large n.  No
+    prefill, no more memory traffic, clocks held: the per-step work is the verdict."""
+    trace = Trace()
+    for i in range(80):
+        trace.tick(util=noisy(94, i, 0.02), sm=70, dram=50, tokens=noisy(800, i, 0.05),
+                   prompt=noisy(2500, i, 0.05), running=8, itl=0.014, ttft=0.06)
+    for i in range(60):
+        trace.tick(util=99, sm=66, dram=30, tokens=noisy(620, i, 0.05),
+                   prompt=noisy(2500, i, 0.05), running=min(70, 10 + 2 * i), itl=0.1,
+                   ttft=0.12, power=520)
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "oversized_request", (ep.suspects, ep.evidence)
+
+
+def test_a_latency_collapse_opens_at_a_two_second_interval():
+    """gputop --interval 2: long prompts flood in, ITL p99 5x, tokens/s held by a growing
+    batch.  Slow observations must come from three separate readings; at 2 s those span
+    4 s, longer than the 3 s hold (the episode never opened)."""
+    trace = Trace(tick_s=2.0)
+    for i in range(40):
+        trace.tick(util=noisy(93, i, 0.02), sm=70, tokens=noisy(2000, i, 0.05),
+                   prompt=noisy(2000, i, 0.05), running=30, itl=0.02, ttft=0.15)
+    for i in range(30):
+        trace.tick(util=98, sm=85, tensor=70, dram=35, tokens=noisy(1900, i, 0.05),
+                   prompt=noisy(7000, i, 0.05), running=40, itl=0.1, ttft=1.2, power=690)
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "prefill_interference", (ep.suspects, ep.evidence)
+
+
+def test_a_batch_job_on_an_idle_server_is_no_collapse():
+    """A nightly batch: 9,000 requests submitted at once to a server that idled (a request
+    now and then, each gone before the next scrape: the batch gauge reads 0).  256 run,
+    thousands wait, every token slower as a full batch's are: its normal is a batch of
+    one, scaled to 256."""
+    trace = Trace()
+    for i in range(60):
+        trace.tick(util=5 if i % 7 else 60, sm=3, tokens=60 if i % 7 == 0 else 5,
+                   prompt=200 if i % 7 == 0 else 0, running=0, itl=noisy(0.01, i, 0.05),
+                   ttft=0.03)
+    for i in range(60):
+        trace.tick(util=99, sm=93, tensor=70, dram=35, tokens=9000, prompt=30000, running=256,
+                   waiting=8000 - 30 * i, itl=0.09, ttft=60.0, power=690)
+    assert not episodes(trace.run())
+
+
 def test_eight_servers_the_one_watched_is_named_not_every_busy_gpu():
     """Eight independent vLLMs; gputop reads the one on GPU 3, which becomes bandwidth
     bound (longer contexts); the other seven stay busy and healthy."""

@@ -133,7 +133,10 @@ class Baseline:
         # a tail's usual range is its upper quartile: bursts that are part of the traffic
         # (a p99 over 5 s moves with each one) are not above the baseline
         level = _upper_or_median if name in ("itl", "ttft") else statistics.median
-        with_load = [(r, v) for r, v in pairs if r is not None and r > 0]
+        # a latency was observed in a batch of one or more, whatever the gauge read at the
+        # tick (a request that came and went between scrapes): an idle server's normal is
+        # a batch of one, scaled to the batch it serves now
+        with_load = [(max(r, 1.0), v) for r, v in pairs if r is not None]
         if running is None or running <= 0 or len(with_load) < MIN_SAMPLES:
             return level([v for _, v in pairs])
         match = t("load_match")

@@ -501,7 +501,11 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
     surging = feats.s.get("surge", 0.0) >= 0.5
     if surging != (st.surge_since_mono_s is not None):
         st = replace(st, surge_since_mono_s=now.time_mono_s if surging else None)
-    slow = tuple((n, m) for n, m in st.slow_times if now.time_mono_s - m <= 2 * config.hold_s)
+    # slow observations must come from min_slow_readings separate readings: at a 2 s
+    # interval three readings span 4 s, longer than the hold, so the span follows the tick
+    tick_s = now.time_mono_s - recent[-2].time_mono_s if len(recent) >= 2 else 0.0
+    span_s = max(config.hold_s, (t("min_slow_readings") - 1) * min(tick_s, 5.0)) + 0.5
+    slow = tuple((n, m) for n, m in st.slow_times if now.time_mono_s - m <= 2 * span_s)
     slow += tuple((n, now.time_mono_s) for n, hit in feats.slow_reading.items() if hit)
     if slow != st.slow_times:
         st = replace(st, slow_times=slow)
@@ -522,7 +526,7 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
         measure = _trigger(st, subject, feats, config, clearing=False)
         if measure is not None and measure in LATENCY_MEASURES:
             hits = {m for n, m in slow if n == measure
-                    and now.time_mono_s - m <= config.hold_s + 0.5}
+                    and now.time_mono_s - m <= span_s}
             if len(hits) < t("min_slow_readings"):
                 measure = None if st.pending is None else st.pending_measure
         if measure is None:

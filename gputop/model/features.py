@@ -292,6 +292,15 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     # a few requests take the batch (and not longer contexts: those show as DRAM traffic)
     s["hogged"] = min(s.get("hog", 0.0), s.get("step", 0.0)) \
         * (1.0 - ramp(v.get("dram_rise"), 3.0, 10.0))
+    # every step far slower with no prompts to prefill, no more memory traffic (the KV
+    # read or DRAM), no speculation thrown away: per-step work beside the forward pass
+    # (sampling n sequences' logprobs over the vocabulary); the batch swells by Little's
+    # law (each request stays longer), so neither a flat batch nor a queue shows it.  Less
+    # certain than a request seen in the engine's own histograms: it weighs 0.8
+    s["step_alone"] = 0.8 * min(s.get("step", 0.0), s.get("itl", 0.0)) \
+        * (1.0 - s.get("prefill", 0.0)) \
+        * (1.0 - max(s.get("dram_new", 0.0), s.get("kv_read", 0.0))) \
+        * (1.0 - s.get("spec_drop", 0.0))
     # likely, not certain (a burst can double a batch too): it weighs less than a signature
     s["fanout_harm"] = 0.7 * min(s.get("fanout", 0.0), s.get("harm", 0.0))
     # waits between steps that run as usual (SM per busy time at its normal): a Python loop

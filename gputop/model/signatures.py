@@ -51,7 +51,8 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "oversized_request",
         "one request's work (e.g. n x logprobs over the vocabulary) stalls the batch",
-        requires=(("notable", "batch_stall", "engine_host_bound", "hogged", "fanout_harm"),),
+        requires=(("notable", "batch_stall", "engine_host_bound", "hogged", "fanout_harm",
+                   "step_alone"),),
         supports=("hollow", "queue", "hog"),
         vetoes=(("prefill_not_notable", 0.8), ("kv_sig", 0.8), ("kv_wait", 0.4),
                 ("host", 0.9), ("jitter", 0.9),

@@ -73,7 +73,8 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "a latency collapse moves many observations (every sequence in a stalled batch), not "
      "the p99 alone: 5%+ of the window beyond the threshold; one slow request is one"),
     ("min_slow_readings", 3,
-     "slow observations in 3+ separate engine readings of the hold: a one-off (one 10k-token "
+     "slow observations in 3+ separate engine readings of the hold (over 2 intervals at "
+     "least, when the interval is longer than half the hold): a one-off (one 10k-token "
      "prompt) lands in one or two"),
     ("itl_load_exponent", 0.7,
      "decode step time grows sublinearly with the batch (weights are read once per step, each "

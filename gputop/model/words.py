@@ -23,6 +23,8 @@ MEASURE_TEXT = {"itl": "inter-token latency", "ttft": "time to first token"}
 SIGNAL_TEXT = {
     "notable": "a request with n or max_tokens far above the rest",
     "batch_stall": "the batch stalling (latency up, batch not growing, queue up)",
+    "step_alone": "every step far slower with no prefill, memory traffic or speculation "
+                  "to explain it",
     "hollow": "SM activity far below GPU-Util", "hollow_new": "SM activity falling",
     "busy": "GPU-Util high", "util_drop": "GPU-Util falling", "queue": "the queue growing",
     "queue_soft": "requests waiting", "running_flat": "the batch not growing",
