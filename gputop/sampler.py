@@ -24,7 +24,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from gputop.schema import (MAX_PROCESSES, Frame, GpuSample,
+from gputop.schema import (MAX_PROCESSES, Frame, GpuSample, HostSample,
                            SourceStatus)
 from gputop.sources.base import Reading, Source
 from gputop.sources.engine_merge import merge_engines
@@ -284,6 +284,16 @@ def _merge_gpus(samples: list[GpuSample]) -> tuple[GpuSample, ...]:
     return tuple(merged[i] for i in sorted(merged))
 
 
+def _fill(first: HostSample | None, later: HostSample | None) -> HostSample | None:
+    """One host sample from two sources: the later fills what the first left unknown (the
+    /proc source reads the CPU, eBPF the launch threads' involuntary switches)."""
+    if first is None or later is None:
+        return first or later
+    fill = {f.name: getattr(later, f.name) for f in dataclasses.fields(later)
+            if getattr(first, f.name) is None and getattr(later, f.name) is not None}
+    return dataclasses.replace(first, **fill) if fill else first
+
+
 def _merge(seq: int, wall: float, mono: float, readings: list[Reading],
            statuses: dict[str, SourceStatus]) -> Frame:
     gpus, processes, launch, engines = [], [], [], []
@@ -294,7 +304,7 @@ def _merge(seq: int, wall: float, mono: float, readings: list[Reading],
         launch.extend(reading.launch)
         if reading.engine is not None:
             engines.append(reading.engine)
-        host = host or reading.host
+        host = _fill(host, reading.host)
         pinned = pinned or reading.pinned
         armed_s = reading.launch_armed_s if armed_s is None else armed_s
     if len(processes) > MAX_PROCESSES:  # what a frame may hold: keep the largest

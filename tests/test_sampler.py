@@ -4,7 +4,7 @@ import time
 import pytest
 
 from gputop.sampler import Sampler, parse_delay
-from gputop.schema import GpuSample
+from gputop.schema import GpuSample, HostSample
 from gputop.sources.base import Reading, SourceError
 
 
@@ -238,3 +238,34 @@ def test_bad_delays_are_refused(text):
 
 def test_good_delay():
     assert parse_delay("0.25") == 0.25
+
+
+class _HostPart:
+    """A source that reads part of the host sample, as /proc and eBPF each do."""
+
+    def __init__(self, name, host):
+        self.name, self.host = name, host
+
+    def open(self):
+        pass
+
+    def close(self):
+        pass
+
+    def poll(self, now):
+        return Reading(host=self.host)
+
+
+def test_host_readings_of_two_sources_are_merged_not_dropped():
+    """/proc gives the CPU and pressure, eBPF the launch threads' involuntary switches:
+    the frame keeps both (the second source's sample was dropped whole)."""
+    proc = _HostPart("host", HostSample(cpu_pct=40.0, cpu_pressure_some_pct=3.0))
+    ebpf = _HostPart("ebpf", HostSample(offcpu_switches=17, cpu_pct=99.0))
+    sampler = Sampler([proc, ebpf], interval_s=0.1)
+    sampler.open()
+    try:
+        frame = sampler.tick()
+    finally:
+        sampler.close()
+    assert frame.host.cpu_pct == 40.0 and frame.host.cpu_pressure_some_pct == 3.0
+    assert frame.host.offcpu_switches == 17
