@@ -151,6 +151,25 @@ def test_a_batch_job_on_an_idle_server_is_no_collapse():
     assert not episodes(trace.run())
 
 
+def test_a_straggler_on_gpus_without_an_sm_counter_is_named_by_its_power():
+    """FSDP on four A100s (no GPM: no SM activity), ranks started by
+    torch.distributed.launch (each command line ends in its own --local-rank=N): one job.
+    Rank 1 gets the long sequences: it computes at the power cap (clock down 8%) while the
+    others spin in the all-gather at full util drawing a quarter less."""
+    procs = [(7001 + g, 7000, g, f"python3 -u train.py --local-rank={g}") for g in range(4)]
+    trace = Trace(gpus=4, engine=None, procs=procs, engine_pids=())
+    for i in range(90):
+        trace.tick(util=99, sm=None, dram=None, power=noisy(396, i, 0.01), clock=1320,
+                   throttle=("power cap",))
+    for i in range(60):
+        trace.tick(util=99, sm=None, dram=None, power=[301, noisy(396, i, 0.01), 301, 301],
+                   clock=[1410, 1294, 1410, 1410], throttle=[(), ("power cap",), (), ()])
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "collective_straggler", (ep.suspects, ep.evidence)
+    assert ep.gpus == (1,) and set(ep.job_gpus) == {0, 1, 2, 3}, ep.headline
+    assert any("draws 396 W" in e for e in ep.evidence), ep.evidence
+
+
 def test_eight_servers_the_one_watched_is_named_not_every_busy_gpu():
     """Eight independent vLLMs; gputop reads the one on GPU 3, which becomes bandwidth
     bound (longer contexts); the other seven stay busy and healthy."""

@@ -256,7 +256,8 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     odd = None
     idle_rank: tuple[int, ...] = ()
     if len(gpus) >= 2:
-        odd = _odd_one_out(subject, s, clocks, sms, temps, utils, new_reasons, base, say)
+        odd = _odd_one_out(subject, s, clocks, sms, temps, utils, new_reasons, base, say,
+                           _per_gpu(points, "power_w", gpus) if not sms else {})
         idle_rank = _idle_rank(subject, points, utils, sms, s, v, say)
     shared = _shared(subject, now, base, s, say)
     dram_gpus = tuple(g for g, d in _per_gpu(points, "dram_bw_pct", gpus).items()
@@ -348,9 +349,11 @@ def _hollow_power(points: tuple[Point, ...], gpus: tuple[int, ...], base: Baseli
 
 def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: dict[int, float],
                  temps: dict[int, float], utils: dict[int, float],
-                 new_reasons: dict[int, list[str]], base: Baseline, say: Say) -> int | None:
+                 new_reasons: dict[int, list[str]], base: Baseline, say: Say,
+                 powers: dict[int, float]) -> int | None:
     """One GPU of a multi-GPU job out of step with its peers: a lower clock, hotter, the only
-    one throttled, or the only one still computing (higher SM) while the others wait in the
+    one throttled, or the only one still computing (higher SM; without an SM counter, more
+    power than the peers against their healthy proportion) while the others wait in the
     collective.  Its strength is how much it stands out over the runner-up."""
     dev: dict[int, float] = {}
     why: dict[int, list[Evidence]] = {}
@@ -384,6 +387,16 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
             if x > 0.3:
                 why.setdefault(g, []).append(Evidence("odd_sm", sms[g], peers_sm, "%", g,
                                                       others=_peers(sms, g)))
+        rel = _power_over_peers(powers, base, g)
+        if rel is not None:
+            # spinning in NCCL draws far less than computing: an A100 rank still computing
+            # draws 1.3x its waiting peers (cards of a job draw within a few % healthy)
+            x = ramp(rel, 1.15, 1.35)
+            parts.append(x)
+            if x > 0.3:
+                why.setdefault(g, []).append(Evidence("odd_power", powers[g],
+                                                      _others_median(powers, g), "W", g,
+                                                      others=_peers(powers, g)))
         dev[g] = max(parts, default=0.0)
     if not dev:
         return None
@@ -400,6 +413,10 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
         waits.append(ramp((base_sm - peers_sm) / base_sm, 0.1, 0.4))
     if peers_sm is not None and odd in sms:
         waits.append(ramp(sms[odd] / max(peers_sm, 1.0), 1.15, 1.5))
+    peers_w = _mean(powers.get(g) for g in peers)
+    base_w = _mean(base.gpu("power", g) for g in peers)
+    if peers_w is not None and base_w:  # no SM counter: the peers' power fell instead
+        waits.append(ramp((base_w - peers_w) / base_w, 0.1, 0.3))
     if _mean(utils.get(g) for g in peers) is not None and \
             _mean(utils.get(g) for g in peers) >= 85:  # type: ignore[operator]
         waits.append(0.4)  # spinning inside the collective keeps them "busy"
@@ -408,6 +425,18 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
         for e in why.get(odd, []):
             say(e.signal, e.value, e.baseline, e.unit, gpu=e.gpu, others=e.others)
     return odd if s["odd"] > 0 else None
+
+
+def _power_over_peers(powers: dict[int, float], base: Baseline, g: int) -> float | None:
+    """GPU ``g``'s power over its peers' median, against the same proportion at their
+    healthy baselines (a card that always draws a little more is no odd one)."""
+    peers = _others_median(powers, g)
+    if g not in powers or not peers:
+        return None
+    base_powers = {k: w for k in powers if (w := base.gpu("power", k))}
+    base_peers = _others_median(base_powers, g)
+    usual = base_powers[g] / base_peers if g in base_powers and base_peers else 1.0
+    return powers[g] / peers / usual
 
 
 def _idle_rank(subject: Subject, points: tuple[Point, ...], utils: dict[int, float],

@@ -10,6 +10,7 @@ several GPUs is one job; a GPU whose processes are not visible is judged alone.
 
 from __future__ import annotations
 
+import re
 import zlib
 from dataclasses import dataclass
 
@@ -58,10 +59,16 @@ def primary(procs: tuple[ProcRef, ...], pinned: frozenset[int]) -> ProcRef | Non
     return max(mine or procs, key=lambda p: (p.sm_util_pct or 0.0, p.mem_bytes or 0))
 
 
+# the per-rank argument launchers add to each rank's command line (torch.distributed.launch
+# and DeepSpeed: --local-rank=N / --local_rank=N); torchrun passes it in the environment
+_RANK_ARG = re.compile(r"\s--local[-_]rank[= ]\d+")
+
+
 def _job_key(proc: ProcRef) -> str:
     """Ranks of one job: the same parent (torchrun, mpirun, a launcher) and the same command
-    line.  Without a known parent, the same command line; without either, the process."""
-    command = proc.cmdline or ""
+    line but for a rank argument.  Without a known parent, the same command line; without
+    either, the process."""
+    command = _RANK_ARG.sub("", proc.cmdline or "")
     crc = f"{zlib.crc32(command.encode(errors='replace')):08x}"
     if proc.ppid is not None and proc.ppid > 1:
         return f"job:{proc.ppid}:{crc}"
