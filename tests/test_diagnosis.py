@@ -170,6 +170,19 @@ def test_a_straggler_on_gpus_without_an_sm_counter_is_named_by_its_power():
     assert any("draws 396 W" in e for e in ep.evidence), ep.evidence
 
 
+def test_launch_stalls_of_a_training_job_without_an_engine_are_named():
+    """An eager training loop, no engine, eBPF on: its launch calls start lasting a scheduler
+    slice (the host core it runs on is shared) and GPU-Util falls 99% -> 66%."""
+    procs = [(7101, 7100, 0, "python3 train.py")]
+    trace = Trace(gpus=1, engine=None, procs=procs, engine_pids=())
+    for i in range(90):
+        trace.tick(util=noisy(99, i, 0.005), sm=80, launch_us=(4800, 9.0))
+    for i in range(60):
+        trace.tick(util=noisy(66, i, 0.03), sm=54, launch_us=(4800, 8000.0))
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "host_launch_jitter", (ep.suspects, ep.evidence)
+
+
 def test_eight_servers_the_one_watched_is_named_not_every_busy_gpu():
     """Eight independent vLLMs; gputop reads the one on GPU 3, which becomes bandwidth
     bound (longer contexts); the other seven stay busy and healthy."""

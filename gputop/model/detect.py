@@ -730,7 +730,7 @@ def _trigger(st: SubjectState, subject: Subject, feats: Features, config: Detect
 
 _ENGINE_ORDER = ("itl", "tokens", "queue", "util", "ttft", "kv", "step", "spec", "share", "cpu",
                  "launch", "straggler", "shared", "clock", "hollow")
-_JOB_ORDER = ("work", "hollow", "stall", "straggler", "shared", "clock")
+_JOB_ORDER = ("work", "hollow", "stall", "straggler", "shared", "launch", "clock")
 
 
 def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Features,
