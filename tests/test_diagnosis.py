@@ -183,6 +183,37 @@ def test_launch_stalls_of_a_training_job_without_an_engine_are_named():
     assert ep.suspects[0][0] == "host_launch_jitter", (ep.suspects, ep.evidence)
 
 
+def test_a_burst_of_long_prompts_on_a_quiet_server_is_no_collapse():
+    """RAG with 7k-token prompts, two to five requests at a time; seven arrive together:
+    while they are prefilled (the batch 1 -> 8) tokens/s reads a fifth for a few seconds,
+    and no cause explains it. Arrivals being admitted, not a stall."""
+    trace = Trace(tick_s=2.0)
+    for i in range(38):
+        trace.tick(util=noisy(92, i, 0.03), sm=70, tokens=noisy(300, i, 0.1),
+                   prompt=noisy(5400, i, 0.1), running=2 + i % 4, itl=0.025, ttft=0.5)
+    for running, tokens in ((1, 200), (0, 150), (5, 60), (8, 40), (8, 50), (8, 60),
+                            (4, 370)):
+        trace.tick(util=99, sm=85, tokens=tokens, prompt=5000, running=running, waiting=1,
+                   itl=0.027, ttft=0.7)
+    for i in range(20):
+        trace.tick(util=noisy(92, i, 0.03), sm=70, tokens=noisy(300, i, 0.1),
+                   prompt=noisy(5400, i, 0.1), running=1 + i % 3, itl=0.025, ttft=0.5)
+    assert not episodes(trace.run())
+
+
+def test_one_user_pausing_between_messages_is_no_starved_gpu():
+    """llama-server with one person chatting: one request at a time, GPU-Util following
+    their pauses (79% on average, 62% for a while). No queue: nothing waits on the host."""
+    trace = Trace(engine="llamacpp")
+    for i in range(80):
+        trace.tick(util=noisy(79, i, 0.06), sm=None, dram=None, tokens=noisy(70, i, 0.1),
+                   prompt=noisy(140, i, 0.1), running=1, itl=0.014)
+    for i in range(120):
+        trace.tick(util=noisy(62, i, 0.08), sm=None, dram=None, tokens=noisy(45, i, 0.1),
+                   prompt=noisy(80, i, 0.1), running=1, itl=0.014)
+    assert not episodes(trace.run())
+
+
 def test_eight_servers_the_one_watched_is_named_not_every_busy_gpu():
     """Eight independent vLLMs; gputop reads the one on GPU 3, which becomes bandwidth
     bound (longer contexts); the other seven stay busy and healthy."""

@@ -559,9 +559,12 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
             hold = max(hold, t("prefill_hold_s"))
         if now.time_mono_s - pending[0] < hold:
             return st, None
-        if (not top or top[0][1] < t("verdict_min")) and _mild(measure, feats) and \
+        if (not top or top[0][1] < t("verdict_min")) and (
+                _mild(measure, feats) or (measure == "tokens" and _admitting(recent))) and \
                 now.time_mono_s - pending[0] < t("unclear_hold_s"):
-            return st, None  # no cause explains a mild reading yet: a blip of one signal
+            # no cause explains a mild reading yet: a blip of one signal; or tokens/s low
+            # while the batch swells: arrivals being prefilled
+            return st, None
         old = None
         if st.last_closed is not None and pending[0] - st.last_closed_mono_s <= REOPEN_S:
             old = replace(st.last_closed, end_wall_s=None)  # the same episode, again
@@ -787,8 +790,10 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         need = max(4.0, 0.25 * (v.get("running_base") or 0.0))
         queued = waiting is not None and v.get("waiting_base") is not None and \
             waiting - v["waiting_base"] >= (0.5 * need if clearing else need)  # type: ignore[operator]
+        # (one or two requests' GPU-Util follows their own phases, a user's pauses: no
+        # batch to hold the same; a queue still says so)
         same_batch = running is not None and v.get("running_base") is not None and \
-            v["running_base"] >= 1 and running >= 0.9 * v["running_base"]  # type: ignore[operator]
+            v["running_base"] >= 3 and running >= 0.9 * v["running_base"]  # type: ignore[operator]
         less_prompt = (v.get("prompt_ratio") or 1.0) <= 0.5  # less prefill work explains it
         return queued or (same_batch and not less_prompt)
     if measure == "cpu":

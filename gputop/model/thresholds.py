@@ -167,7 +167,8 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "one cause at least faintly there)..."),
     ("unclear_hold_s", 30.0,
      "...or once the trigger has held 30 s with no cause that strong: unexplained, it is "
-     "still news, but a few seconds of one signal alone (a lumpy counter, a burst) is not"),
+     "still news, but a few seconds of one signal alone (a lumpy counter, a burst) is not; "
+     "tokens/s low while the batch swells (arrivals being prefilled) waits the same"),
     ("restart_warmup_s", 30.0,
      "after an engine restart, baselines wait for steady service: a load balancer's slow "
      "start is not the engine's normal"),
