@@ -118,11 +118,16 @@ def test_pin_by_pid_follows_children_and_their_cpu(tree):
 def test_the_busy_thread_shows_in_the_host_view(tree):
     t = tree()
     state = PinState(pin_pid(t.proc.pid))
+    spinner = psutil.Process(t.busy)
+    before, wall = sum(spinner.cpu_times()[:2]), time.monotonic()
     timeline = tick_timeline([ProcTreeSource(state)], 2, 0.5, sleep_s=0.5)
+    own_pct = 100 * (sum(spinner.cpu_times()[:2]) - before) / (time.monotonic() - wall)
     pinned = derive(timeline, timeline.last_index).pinned
-    assert pinned.cpu_pct > 50  # the spinning child burns about one core
+    # the spinning child burns what the scheduler gives it (one core on an idle machine,
+    # less on a crowded one): judged against its own record, not a fixed share
     thread, cpu = pinned.threads[0]
-    assert thread.pid == t.busy and cpu > 50
+    assert thread.pid == t.busy and own_pct > 5
+    assert cpu >= 0.5 * own_pct and pinned.cpu_pct >= 0.9 * cpu
     assert pinned.voluntary_per_s is not None and pinned.involuntary_per_s is not None
     assert "children" in pinned.title
 
