@@ -72,7 +72,7 @@ class Trace:
             (4000,) + tuple(p[0] for p in self.procs)
         self.totals = {"gen": 0.0, "prompt": 0.0, "cached": 0.0, "finished": 0.0,
                        "preempt": 0.0, "cpu": 0.0, "inv": 0.0, "work": 0.0,
-                       "drafted": 0.0, "accepted": 0.0}
+                       "drafted": 0.0, "accepted": 0.0, "decode_s": 0.0, "prefill_s": 0.0}
         self.proc_cpu: dict[int, float] = {}
         self.hists = {"itl": _Hist("itl", ITL_BOUNDS), "ttft": _Hist("ttft", TTFT_BOUNDS)}
         self.params_n = _Hist("params_n", N_BOUNDS)
@@ -87,7 +87,7 @@ class Trace:
              preempt=0.0, itl=0.02, ttft=0.15, n8=0, host_cpu=40.0, psi=3.0, run_queue=4,
              cpus=16, tree_cpu=100.0, involuntary=200.0, engine_up=True, work=None,
              proc_cpu=90.0, mem_util=None, drafted=None, accepted=None,
-             launch_us=None) -> Trace:
+             launch_us=None, decode_s=None, prefill_s=None) -> Trace:
         n, dt = self.n, self.tick_s
         seq = len(self.frames)
         mono = seq * dt
@@ -136,6 +136,8 @@ class Trace:
                 tot["inv"] += involuntary * dt
                 tot["drafted"] += (drafted or 0.0) * dt
                 tot["accepted"] += (accepted or 0.0) * dt
+                tot["decode_s"] += (decode_s or 0.0) * dt  # llama.cpp: seconds per second
+                tot["prefill_s"] += (prefill_s or 0.0) * dt
                 if self.kind == "vllm":
                     self.hists["itl"].observe(itl, tokens * dt)
                     self.hists["ttft"].observe(ttft, max(1.0, tokens / 200.0 * dt))
@@ -165,7 +167,10 @@ class Trace:
                     cpu_s=round(tot["cpu"], 3), ctx_involuntary=int(tot["inv"]),
                     **({"spec_draft_tokens_total": round(tot["drafted"]),
                         "spec_accepted_tokens_total": round(tot["accepted"])}
-                       if drafted is not None else {}))
+                       if drafted is not None else {}),
+                    **({"decode_seconds_total": round(tot["decode_s"], 3),
+                        "prefill_seconds_total": round(tot["prefill_s"], 3)}
+                       if decode_s is not None else {}))
         sources = {"nvml": SourceStatus(ok=True)}
         if self.kind is not None:
             sources["engine"] = SourceStatus(ok=engine_up, reason=None if engine_up

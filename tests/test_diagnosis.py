@@ -90,14 +90,19 @@ def test_the_verdict_of_a_tensor_parallel_gridlock_stands_after_recovery():
 def test_one_tensor_parallel_ranks_preempted_launches_name_its_gpu():
     """TP4: rank 2's launching thread shares its core (eBPF: its own process's launches last
     a scheduler slice, the other ranks' a few microseconds); every rank waits for it in the
-    collective, so the GPUs idle alike: the episode names GPU 2 first, by its process."""
+    collective, so the GPUs idle alike: the episode names GPU 2 first, by its process (each
+    rank's calls counted on the GPU where it holds most memory: every rank also holds a
+    stray context on GPU 0)."""
     trace = Trace(gpus=4)
     for i in range(70):
         trace.tick(util=noisy(93, i, 0.02), sm=70, tokens=noisy(3000, i, 0.04), running=40,
                    itl=0.03, launch_us=(180, 9.0))
+    stray = tuple((4100 + g, 4000, 0, "python -m vllm.entrypoints.openai.api_server --tp 4", 0)
+                  for g in (1, 2, 3))  # each rank also holds a context on GPU 0
     for i in range(40):
         trace.tick(util=noisy(74, i, 0.03), sm=55, tokens=2100, running=40, waiting=5 + i,
-                   itl=0.05, launch_us=[(180, 9.0), (180, 11.0), (180, 8000.0), (180, 9.0)])
+                   itl=0.05, launch_us=[(180, 9.0), (180, 11.0), (180, 8000.0), (180, 9.0)],
+                   extra_procs=stray)
     ep = only(trace.run())
     assert ep.suspects[0][0] == "host_launch_jitter", (ep.suspects, ep.evidence)
     assert ep.gpus == (2,) and set(ep.job_gpus) == {0, 1, 2, 3}, ep.headline
@@ -120,12 +125,13 @@ def test_every_step_slower_with_nothing_else_moving_is_an_oversized_request():
     assert ep.suspects[0][0] == "oversized_request", (ep.suspects, ep.evidence)
 
 
-def test_a_latency_collapse_opens_at_a_two_second_interval():
+@pytest.mark.parametrize("tick_s", [2.0, 10.0])
+def test_a_latency_collapse_opens_at_a_two_second_interval(tick_s):
     """gputop --interval 2: long prompts flood in, ITL p99 5x, tokens/s held by a growing
     batch.  Slow observations must come from three separate readings; at 2 s those span
-    4 s, longer than the 3 s hold (the episode never opened)."""
-    trace = Trace(tick_s=2.0)
-    for i in range(40):
+    4 s, longer than the 3 s hold (the episode never opened); at 10 s, 20 s."""
+    trace = Trace(tick_s=tick_s)
+    for i in range(int(120 / tick_s)):
         trace.tick(util=noisy(93, i, 0.02), sm=70, tokens=noisy(2000, i, 0.05),
                    prompt=noisy(2000, i, 0.05), running=30, itl=0.02, ttft=0.15)
     for i in range(30):
@@ -151,12 +157,17 @@ def test_a_batch_job_on_an_idle_server_is_no_collapse():
     assert not episodes(trace.run())
 
 
-def test_a_straggler_on_gpus_without_an_sm_counter_is_named_by_its_power():
+@pytest.mark.parametrize("command", [
+    "python3 -u train.py --local-rank={g}",
+    "python3 -u train.py --local_rank {g} --deepspeed ds.json",
+    "python3 -u train.py --local-rank={g}  (pid {pid} in its container)"])
+def test_a_straggler_on_gpus_without_an_sm_counter_is_named_by_its_power(command):
     """FSDP on four A100s (no GPM: no SM activity), ranks started by
-    torch.distributed.launch (each command line ends in its own --local-rank=N): one job.
-    Rank 1 gets the long sequences: it computes at the power cap (clock down 8%) while the
-    others spin in the all-gather at full util drawing a quarter less."""
-    procs = [(7001 + g, 7000, g, f"python3 -u train.py --local-rank={g}") for g in range(4)]
+    torch.distributed.launch or DeepSpeed (each command line with its own --local-rank=N;
+    in a container, gputop adds the rank's own pid there): one job.  Rank 1 gets the long
+    sequences: it computes at the power cap (clock down 8%) while the others spin in the
+    all-gather at full util drawing a quarter less."""
+    procs = [(7001 + g, 7000, g, command.format(g=g, pid=20 + g)) for g in range(4)]
     trace = Trace(gpus=4, engine=None, procs=procs, engine_pids=())
     for i in range(90):
         trace.tick(util=99, sm=None, dram=None, power=noisy(396, i, 0.01), clock=1320,
@@ -212,6 +223,57 @@ def test_one_user_pausing_between_messages_is_no_starved_gpu():
         trace.tick(util=noisy(62, i, 0.08), sm=None, dram=None, tokens=noisy(45, i, 0.1),
                    prompt=noisy(80, i, 0.1), running=1, itl=0.014)
     assert not episodes(trace.run())
+
+
+def test_llamacpp_every_token_slower_is_read_from_its_decode_seconds():
+    """llama-server has no latency histograms; it counts its decode seconds and generated
+    tokens.  One slot asks for n_probs=500 over a long generation: every batch waits on its
+    sampling, each token 13 -> 49 ms, the other slots stay longer (2 -> 5 busy), tokens/s
+    0.7x.  Decode seconds per token is each sequence's ITL: every step slower, nothing
+    else moving."""
+    trace = Trace(engine="llamacpp")
+    for i in range(80):
+        tokens = noisy(160, i, 0.08)
+        trace.tick(util=noisy(91, i, 0.03), sm=None, dram=None, power=215, tokens=tokens,
+                   prompt=noisy(330, i, 0.1), running=2, decode_s=tokens * 0.013,
+                   prefill_s=0.05)
+    for i in range(60):
+        tokens = noisy(115, i, 0.08)
+        trace.tick(util=98, sm=None, dram=None, power=160, tokens=tokens,
+                   prompt=noisy(250, i, 0.1), running=5, waiting=1, decode_s=tokens * 0.049,
+                   prefill_s=0.05)
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "oversized_request", (ep.suspects, ep.evidence)
+    assert any("of decode" in e for e in ep.evidence), ep.evidence
+
+
+def test_cards_of_different_power_limits_in_a_lighter_phase_are_no_straggler():
+    """Four A100s of one job, GPU 0 capped at 300 W and the others at 400 W, all at their
+    caps while healthy; a lighter phase (an eval pass) has all four draw 250 W at full
+    util.  GPU 0 is no rank still computing: it fell under its own normal like the rest."""
+    procs = [(7001 + g, 7000, g, "python3 -u train.py") for g in range(4)]
+    trace = Trace(gpus=4, engine=None, procs=procs, engine_pids=())
+    for i in range(90):
+        trace.tick(util=99, sm=None, dram=None, power=[300, 400, 400, 400], clock=1300,
+                   throttle=("power cap",))
+    for i in range(60):
+        trace.tick(util=99, sm=None, dram=None, power=noisy(250, i, 0.01), clock=1410)
+    assert not any(e.suspects and e.suspects[0][0] == "collective_straggler"
+                   for e in episodes(trace.run()))
+
+
+def test_every_step_slower_with_the_batch_flat_is_not_blamed_on_a_request():
+    """ITL 3x with the batch flat at 8, nothing else moving: no request staying longer
+    (the batch would swell by Little's law), so nothing says oversized_request."""
+    trace = Trace()
+    for i in range(80):
+        trace.tick(util=noisy(94, i, 0.02), sm=70, dram=50, tokens=noisy(800, i, 0.05),
+                   prompt=noisy(2500, i, 0.05), running=8, itl=0.014, ttft=0.06)
+    for i in range(60):
+        trace.tick(util=99, sm=70, dram=50, tokens=noisy(600, i, 0.05),
+                   prompt=noisy(2500, i, 0.05), running=8, itl=0.042, ttft=0.08)
+    assert not any(e.suspects and e.suspects[0][0] == "oversized_request"
+                   for e in episodes(trace.run()))
 
 
 def test_eight_servers_the_one_watched_is_named_not_every_busy_gpu():

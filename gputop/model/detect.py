@@ -27,6 +27,7 @@ mean over those ticks: recovery ticks never change it.
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import cast
@@ -503,8 +504,10 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
         st = replace(st, surge_since_mono_s=now.time_mono_s if surging else None)
     # slow observations must come from min_slow_readings separate readings: at a 2 s
     # interval three readings span 4 s, longer than the hold, so the span follows the tick
-    tick_s = now.time_mono_s - recent[-2].time_mono_s if len(recent) >= 2 else 0.0
-    span_s = max(config.hold_s, (t("min_slow_readings") - 1) * min(tick_s, 5.0)) + 0.5
+    last = recent[-5:]
+    gaps = [b.time_mono_s - a.time_mono_s for a, b in zip(last, last[1:])]
+    tick_s = statistics.median(gaps) if gaps else 0.0  # one late tick moves no window
+    span_s = max(config.hold_s, (t("min_slow_readings") - 1) * tick_s) + 0.5
     slow = tuple((n, m) for n, m in st.slow_times if now.time_mono_s - m <= 2 * span_s)
     slow += tuple((n, now.time_mono_s) for n, hit in feats.slow_reading.items() if hit)
     if slow != st.slow_times:
@@ -560,10 +563,12 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
         if now.time_mono_s - pending[0] < hold:
             return st, None
         if (not top or top[0][1] < t("verdict_min")) and (
-                _mild(measure, feats) or (measure == "tokens" and _admitting(recent))) and \
+                _mild(measure, feats) or (measure == "tokens" and _admitting(recent)
+                                          and (feats.v.get("prompt_ratio") or 0.0) >= 0.8)) and \
                 now.time_mono_s - pending[0] < t("unclear_hold_s"):
             # no cause explains a mild reading yet: a blip of one signal; or tokens/s low
-            # while the batch swells: arrivals being prefilled
+            # while the batch swells and prompts are processed as usual or more: arrivals
+            # being prefilled
             return st, None
         old = None
         if st.last_closed is not None and pending[0] - st.last_closed_mono_s <= REOPEN_S:
@@ -1022,6 +1027,8 @@ def _sample(subject: Subject, now: Point, feats: Features) -> Sample | None:
             put("prompt", now.compute_prompt_tokens_per_s)
             put("prompt_len", v.get("prompt_len"))
             put("finished", now.requests_per_s)
+            put("token_time", v.get("token_time"))
+            put("prefill_share", v.get("prefill_share"))
         put("running", now.requests_running)
         put("waiting", now.requests_waiting)
         put("kv", now.kv_usage_ratio)

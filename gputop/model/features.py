@@ -298,7 +298,10 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     # (sampling n sequences' logprobs over the vocabulary); the batch swells by Little's
     # law (each request stays longer), so neither a flat batch nor a queue shows it.  Less
     # certain than a request seen in the engine's own histograms: it weighs 0.8
-    s["step_alone"] = 0.8 * min(s.get("step", 0.0), s.get("itl", 0.0)) \
+    swell = ramp((v.get("running") or 0.0) / max(v.get("running_base") or 0.0, 1.0), 1.3, 2.0) \
+        if v.get("running_base") is not None else 0.0
+    s["step_alone"] = 0.8 * min(s.get("step", 0.0), s.get("itl", 0.0) if "itl" in s
+                                else s.get("step", 0.0), swell) \
         * (1.0 - s.get("prefill", 0.0)) \
         * (1.0 - max(s.get("dram_new", 0.0), s.get("kv_read", 0.0))) \
         * (1.0 - s.get("spec_drop", 0.0))
@@ -429,14 +432,21 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
 
 def _power_over_peers(powers: dict[int, float], base: Baseline, g: int) -> float | None:
     """GPU ``g``'s power over its peers' median, against the same proportion at their
-    healthy baselines (a card that always draws a little more is no odd one)."""
-    peers = _others_median(powers, g)
-    if g not in powers or not peers:
+    healthy baselines (a card that always draws a little more is no odd one); None unless
+    ``g`` still draws 90% of its own healthy busy power while its peers fell under theirs
+    (a lighter phase, or cards of different limits drawing alike, moves them all)."""
+    if g not in powers or len(powers) < 2:
         return None
     base_powers = {k: w for k in powers if (w := base.gpu("power", k))}
-    base_peers = _others_median(base_powers, g)
-    usual = base_powers[g] / base_peers if g in base_powers and base_peers else 1.0
-    return powers[g] / peers / usual
+    if len(base_powers) < len(powers) or powers[g] < 0.9 * base_powers[g]:
+        return None
+    peers = [k for k in powers if k != g]
+    if any(powers[k] > 0.9 * base_powers[k] for k in peers):
+        return None
+    now_peers, base_peers = _others_median(powers, g), _others_median(base_powers, g)
+    if not now_peers or not base_peers:
+        return None
+    return powers[g] / now_peers / (base_powers[g] / base_peers)
 
 
 def _idle_rank(subject: Subject, points: tuple[Point, ...], utils: dict[int, float],
@@ -746,6 +756,8 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
         s["step"] = ramp(ratio, 1.4, 2.5)
         if ratio >= t("step_slow"):
             say("step", p50, typical, "s", detail=f"{ratio:.1f}")
+    elif p50 is None:
+        _token_time(points, base, s, v, say)
 
     prompt = _scalar(points, "compute_prompt_tokens_per_s", 5)
     prompt_base = base.get("prompt")
@@ -774,7 +786,8 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
             mix = ratio / (tps / tps_base)
             v["prompt_mix_ratio"] = mix
             s["prefill_mix"] = ramp(mix, 2.0, 5.0) * ramp(ratio, 1.2, 1.8)
-        s["prefill"] = max(ramp(ratio, 1.5, 4.0), s.get("prefill_mix", 0.0)) * longer
+        s["prefill"] = max(ramp(ratio, 1.5, 4.0), s.get("prefill_mix", 0.0),
+                           s.get("prefill_time", 0.0)) * longer
         # more prompts of the usual length: a surge of arrivals, the engine at its capacity
         s["surge"] = ramp(ratio, 1.5, 2.5) * (1.0 - longer)
         if ratio >= t("prefill_ratio"):
@@ -873,6 +886,34 @@ def _host(subject: Subject, points: tuple[Point, ...], base: Baseline, s: Streng
     if thread is not None and thread >= t("thread_busy_pct"):
         say("input_thread", thread, base.get("busiest_thread"), "%")
     return min(1.0, score)
+
+
+def _token_time(points: tuple[Point, ...], base: Baseline, s: Strengths, v: Values,
+                say: Say) -> None:
+    """An engine without latency histograms (llama.cpp) that counts its decode and prompt
+    seconds: decode seconds per generated token is each sequence's mean time per token
+    (its ITL), and the prompts' share of the engine's time is its prefill.  Both counters
+    move when a slot finishes, so they are summed over the last readings."""
+    recent = points[-8:]
+    decode = sum(p.decode_s_per_s or 0.0 for p in recent if p.tokens_per_s)
+    tokens = sum(p.tokens_per_s or 0.0 for p in recent if p.decode_s_per_s is not None)
+    prefill = sum(p.prefill_s_per_s or 0.0 for p in recent if p.decode_s_per_s is not None)
+    if tokens > 0 and decode > 0:
+        per_token = decode / tokens
+        v["token_time"] = per_token
+        usual = base.get("token_time")
+        if usual:
+            ratio = per_token / usual
+            v["step_ratio"] = ratio
+            s["step"] = ramp(ratio, 1.4, 2.5)
+            if ratio >= t("step_slow"):
+                say("token_time", per_token, usual, "s", detail=f"{ratio:.1f}")
+    if decode + prefill > 0:
+        share = prefill / (decode + prefill)
+        v["prefill_share"] = share
+        usual_share = base.get("prefill_share")
+        if usual_share is not None:
+            s["prefill_time"] = ramp(share - usual_share, 0.15, 0.4)
 
 
 def _launch_gpus(points: tuple[Point, ...], gpus: tuple[int, ...]) -> tuple[int, ...]:

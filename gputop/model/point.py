@@ -87,6 +87,10 @@ class Point:
     engine_gpus: tuple[int, ...] = ()  # reported, else where its processes are
     counters_reset: bool = False
     cached_prompt_tokens_per_s: float | None = None
+    # seconds the engine spent generating / processing prompts, per second (llama.cpp's
+    # tokens_predicted_seconds_total and prompt_seconds_total; summed over its slots)
+    decode_s_per_s: float | None = None
+    prefill_s_per_s: float | None = None
     retractions_per_s: float | None = None
     # speculative decoding: draft tokens proposed and accepted per second (vLLM, llama.cpp),
     # or the acceptance the engine reports as a gauge (SGLang), 0..1
@@ -171,7 +175,7 @@ def _previous_reading(frames: list[Frame], last_reading: Frame | None) -> Frame 
 ENGINE_RATES = ("tokens_per_s", "prompt_tokens_per_s", "requests_per_s", "preemptions_per_s",
                 "flops_per_s", "mem_bytes_per_s", "tree_cpu_pct", "tree_involuntary_per_s",
                 "busiest_thread_pct", "cached_prompt_tokens_per_s", "retractions_per_s",
-                "spec_drafted_per_s", "spec_accepted_per_s")
+                "spec_drafted_per_s", "spec_accepted_per_s", "decode_s_per_s", "prefill_s_per_s")
 # a counter below its previous reading means the engine restarted
 _RESET_COUNTERS = ("generation_tokens_total", "prompt_tokens_total", "requests_finished_total")
 
@@ -201,6 +205,8 @@ def _engine_rates(before: EngineSample, now: EngineSample, seconds: float) -> di
         "retractions_per_s": rate("retracted_requests_total"),
         "spec_drafted_per_s": rate("spec_draft_tokens_total"),
         "spec_accepted_per_s": rate("spec_accepted_tokens_total"),
+        "decode_s_per_s": rate("decode_seconds_total"),
+        "prefill_s_per_s": rate("prefill_seconds_total"),
     }
 
 
@@ -419,14 +425,19 @@ def _p99_by_api(frame: Frame) -> dict[str, float]:
 
 
 def _launch_max_by_gpu(frame: Frame) -> dict[int, float]:
-    gpus_of: dict[int, set[int]] = {}
+    """Each GPU's longest launch call this tick, a process's calls counted on the GPU where
+    it holds most memory (a rank that also holds a stray context on GPU 0 launches on its
+    own)."""
+    main: dict[int, tuple[int, int]] = {}  # pid -> (memory, gpu)
     for p in frame.processes:
-        gpus_of.setdefault(p.pid, set()).add(p.gpu_index)
+        held = (p.mem_bytes or 0, -p.gpu_index)
+        if p.pid not in main or held > main[p.pid]:
+            main[p.pid] = held
     out: dict[int, float] = {}
     for h in frame.launch:
-        if "Launch" in h.api and h.count:
-            for g in gpus_of.get(h.pid, ()):
-                out[g] = max(out.get(g, 0.0), h.max_ns / 1000.0)
+        if "Launch" in h.api and h.count and h.pid in main:
+            g = -main[h.pid][1]
+            out[g] = max(out.get(g, 0.0), h.max_ns / 1000.0)
     return out
 
 

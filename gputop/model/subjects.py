@@ -60,8 +60,9 @@ def primary(procs: tuple[ProcRef, ...], pinned: frozenset[int]) -> ProcRef | Non
 
 
 # the per-rank argument launchers add to each rank's command line (torch.distributed.launch
-# and DeepSpeed: --local-rank=N / --local_rank=N); torchrun passes it in the environment
-_RANK_ARG = re.compile(r"\s--local[-_]rank[= ]\d+")
+# and DeepSpeed: --local-rank=N / --local_rank=N; torchrun passes it in the environment),
+# and the pid inside its container that gputop appends (procinfo): each rank's own
+_RANK_ARG = re.compile(r"\s--local[-_]rank[= ]\d+|\s+\(pid \d+ in its container\)$")
 
 
 def _job_key(proc: ProcRef) -> str:

@@ -63,7 +63,8 @@ EVIDENCE_SIGNAL = {
     "shared": "shared", "own_sm": "own_drop", "tree_cpu": "host", "busiest_thread": "host",
     "psi": "host", "run_queue": "host", "involuntary": "host", "host_cpu": "host",
     "launch": "jitter", "launch_tail": "jitter", "launch_max": "jitter", "fanout": "fanout",
-    "input_thread": "input_cpu", "work": "work_down", "step": "step", "rank_idle": "rank_idle",
+    "input_thread": "input_cpu", "work": "work_down", "step": "step", "token_time": "step",
+    "rank_idle": "rank_idle",
     "notable_n": "notable", "notable_max_tokens": "notable", "spec_accept": "spec_drop",
     "kv_read": "kv_read", "power": "hollow_power",
 }
@@ -213,6 +214,8 @@ def evidence_line(e: Evidence, subject: str = "engine") -> str:
                           "prompts: likely one request's n sequences",
         "step": lambda: f"inter-token latency p50 {_s(v)}, {e.detail}x its healthy {_s(b)}: "
                         "every token slower",
+        "token_time": lambda: f"each sequence's token takes {_s(v)} of decode, {e.detail}x "
+                              f"its healthy {_s(b)}: every token slower",
         "rank_idle": lambda: f"GPU {e.gpu} at {v:.0f}% util, mostly idle, while "
                              f"{gpus_text(e.others)} wait for it in the collective",
 
