@@ -293,6 +293,25 @@ def test_a_surge_of_arrivals_at_a_quiet_server_is_no_collapse():
     assert not episodes(trace.run())
 
 
+def test_llamacpp_prompts_taking_its_time_is_prefill_interference():
+    """llama-server, four slots: users paste 7k-token documents.  Its prompt seconds go from
+    4% of the engine's time to 70%, the other slots' tokens/s halves and requests queue
+    (no latency histograms to show the stall; the prompt seconds do)."""
+    trace = Trace(engine="llamacpp")
+    for i in range(80):
+        tokens = noisy(170, i, 0.08)
+        trace.tick(util=noisy(87, i, 0.03), sm=None, dram=None, tokens=tokens,
+                   prompt=noisy(340, i, 0.1), running=2, decode_s=tokens * 0.012,
+                   prefill_s=0.09)
+    for i in range(60):
+        tokens = noisy(95, i, 0.08)
+        trace.tick(util=98, sm=None, dram=None, tokens=tokens, prompt=noisy(1600, i, 0.1),
+                   running=4, waiting=min(12, i // 4), decode_s=tokens * 0.018, prefill_s=4.0)
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "prefill_interference", (ep.suspects, ep.evidence)
+    assert any("prompts take" in e for e in ep.evidence), ep.evidence
+
+
 def test_eight_servers_the_one_watched_is_named_not_every_busy_gpu():
     """Eight independent vLLMs; gputop reads the one on GPU 3, which becomes bandwidth
     bound (longer contexts); the other seven stay busy and healthy."""

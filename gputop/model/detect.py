@@ -75,7 +75,7 @@ class DetectConfig:
 LATENCY_MEASURES = ("itl", "ttft")
 HISTOGRAM_MEASURES = ("itl", "ttft", "step", "share")  # judged on the engine's histograms
 ENGINE_MEASURES = ("itl", "ttft", "tokens", "queue", "util", "kv", "step", "spec", "share",
-                   "cpu", "launch")
+                   "cpu", "launch", "prompts")
 MAX_EPISODES = 50
 RECENT_S = 12.0  # points kept for windows (the saw-tooth reads 10 s)
 RECENT_MAX = 48
@@ -560,6 +560,8 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
             # decodes for seconds by design; prompts that keep the budget for longer are
             # the interference
             hold = max(hold, t("prefill_hold_s"))
+        if measure == "prompts":
+            hold = max(hold, t("prefill_hold_s"))  # one pasted document is a burst
         if now.time_mono_s - pending[0] < hold:
             return st, None
         if (not top or top[0][1] < t("verdict_min")) and (
@@ -737,7 +739,7 @@ def _trigger(st: SubjectState, subject: Subject, feats: Features, config: Detect
 
 
 _ENGINE_ORDER = ("itl", "tokens", "queue", "util", "ttft", "kv", "step", "spec", "share", "cpu",
-                 "launch", "straggler", "shared", "clock", "hollow")
+                 "launch", "prompts", "straggler", "shared", "clock", "hollow")
 _JOB_ORDER = ("work", "hollow", "stall", "straggler", "shared", "launch", "clock")
 
 
@@ -857,6 +859,13 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         # (tokens/s far above its baseline is more work arriving, whatever the step reads)
         return ratio >= (2.2 if clearing else t("step_alone")) and s.get("prefill", 0.0) < 0.5 \
             and (v.get("tokens_ratio") or 1.0) <= 1.6
+    if measure == "prompts":
+        # an engine that counts its prompt seconds (llama.cpp, no latency histograms): the
+        # prompts taking a far larger share of its time while tokens/s fell with demand still
+        # there: the other slots' decodes wait on them
+        return s.get("prefill_time", 0.0) >= (0.3 if clearing else 0.5) \
+            and (v.get("tokens_ratio") or 1.0) <= (0.9 if clearing else 0.8) \
+            and bool(v.get("demand_kept"))
     if measure == "spec":
         # the drafts mostly rejected and the service slower for it: the GPU verifies tokens
         # it throws away (a batch growing to absorb it keeps tokens/s, not each user's rate)

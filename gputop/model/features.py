@@ -923,7 +923,13 @@ def _token_time(points: tuple[Point, ...], base: Baseline, s: Strengths, v: Valu
         v["prefill_share"] = share
         usual_share = base.get("prefill_share")
         if usual_share is not None:
-            s["prefill_time"] = ramp(share - usual_share, 0.15, 0.4)
+            # risen by 0.15-0.4 of the engine's time, or 3-6x a small normal share
+            s["prefill_time"] = max(ramp(share - usual_share, 0.15, 0.4),
+                                    ramp(share / max(usual_share, 0.005), 3.0, 6.0)
+                                    * ramp(share, 0.05, 0.1))
+            s["prefill"] = s["prefill_time"]  # (the prompt rate, where known, may add to it)
+            if s["prefill_time"] >= 0.5:
+                say("prefill_time", share, usual_share)
 
 
 def _launch_gpus(points: tuple[Point, ...], gpus: tuple[int, ...]) -> tuple[int, ...]:

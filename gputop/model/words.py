@@ -64,7 +64,7 @@ EVIDENCE_SIGNAL = {
     "psi": "host", "run_queue": "host", "involuntary": "host", "host_cpu": "host",
     "launch": "jitter", "launch_tail": "jitter", "launch_max": "jitter", "fanout": "fanout",
     "input_thread": "input_cpu", "work": "work_down", "step": "step", "token_time": "step",
-    "rank_idle": "rank_idle",
+    "prefill_time": "prefill", "rank_idle": "rank_idle",
     "notable_n": "notable", "notable_max_tokens": "notable", "spec_accept": "spec_drop",
     "kv_read": "kv_read", "power": "hollow_power",
 }
@@ -214,6 +214,8 @@ def evidence_line(e: Evidence, subject: str = "engine") -> str:
                           "prompts: likely one request's n sequences",
         "step": lambda: f"inter-token latency p50 {_s(v)}, {e.detail}x its healthy {_s(b)}: "
                         "every token slower",
+        "prefill_time": lambda: f"prompts take {100 * (v or 0.0):.0f}% of the engine's time "
+                                f"(baseline {100 * (b or 0.0):.0f}%)",
         "token_time": lambda: f"each sequence's token takes {_s(v)} of decode, {e.detail}x "
                               f"its healthy {_s(b)}: every token slower",
         "rank_idle": lambda: f"GPU {e.gpu} at {v:.0f}% util, mostly idle, while "
