@@ -49,8 +49,9 @@ class Workload:
         workload timed its own calls."""
         self.proc.stdin.write("\n" if duration_ns is None else f"{duration_ns} {count}\n")
         self.proc.stdin.flush()
-        word, p50, p99 = self.proc.stdout.readline().split()
+        word, p50, p99, p97 = self.proc.stdout.readline().split()
         assert word == "done"
+        self.p97_us = int(p97) / 1000  # the tail's neighbourhood, for a p99 (see below)
         return int(p50) / 1000, int(p99) / 1000
 
     def stop(self):
@@ -124,11 +125,15 @@ def test_exact_counts_and_percentiles(libs, workloads, source, task_storage):
     p50, p99 = truth[runtime.pid]  # ~200 us each, longer only where the machine preempted
     assert abs(p50 - 200) / 200 <= 0.15
     assert abs(percentile_us(launch, 0.5) - p50) / p50 <= 0.15
-    assert abs(percentile_us(launch, 0.99) - p99) / p99 <= 0.15
+    # a p99 of 400 calls is the 396th: a preemption in ctypes' marshalling around the probed
+    # function lengthens the workload's own timing of a call, not the probe's, so on a busy
+    # machine the 4 slowest calls may differ between the two clocks: the probe's p99 lies
+    # between the workload's own p97 and p99 (15% either side)
+    assert 0.85 * runtime.p97_us <= percentile_us(launch, 0.99) <= 1.15 * p99
     cu = by_api(reading, driver.pid)["cuLaunchKernel"]
     p50, p99 = truth[driver.pid]
     assert cu.count == 150 and abs(percentile_us(cu, 0.5) - p50) / p50 <= 0.15
-    assert abs(percentile_us(cu, 0.99) - p99) / p99 <= 0.15
+    assert 0.85 * driver.p97_us <= percentile_us(cu, 0.99) <= 1.15 * p99
     assert cu.max_ns >= 1_000_000
     assert by_api(reading, sync.pid)["cudaStreamSynchronize"].count == 100
     assert not by_api(s.poll(1.0), runtime.pid)  # the next interval holds only new calls

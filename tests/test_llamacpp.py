@@ -297,11 +297,15 @@ def test_a_prompt_storm_defers_requests_and_opens_an_episode(llama, monkeypatch,
                        s.point.prompt_tokens_per_s) for s in states[-20:]]
     episode = episodes[0]
     seen = (episode.headline, episode.evidence, episode.suspects)
-    # what trips is the engine's own evidence: generated tokens/s fallen to half or less, or
-    # the queue of deferred requests growing (the detector of main since cd71098 says queue)
-    assert episode.measure in ("tokens", "queue"), seen
+    # what trips is the engine's own evidence: generated tokens/s fallen to half or less,
+    # the queue of deferred requests growing, or its prompt seconds taking the engine's time
+    # while tokens/s fell ("prompts", since 089710a: then the storm is named prefill)
+    assert episode.measure in ("tokens", "queue", "prompts"), seen
     if episode.measure == "tokens":
         assert episode.tokens_per_s <= 0.5 * episode.baseline_tokens_per_s, seen
+    if episode.measure == "prompts":
+        assert episode.suspects[0][0] == "prefill_interference", seen
+        assert any(e.startswith("prompts take") for e in episode.evidence), seen
     assert episode.suspects, seen
 
 
