@@ -87,8 +87,7 @@ class Trace:
              preempt=0.0, itl=0.02, ttft=0.15, n8=0, host_cpu=40.0, psi=3.0, run_queue=4,
              cpus=16, tree_cpu=100.0, involuntary=200.0, engine_up=True, work=None,
              proc_cpu=90.0, mem_util=None, drafted=None, accepted=None,
-             launch_us=None, decode_s=None, prefill_s=None, arrivals=None,
-             finished=None) -> Trace:
+             launch_us=None, decode_s=None, prefill_s=None) -> Trace:
         n, dt = self.n, self.tick_s
         seq = len(self.frames)
         mono = seq * dt
@@ -131,7 +130,7 @@ class Trace:
                 tot["gen"] += tokens * dt
                 tot["prompt"] += prompt * dt
                 tot["cached"] += cached * dt
-                tot["finished"] += (finished if finished is not None else tokens / 200.0) * dt
+                tot["finished"] += tokens / 200.0 * dt
                 tot["preempt"] += preempt * dt
                 tot["cpu"] += tree_cpu / 100.0 * dt
                 tot["inv"] += involuntary * dt
@@ -141,10 +140,7 @@ class Trace:
                 tot["prefill_s"] += (prefill_s or 0.0) * dt
                 if self.kind == "vllm":
                     self.hists["itl"].observe(itl, tokens * dt)
-                    # one first token per request admitted: ``arrivals`` a second, else
-                    # as many as finish
-                    self.hists["ttft"].observe(ttft, max(1.0, (arrivals if arrivals is not None
-                                                               else tokens / 200.0) * dt))
+                    self.hists["ttft"].observe(ttft, max(1.0, tokens / 200.0 * dt))
                     self.params_n.observe(1.0, tokens / 200.0 * dt)
                     if n8:
                         for _ in range(n8):

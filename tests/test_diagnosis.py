@@ -276,23 +276,6 @@ def test_every_step_slower_with_the_batch_flat_is_not_blamed_on_a_request():
                    for e in episodes(trace.run()))
 
 
-def test_a_surge_of_arrivals_at_a_quiet_server_is_no_collapse():
-    """A RAG service idling at two requests gets ten times the arrivals, prompts of the usual
-    length: the batch swells 2 -> 27 before the new requests finish (the finishing rate
-    lags), every token slower as a batch of 27's is.  The batch is judged at what the
-    arrivals explain, and a surge of ordinary prompts is no oversized request."""
-    trace = Trace(tick_s=2.0)
-    for i in range(60):
-        trace.tick(util=noisy(90, i, 0.03), sm=65, tokens=noisy(400, i, 0.05),
-                   prompt=noisy(4000, i, 0.05), running=2, itl=0.02, ttft=0.3, arrivals=2.0,
-                   finished=2.0)
-    for i in range(40):
-        trace.tick(util=98, sm=85, tensor=60, tokens=noisy(450, i, 0.05), prompt=40000,
-                   running=min(27, 2 + 3 * i), itl=0.1, ttft=0.9, arrivals=20.0,
-                   finished=0.5)
-    assert not episodes(trace.run())
-
-
 def test_llamacpp_prompts_taking_its_time_is_prefill_interference():
     """llama-server, four slots: users paste 7k-token documents.  Its prompt seconds go from
     4% of the engine's time to 70%, the other slots' tokens/s halves and requests queue

@@ -101,11 +101,10 @@ FINISH_COUNTED = ("sglang", "llamacpp")
 
 def _demand_batch(points: tuple[Point, ...], base: Baseline, running: float | None,
                   waiting: float | None, running_base: float | None,
-                  waiting_base: float | None, arrivals: float | None = None) -> float | None:
+                  waiting_base: float | None) -> float | None:
     """The batch size latency is judged at: ``running``, unless the batch grew while
-    requests finish and arrive at their usual rate and no queue formed; then the baseline
-    batch scaled by the finishing (or arrival: ``arrivals`` x its normal) rate, with room
-    for its noise."""
+    requests finish at their usual rate and no queue formed; then the baseline batch
+    scaled by the finishing rate (with room for its noise)."""
     finished, finished_base = _scalar(points, "requests_per_s", 5), base.get("finished")
     if running is None or running_base is None or not finished_base or finished is None \
             or running <= running_base:
@@ -114,8 +113,7 @@ def _demand_batch(points: tuple[Point, ...], base: Baseline, running: float | No
         and waiting - waiting_base >= max(2.0, 0.1 * running_base)
     if queued:
         return running
-    demand = max(running_base, 1.0) * max(1.0, finished / finished_base, arrivals or 0.0) \
-        * t("demand_slack")
+    demand = max(running_base, 1.0) * max(1.0, finished / finished_base) * t("demand_slack")
     return min(running, demand)
 
 
@@ -701,15 +699,7 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
     # by a queue admitted) is a longer step by physics; one swollen while requests finish at
     # their usual rate and none wait is the service slowing (Little's law: each request
     # stays longer, so more are in flight), and is judged at the batch demand explains
-    # requests admitted lately (one first token each) against the healthy rate (its prompt
-    # tokens over their length): a surge of arrivals swells the batch before they finish
-    ttft_seen = windows.get("ttft")
-    admitted = ttft_seen.total / config.latency_window_s if ttft_seen is not None else None
-    prompt_b, length_b = base.get("prompt"), base.get("prompt_len")
-    admitted_base = prompt_b / length_b if prompt_b and length_b else None
-    arrivals = admitted / admitted_base if admitted is not None and admitted_base else None
-    load = _demand_batch(points, base, running, waiting, running_base, waiting_base,
-                         arrivals)
+    load = _demand_batch(points, base, running, waiting, running_base, waiting_base)
     v["load"] = load
     slow_reading = {}
     for name in ("itl", "ttft"):
