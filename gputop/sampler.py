@@ -19,6 +19,7 @@ import dataclasses
 import queue
 import statistics
 import threading
+from typing import Any
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -275,13 +276,17 @@ def _merge_gpus(samples: list[GpuSample]) -> tuple[GpuSample, ...]:
         if first is None:
             merged[sample.index] = sample
             continue
-        fill = {f.name: getattr(sample, f.name) for f in dataclasses.fields(sample)
-                if getattr(first, f.name) in (None, (), "") and getattr(sample, f.name)
-                not in (None, (), "")}
+        fill = _unknown_filled(first, sample, (None, (), ""))
         missing = {k: v for k, v in {**sample.missing, **first.missing}.items()
                    if k not in fill and getattr(first, k, None) is None}
         merged[sample.index] = dataclasses.replace(first, **fill, missing=missing)
     return tuple(merged[i] for i in sorted(merged))
+
+
+def _unknown_filled(first: Any, later: Any, unknown: tuple[Any, ...]) -> dict[str, Any]:
+    """The fields ``first`` left unknown that ``later`` (a sample of the same type) knows."""
+    return {f.name: getattr(later, f.name) for f in dataclasses.fields(later)
+            if getattr(first, f.name) in unknown and getattr(later, f.name) not in unknown}
 
 
 def _fill(first: HostSample | None, later: HostSample | None) -> HostSample | None:
@@ -289,8 +294,7 @@ def _fill(first: HostSample | None, later: HostSample | None) -> HostSample | No
     /proc source reads the CPU, eBPF the launch threads' involuntary switches)."""
     if first is None or later is None:
         return first or later
-    fill = {f.name: getattr(later, f.name) for f in dataclasses.fields(later)
-            if getattr(first, f.name) is None and getattr(later, f.name) is not None}
+    fill = _unknown_filled(first, later, (None,))
     return dataclasses.replace(first, **fill) if fill else first
 
 

@@ -300,8 +300,7 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     # certain than a request seen in the engine's own histograms: it weighs 0.8
     swell = ramp((v.get("running") or 0.0) / max(v.get("running_base") or 0.0, 1.0), 1.3, 2.0) \
         if v.get("running_base") is not None else 0.0
-    s["step_alone"] = 0.8 * min(s.get("step", 0.0), s.get("itl", 0.0) if "itl" in s
-                                else s.get("step", 0.0), swell) \
+    s["step_alone"] = 0.8 * min(s.get("step", 0.0), s.get("itl", s.get("step", 0.0)), swell) \
         * (1.0 - s.get("prefill", 0.0)) \
         * (1.0 - max(s.get("dram_new", 0.0), s.get("kv_read", 0.0))) \
         * (1.0 - s.get("spec_drop", 0.0))
