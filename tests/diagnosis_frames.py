@@ -149,9 +149,11 @@ class Trace:
             if self.kind == "trainer":
                 if work is not None:
                     tot["work"] = work
+                # (the trainer's port owner's tree is read as an engine's is: its CPU time)
                 engine = EngineSample(kind="trainer", url="http://127.0.0.1:9100/metrics",
                                       generation_tokens_total=tot["work"], work_unit="samples",
-                                      pids=self.engine_pids, time_mono_s=mono, time_wall_s=wall)
+                                      pids=self.engine_pids, time_mono_s=mono, time_wall_s=wall,
+                                      cpu_s=round(tot["cpu"], 3), ctx_involuntary=int(tot["inv"]))
             else:
                 engine = EngineSample(
                     kind=self.kind, url="http://127.0.0.1:8000/metrics", model="m",

@@ -533,3 +533,68 @@ def test_replay_report_and_exporter_give_the_live_verdict(tmp_path):
     for gpu in "0123":  # the whole job is in the episode; the cause is the straggler
         top = max((c for g, c in scores if g == gpu), key=lambda c: scores[(gpu, c)])
         assert top == "collective_straggler", scores
+
+
+TRAINER = [(5001 + g, 5000, g, "python -u train.py --model llama-8b") for g in range(4)]
+
+
+def _trainer(**kw) -> Trace:
+    return Trace(gpus=4, engine="trainer", procs=TRAINER, engine_pids=(5000, 5001, 5002, 5003,
+                                                                       5004), tick_s=2.0, **kw)
+
+
+def _steps(trace: Trace, n: int, rate: float, total: list[float], **tick) -> None:
+    for i in range(n):
+        total[0] += rate * 2.0
+        trace.tick(work=round(total[0]), **{k: (v(i) if callable(v) else v)
+                                            for k, v in tick.items()})
+
+
+def test_a_trainer_starved_of_cpu_on_a_crowded_host_is_named():
+    """A transcoding pod beside a DDP job grows to all 48 cores: the trainers' tree gets half
+    the CPU it had, the run queue is over the CPUs, GPU-Util falls 97% -> 70% and the job
+    makes 85% of its samples/s: a mild cost no engine trigger sees (a job has no demand)."""
+    trace, total = _trainer(), [0.0]
+    _steps(trace, 60, 320.0, total, util=lambda i: noisy(97, i, 0.01), sm=80, psi=4,
+           run_queue=30, cpus=48, tree_cpu=lambda i: noisy(400, i, 0.03))
+    _steps(trace, 60, 272.0, total, util=lambda i: noisy(70, i, 0.03), sm=58, psi=60,
+           run_queue=140, cpus=48, tree_cpu=lambda i: noisy(190, i, 0.05))
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "host_cpu_contention", (ep.suspects, ep.evidence)
+    assert ep.measure == "cpu" and "waiting on the host" in ep.headline, ep.headline
+    assert "samples/s" in ep.headline, ep.headline
+
+
+def test_a_crowded_host_that_costs_the_trainer_nothing_is_no_episode():
+    """The same neighbour, but the trainer keeps its CPU and its GPUs their busy time (it was
+    never CPU-bound): the host is crowded, the job is not starved."""
+    trace, total = _trainer(), [0.0]
+    _steps(trace, 60, 320.0, total, util=lambda i: noisy(97, i, 0.01), sm=80, psi=4,
+           run_queue=30, cpus=48, tree_cpu=lambda i: noisy(400, i, 0.03))
+    _steps(trace, 60, 318.0, total, util=lambda i: noisy(97, i, 0.01), sm=80, psi=60,
+           run_queue=140, cpus=48, tree_cpu=lambda i: noisy(390, i, 0.03))
+    assert episodes(trace.run()) == []
+
+
+def test_a_mild_thermal_slowdown_of_every_rank_that_costs_work_is_throttling():
+    """The hall's cooling degrades: all four GPUs reach thermal slowdown together (no rank
+    stands out), the SM clock falls 13% and the job's samples/s 18%."""
+    trace, total = _trainer(), [0.0]
+    _steps(trace, 60, 320.0, total, util=lambda i: noisy(99, i, 0.005), sm=88, clock=1785,
+           temp=70, throttle=("power cap",))
+    _steps(trace, 60, 262.0, total, util=lambda i: noisy(99, i, 0.005), sm=79, clock=1545,
+           temp=90, throttle=("thermal (sw)",))
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "throttling", (ep.suspects, ep.evidence)
+    assert ep.measure == "clock" and set(ep.gpus) == {0, 1, 2, 3}, ep.headline
+
+
+def test_a_thermal_reason_that_costs_no_work_is_no_episode():
+    """Thermal slowdown named, the clock 8% down, the job's rate as it was: nothing to page
+    about yet."""
+    trace, total = _trainer(), [0.0]
+    _steps(trace, 60, 320.0, total, util=lambda i: noisy(99, i, 0.005), sm=88, clock=1785,
+           temp=70, throttle=("power cap",))
+    _steps(trace, 60, 318.0, total, util=lambda i: noisy(99, i, 0.005), sm=87, clock=1645,
+           temp=88, throttle=("thermal (sw)",))
+    assert episodes(trace.run()) == []

@@ -740,7 +740,7 @@ def _trigger(st: SubjectState, subject: Subject, feats: Features, config: Detect
 
 _ENGINE_ORDER = ("itl", "tokens", "queue", "util", "ttft", "kv", "step", "spec", "share", "cpu",
                  "launch", "prompts", "straggler", "shared", "clock", "hollow")
-_JOB_ORDER = ("work", "hollow", "stall", "straggler", "shared", "launch", "clock")
+_JOB_ORDER = ("work", "hollow", "stall", "straggler", "shared", "launch", "cpu", "clock")
 
 
 def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Features,
@@ -807,10 +807,16 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         # the engine's processes get a third less CPU with the run queue over the CPUs, and
         # its output fell with demand still there: the host starves it (seen from /proc,
         # whatever the GPU reads; a stand-in or a GPU without util says nothing)
+        lost = s.get("cpu_lost", 0.0) >= (0.3 if clearing else 0.5)
+        if subject.kind != "engine":
+            # a job (no demand to keep): its processes lose CPU on a crowded host and its GPU
+            # waits for them (busy time, or its own steps, fell): the host starves it
+            ratio = v.get("tokens_ratio")
+            return lost and (s.get("util_drop", 0.0) >= (0.3 if clearing else 0.5)
+                             or (ratio is not None and ratio <= (0.92 if clearing else 0.85)))
         if not v.get("demand_kept") or (v.get("running_base") or 0) < 1:
             return False
-        return s.get("cpu_lost", 0.0) >= (0.3 if clearing else 0.5) and \
-            (v.get("tokens_ratio") or 1.0) <= (0.85 if clearing else 0.75)
+        return lost and (v.get("tokens_ratio") or 1.0) <= (0.85 if clearing else 0.75)
     if measure == "launch":
         # launch calls measured (eBPF) lasting a scheduler slice, and the GPU idling for it:
         # the host-side stall is measured, so a smaller loss of busy time is enough
@@ -930,7 +936,13 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
             return False
         drop = v.get("clock_drop") or 0.0  # the least-slowed of the job's busy GPUs
         reasons = s.get("throttle_new", 0.0) >= 1.0
+        # a milder slowdown with its reason (thermal, HW slowdown) named by the driver costs
+        # the work its clock does: the job's own rate (or, demand there, tokens/s) fell with it
+        ratio = v.get("tokens_ratio")
+        costs = ratio is not None and ratio <= (0.9 if clearing else 0.85) and (
+            subject.kind != "engine" or bool(v.get("demand_kept")))
         return (reasons and drop >= (0.12 if clearing else 0.2)) \
+            or (reasons and costs and drop >= (0.06 if clearing else 0.08)) \
             or drop >= (0.25 if clearing else 0.35)
     return False
 
@@ -987,6 +999,8 @@ def _clean(feats: Features, learning: bool = False) -> bool:
                                                   or (v.get("itl_ratio") or 1.0) >= 1.3):
         return False  # a prefill burst that costs the decodes (more prompts that cost
         # nothing, as demand rises through the morning, are the new normal to learn)
+    if s.get("throttle_new", 0.0) >= 1.0:
+        return False  # a throttle reason beyond the power cap, new: a slowdown, not normal
     if s.get("jitter", 0.0) >= 0.5 or s.get("host", 0.0) >= 0.5:
         return False  # launch calls preempted, or the host starving the engine: not normal
     return max(s.get("queue", 0.0), s.get("util_drop", 0.0), s.get("sawtooth", 0.0),

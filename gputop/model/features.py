@@ -663,7 +663,7 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
             ratio = tps / tps_base
             v.update(tokens=tps, tokens_base=tps_base, tokens_ratio=ratio)
             s["work_down"] = ramp(ratio, 0.85, 0.45)
-            if ratio <= 0.8:
+            if ratio <= 0.9:  # (a tenth less work is worth saying beside a finding)
                 say("work", tps, tps_base, now.work_unit or "tokens")
     else:
         tps = _scalar(points, "tokens_per_s") if tokens_smooth is None else tokens_smooth

@@ -116,8 +116,12 @@ def headline(ep: Episode) -> str:
                 f"{ep.latency_p99_s / ep.latency_baseline_s:.1f}x baseline "
                 f"({_s(ep.latency_p99_s)} vs {_s(ep.latency_baseline_s)})")
     if m == "cpu":
-        return (f"{where} waiting on the host: the engine's CPU fell and it makes "
-                f"{(v.get('tokens_ratio') or 0):.0%} of its tokens/s")
+        if v.get("tokens_ratio") is None:  # a job without a throughput counter
+            return (f"{where} waiting on the host at {util}: {ep.subject_label or 'its job'}'s "
+                    f"CPU fell on a crowded host (GPU-Util baseline {_n(v.get('util_base'))}%)")
+        unit = next((e.unit for e in ep.facts if e.signal == "work"), None)
+        return (f"{where} waiting on the host: the {'job' if unit else 'engine'}'s CPU fell "
+                f"and it makes {(v.get('tokens_ratio') or 0):.0%} of its {unit or 'tokens'}/s")
     if m == "share":
         return (f"{where} busy {util} but requests finish at "
                 f"{(v.get('finished_ratio') or 0):.0%} of their rate, every token "
@@ -296,6 +300,6 @@ MEASURE_NAME = {
     "work": "the job's steps slowing with a GPU-side finding",
     "kv": "requests preempted with the KV pool full",
     "share": "requests finishing at half their rate while every token is slower",
-    "cpu": "the engine's processes losing CPU on a crowded host while its output fell",
+    "cpu": "the processes losing CPU on a crowded host while their output (or GPU-Util) fell",
     "step": "every token slower while the memory traffic rose",
 }
