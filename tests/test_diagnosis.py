@@ -598,3 +598,21 @@ def test_a_thermal_reason_that_costs_no_work_is_no_episode():
     _steps(trace, 60, 318.0, total, util=lambda i: noisy(99, i, 0.005), sm=87, clock=1645,
            temp=88, throttle=("thermal (sw)",))
     assert episodes(trace.run()) == []
+
+
+def test_a_new_tenant_on_the_rank_the_others_wait_for_is_gpu_shared():
+    """A colleague's job starts on GPU 1 of a 2-GPU DDP box; the driver gives no per-process
+    SM: GPU 1 stays busy with both, rank 0 waits for rank 1 in the all-reduce.  The new
+    process holding memory on the straggling GPU is the cause; the straggling its effect."""
+    ddp = [(5001 + g, 5000, g, "python -u train.py --local-rank=%d" % g) for g in range(2)]
+    trace = Trace(gpus=2, engine=None, procs=ddp, tick_s=2.0)
+    for i in range(60):
+        trace.tick(util=[noisy(97, i, 0.01)] * 2, sm=[80, 80], proc_sm=[None, None])
+    colleague = [(8801, 8800, 1, "python finetune.py", None)]
+    for i in range(50):
+        trace.tick(util=[noisy(86, i, 0.02), 99], sm=[38, 76], proc_sm=[None, None],
+                   extra_procs=colleague)
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "gpu_shared", (ep.suspects, ep.evidence)
+    assert ep.gpus == (1,), ep.headline
+    assert any("pid 8801" in e for e in ep.evidence), ep.evidence

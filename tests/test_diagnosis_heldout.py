@@ -1,9 +1,9 @@
-"""The verdict on the corpora written blind (bench/heldout/corpus_b .. corpus_g: request-
+"""The verdict on the corpora written blind (bench/heldout/corpus_b .. corpus_h: request-
 level physics of vLLM-, SGLang- and llama.cpp-like servers, training jobs and plain CUDA
 programs, by engineers who never read the detector), scored as their harnesses score them.
 
 Each was written to measure and was measured blind once before any change was judged on it;
-B, C, D, E and G are development sets since (their READMEs say so).  Corpus F is held out:
+B, C, D, E, G and H are development sets since (their READMEs say so).  Corpus F is held out:
 it is measured by its totals only and has no floor here (a floor per cause would be read).
 The floors are what the detector reaches now, per cause: a change that loses a trace fails
 here, one that gains raises the floor by hand.
@@ -25,11 +25,13 @@ import corpus_c  # noqa: E402
 import corpus_d  # noqa: E402
 import corpus_e  # noqa: E402
 import corpus_g  # noqa: E402
+import corpus_h  # noqa: E402
 import diagnosis_b  # noqa: E402
 import diagnosis_c  # noqa: E402
 import diagnosis_d  # noqa: E402
 import diagnosis_e  # noqa: E402
 import diagnosis_g  # noqa: E402
+import diagnosis_h  # noqa: E402
 
 # right / traces per cause ("healthy" for the healthy ones), as measured: raise when it improves
 FLOOR_B = {"oversized_request": 4, "prefill_interference": 4, "collective_straggler": 5,
@@ -49,12 +51,16 @@ FLOOR_E = {"oversized_request": 3, "prefill_interference": 4, "collective_stragg
            "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 4, "kv_pressure": 3,
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 25}
 FLOOR_G = {"oversized_request": 2, "prefill_interference": 2, "collective_straggler": 3,
-           "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 2,
-           "tiny_kernels": 2, "memory_bandwidth": 0, "throttling": 2, "kv_pressure": 3,
+           "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 3,
+           "tiny_kernels": 2, "memory_bandwidth": 0, "throttling": 3, "kv_pressure": 3,
            "gpu_shared": 3, "spec_decode_rejected": 2, "healthy": 20}
+FLOOR_H = {"oversized_request": 3, "prefill_interference": 3, "collective_straggler": 3,
+           "input_stall": 3, "host_launch_jitter": 4, "host_cpu_contention": 3,
+           "tiny_kernels": 3, "memory_bandwidth": 1, "throttling": 2, "kv_pressure": 3,
+           "gpu_shared": 4, "spec_decode_rejected": 3, "healthy": 24}
 CORPORA = {"b": (FLOOR_B, corpus_b, diagnosis_b), "c": (FLOOR_C, corpus_c, diagnosis_c),
            "d": (FLOOR_D, corpus_d, diagnosis_d), "e": (FLOOR_E, corpus_e, diagnosis_e),
-           "g": (FLOOR_G, corpus_g, diagnosis_g)}
+           "g": (FLOOR_G, corpus_g, diagnosis_g), "h": (FLOOR_H, corpus_h, diagnosis_h)}
 
 
 def _results(corpus, harness):

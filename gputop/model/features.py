@@ -260,6 +260,10 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
                            _per_gpu(points, "power_w", gpus) if not sms else {})
         idle_rank = _idle_rank(subject, points, utils, sms, s, v, say)
     shared = _shared(subject, now, base, s, say)
+    # the rank the others wait for is the one a new tenant shares: the tenant is the cause,
+    # the straggling its effect (where NVML gives no per-process SM, its memory says so)
+    s["shared_odd"] = min(s.get("shared", 0.0), s.get("odd", 0.0), s.get("peers_wait", 0.0)) \
+        if odd is not None and odd in shared else 0.0
     dram_gpus = tuple(g for g, d in _per_gpu(points, "dram_bw_pct", gpus).items()
                       if d >= t("dram_high_pct"))
     stalled = _sawtooth(subject, points, base, s, v, say)

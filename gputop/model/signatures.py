@@ -77,7 +77,7 @@ SIGNATURES: tuple[Signature, ...] = (
         "one GPU of the job is slower; the others wait for it in the collective",
         requires=(("odd",), ("peers_wait",)),
         supports=("clock_any", "throttle_new", "busy"),
-        vetoes=(("shared", 0.8), ("rank_idle", 0.8)),
+        vetoes=(("shared", 0.8), ("rank_idle", 0.8), ("shared_odd", 0.9)),
         where="odd"),
     Signature(
         "input_stall",
@@ -139,8 +139,9 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "gpu_shared",
         "another process time-slices the GPU and takes its SM time",
-        requires=(("shared",), ("own_drop", "tokens_down", "itl", "work_down", "util_drop")),
-        supports=("own_drop", "busy"),
+        requires=(("shared",), ("own_drop", "tokens_down", "itl", "work_down", "util_drop",
+                                "shared_odd")),
+        supports=("own_drop", "busy", "shared_odd"),
         where="shared"),
 )
 BY_CAUSE = {sig.cause: sig for sig in SIGNATURES}

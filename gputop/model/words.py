@@ -37,6 +37,7 @@ SIGNAL_TEXT = {
     "throttle_new": "new throttle reasons", "hot": "a hot GPU",
     "odd": "one GPU out of step", "peers_wait": "the other GPUs waiting",
     "shared": "another process on the GPU", "own_drop": "the job's own SM share falling",
+    "shared_odd": "the GPU the others wait for shared with a new process",
     "sawtooth": "a saw-tooth of steps and waits", "input_cpu": "an input thread at 100% CPU",
     "host": "host CPU contention", "jitter": "launch-latency spikes", "serving": "serving",
     "sliver": "SM activity a sliver (one-element kernels)", "fanout": "the batch doubling at "
