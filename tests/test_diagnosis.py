@@ -616,3 +616,25 @@ def test_a_new_tenant_on_the_rank_the_others_wait_for_is_gpu_shared():
     assert ep.suspects[0][0] == "gpu_shared", (ep.suspects, ep.evidence)
     assert ep.gpus == (1,), ep.headline
     assert any("pid 8801" in e for e in ep.evidence), ep.evidence
+
+
+def test_a_trainer_slowed_by_smaller_kernels_is_tiny_kernels():
+    """A config change sets the optimizer's foreach=False: six tiny kernels per parameter
+    tensor. GPU-Util stays 99%, SM activity falls 82% -> 61% and the job makes 70% of its
+    samples/s: the same busy time doing as much less work as the SMs it occupies (a 30%
+    loss the 'work' trigger's 40% never saw, and the baseline learned it in a minute)."""
+    trace, total = _trainer(), [0.0]
+    _steps(trace, 50, 320.0, total, util=lambda i: noisy(99.7, i, 0.002), sm=82.7)
+    _steps(trace, 80, 224.0, total, util=lambda i: noisy(99.7, i, 0.002), sm=61.5)
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "tiny_kernels", (ep.suspects, ep.evidence)
+    assert ep.end_wall_s is None, "the loss is still there: the baseline must not learn it"
+
+
+def test_sm_activity_falling_while_the_job_keeps_its_rate_is_no_episode():
+    """The SM share falls as much, but the job's samples/s holds (a lighter phase of the
+    model): no work is lost, nothing to name."""
+    trace, total = _trainer(), [0.0]
+    _steps(trace, 50, 320.0, total, util=lambda i: noisy(99.7, i, 0.002), sm=82.7)
+    _steps(trace, 80, 318.0, total, util=lambda i: noisy(99.7, i, 0.002), sm=61.5)
+    assert episodes(trace.run()) == []

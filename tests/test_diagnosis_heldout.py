@@ -40,7 +40,7 @@ FLOOR_B = {"oversized_request": 4, "prefill_interference": 4, "collective_stragg
            "gpu_shared": 4, "healthy": 19}
 FLOOR_C = {"oversized_request": 2, "prefill_interference": 2, "collective_straggler": 4,
            "input_stall": 3, "host_launch_jitter": 4, "host_cpu_contention": 4,
-           "tiny_kernels": 3, "memory_bandwidth": 4, "throttling": 3, "kv_pressure": 4,
+           "tiny_kernels": 4, "memory_bandwidth": 4, "throttling": 3, "kv_pressure": 4,
            "gpu_shared": 4, "spec_decode_rejected": 4, "healthy": 28}
 FLOOR_D = {"oversized_request": 4, "prefill_interference": 2, "collective_straggler": 2,
            "input_stall": 3, "host_launch_jitter": 2, "host_cpu_contention": 3,
@@ -56,7 +56,7 @@ FLOOR_G = {"oversized_request": 2, "prefill_interference": 2, "collective_stragg
            "gpu_shared": 3, "spec_decode_rejected": 2, "healthy": 20}
 FLOOR_H = {"oversized_request": 3, "prefill_interference": 3, "collective_straggler": 3,
            "input_stall": 3, "host_launch_jitter": 4, "host_cpu_contention": 3,
-           "tiny_kernels": 3, "memory_bandwidth": 1, "throttling": 2, "kv_pressure": 3,
+           "tiny_kernels": 4, "memory_bandwidth": 1, "throttling": 2, "kv_pressure": 3,
            "gpu_shared": 4, "spec_decode_rejected": 3, "healthy": 24}
 CORPORA = {"b": (FLOOR_B, corpus_b, diagnosis_b), "c": (FLOOR_C, corpus_c, diagnosis_c),
            "d": (FLOOR_D, corpus_d, diagnosis_d), "e": (FLOOR_E, corpus_e, diagnosis_e),

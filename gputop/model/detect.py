@@ -894,6 +894,9 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         gpu_side = max(s.get("util_drop", 0.0), s.get("hollow_new", 0.0), s.get("sawtooth", 0.0),
                        s.get("odd", 0.0) * s.get("peers_wait", 0.0), s.get("clock_all", 0.0),
                        s.get("shared", 0.0))
+        if ratio is not None and ratio <= (0.88 if clearing else 0.8) \
+                and s.get("hollow_match", 0.0) >= (0.3 if clearing else 0.5):
+            return True  # a milder loss, with the SM share falling by as much: smaller kernels
         return ratio is not None and ratio <= (0.7 if clearing else t("work_drop")) \
             and (util or 0.0) >= 20 and gpu_side >= (0.2 if clearing else 0.3)
     if now_age < t("job_min_age_s") and not clearing:
@@ -1005,7 +1008,8 @@ def _clean(feats: Features, learning: bool = False) -> bool:
         return False  # launch calls preempted, or the host starving the engine: not normal
     return max(s.get("queue", 0.0), s.get("util_drop", 0.0), s.get("sawtooth", 0.0),
                s.get("work_down", 0.0), s.get("odd", 0.0) * s.get("peers_wait", 0.0),
-               s.get("shared", 0.0), s.get("clock_all", 0.0), s.get("spec_drop", 0.0)) < 0.5
+               s.get("shared", 0.0), s.get("clock_all", 0.0), s.get("spec_drop", 0.0),
+               s.get("hollow_match", 0.0)) < 0.5
 
 
 def _steady(recent: tuple[Point, ...], now: Point, since: float) -> bool:

@@ -171,6 +171,7 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
         ratio_base = base.get("sm_ratio")
         if ratio_base is not None and ratio_base >= 0.25:
             s["hollow_new"] = ramp(ratio / ratio_base, 0.7, 0.25)
+            v["sm_share_ratio"] = ratio / ratio_base
         if ratio <= 0.2 or (ratio < 0.5 and s.get("hollow_new", 0.0) >= 0.3):
             say("sm_active", sm, base.get("sm"), "%", detail=f"{util:.0f}")  # new, or a sliver
     # the power the busy time draws, read only where it decides: with an SM counter once SM
@@ -667,6 +668,12 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
             ratio = tps / tps_base
             v.update(tokens=tps, tokens_base=tps_base, tokens_ratio=ratio)
             s["work_down"] = ramp(ratio, 0.85, 0.45)
+            # the same busy time doing as much less work as the SMs it occupies: kernels
+            # smaller than they were (a config change launching per-tensor kernels), not a
+            # wait (util would fall) nor a slower clock (the SMs stay occupied)
+            share = v.get("sm_share_ratio")
+            if share is not None and share <= 0.85 and abs(ratio - share) <= 0.15:
+                s["hollow_match"] = ramp(1.0 - share, 0.15, 0.3) * ramp(ratio, 0.85, 0.7)
             if ratio <= 0.9:  # (a tenth less work is worth saying beside a finding)
                 say("work", tps, tps_base, now.work_unit or "tokens")
     else:

@@ -105,8 +105,8 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "tiny_kernels",
         "busy time on kernels that occupy few SMs",
-        requires=(("hollow", "hollow_new", "hollow_power"), ("busy",)),
-        supports=("hollow", "sliver", "hollow_power"),
+        requires=(("hollow", "hollow_new", "hollow_power", "hollow_match"), ("busy",)),
+        supports=("hollow", "sliver", "hollow_power", "hollow_match"),
         vetoes=(("notable", 0.9), ("stall_not_sliver", 0.7), ("prefill", 0.8),
                 ("host", 0.9),
                 ("jitter", 0.9), ("odd", 0.9), ("shared", 0.8), ("dram", 0.7),

@@ -26,6 +26,7 @@ SIGNAL_TEXT = {
     "step_alone": "every step far slower with no prefill, memory traffic or speculation "
                   "to explain it",
     "hollow": "SM activity far below GPU-Util", "hollow_new": "SM activity falling",
+    "hollow_match": "the job's rate falling with its SM share (smaller kernels)",
     "busy": "GPU-Util high", "util_drop": "GPU-Util falling", "queue": "the queue growing",
     "queue_soft": "requests waiting", "running_flat": "the batch not growing",
     "itl": "inter-token latency", "ttft": "time to first token",
