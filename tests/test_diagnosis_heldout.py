@@ -53,11 +53,11 @@ FLOOR_E = {"oversized_request": 3, "prefill_interference": 4, "collective_stragg
 FLOOR_G = {"oversized_request": 2, "prefill_interference": 2, "collective_straggler": 3,
            "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 3,
            "tiny_kernels": 2, "memory_bandwidth": 0, "throttling": 3, "kv_pressure": 3,
-           "gpu_shared": 3, "spec_decode_rejected": 2, "healthy": 20}
+           "gpu_shared": 3, "spec_decode_rejected": 2, "healthy": 21}
 FLOOR_H = {"oversized_request": 3, "prefill_interference": 3, "collective_straggler": 3,
            "input_stall": 3, "host_launch_jitter": 4, "host_cpu_contention": 3,
-           "tiny_kernels": 4, "memory_bandwidth": 1, "throttling": 2, "kv_pressure": 3,
-           "gpu_shared": 4, "spec_decode_rejected": 3, "healthy": 24}
+           "tiny_kernels": 4, "memory_bandwidth": 1, "throttling": 3, "kv_pressure": 3,
+           "gpu_shared": 4, "spec_decode_rejected": 3, "healthy": 25}
 CORPORA = {"b": (FLOOR_B, corpus_b, diagnosis_b), "c": (FLOOR_C, corpus_c, diagnosis_c),
            "d": (FLOOR_D, corpus_d, diagnosis_d), "e": (FLOOR_E, corpus_e, diagnosis_e),
            "g": (FLOOR_G, corpus_g, diagnosis_g), "h": (FLOOR_H, corpus_h, diagnosis_h)}

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 from typing import cast
 
 from gputop.model import enginehist, signatures, words
-from gputop.model.baseline import Baseline, Sample
+from gputop.model.baseline import UPPER_MIN, Baseline, Sample
 from gputop.model.enginehist import HistDelta
 from gputop.model.evidence import Evidence, merge
 from gputop.model.features import (FINISH_COUNTED, Features, finish_counted_tau_s,
@@ -750,8 +750,12 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
     now_age = st.last_seen_mono_s - st.first_seen_mono_s
     if st.warmup_since_mono_s is not None:
         return False
-    if measure in HISTOGRAM_MEASURES and now_age < t("learn_s") and not clearing:
-        return False  # a few seconds' histograms are no normal to judge latency against
+    if measure in HISTOGRAM_MEASURES and not clearing and (
+            now_age < t("learn_s") or 0 < len(base.pairs.get("itl", ())) < UPPER_MIN):
+        # a few seconds' histograms are no normal to judge latency against, nor are a few
+        # samples of them: a tail's normal is its upper quartile, and of fewer than
+        # UPPER_MIN samples that is their median (a lull of the first seconds at 2 s ticks)
+        return False
     util = v.get("util")
     if measure in ("itl", "ttft", "tokens", "queue") and not clearing and \
             s.get("surge", 0.0) >= 0.5 and st.surge_since_mono_s is not None and \
