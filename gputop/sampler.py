@@ -19,11 +19,11 @@ import dataclasses
 import queue
 import statistics
 import threading
-from typing import Any
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from gputop.schema import (MAX_PROCESSES, Frame, GpuSample, HostSample,
                            SourceStatus)

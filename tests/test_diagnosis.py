@@ -535,11 +535,8 @@ def test_replay_report_and_exporter_give_the_live_verdict(tmp_path):
         assert top == "collective_straggler", scores
 
 
-TRAINER = [(5001 + g, 5000, g, "python -u train.py --model llama-8b") for g in range(4)]
-
-
 def _trainer(**kw) -> Trace:
-    return Trace(gpus=4, engine="trainer", procs=TRAINER, engine_pids=(5000, 5001, 5002, 5003,
+    return Trace(gpus=4, engine="trainer", procs=TRAIN, engine_pids=(5000, 5001, 5002, 5003,
                                                                        5004), tick_s=2.0, **kw)
 
 

@@ -123,6 +123,13 @@ class Baseline:
         quicker = itl and all(s.itl_p99_s is not None and s.itl_p99_s <= 0.7 * itl for s in new)
         return Baseline(new) if faster or quicker else self
 
+    @property
+    def latency_young(self) -> bool:
+        """Latency samples there, but too few to judge by: a tail's normal is its upper
+        quartile, and of fewer than UPPER_MIN samples that is their median (a lull in the
+        first seconds at 2 s ticks).  An engine without histograms has none: not young."""
+        return 0 < len(self.pairs.get("itl", ())) < UPPER_MIN
+
     def latency_at(self, name: str, running: float | None) -> float | None:
         """The healthy p99 of ``name`` ("itl" or "ttft") at a batch of ``running``: the
         median of samples within ``load_match`` of it; above every sample, the nearest ones

@@ -33,10 +33,10 @@ from dataclasses import dataclass, field, replace
 from typing import cast
 
 from gputop.model import enginehist, signatures, words
-from gputop.model.baseline import UPPER_MIN, Baseline, Sample
+from gputop.model.baseline import Baseline, Sample
 from gputop.model.enginehist import HistDelta
 from gputop.model.evidence import Evidence, merge
-from gputop.model.features import (FINISH_COUNTED, Features, finish_counted_tau_s,
+from gputop.model.features import (FINISH_COUNTED, Features, Values, finish_counted_tau_s,
                                    own_and_sharers, signals)
 from gputop.model.point import Point, point, replica_points, work_rate_now
 from gputop.model.signatures import BY_CAUSE, CAUSES
@@ -751,11 +751,8 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
     if st.warmup_since_mono_s is not None:
         return False
     if measure in HISTOGRAM_MEASURES and not clearing and (
-            now_age < t("learn_s") or 0 < len(base.pairs.get("itl", ())) < UPPER_MIN):
-        # a few seconds' histograms are no normal to judge latency against, nor are a few
-        # samples of them: a tail's normal is its upper quartile, and of fewer than
-        # UPPER_MIN samples that is their median (a lull of the first seconds at 2 s ticks)
-        return False
+            now_age < t("learn_s") or base.latency_young):
+        return False  # a few seconds' histograms (or samples of them) are no normal to judge by
     util = v.get("util")
     if measure in ("itl", "ttft", "tokens", "queue") and not clearing and \
             s.get("surge", 0.0) >= 0.5 and st.surge_since_mono_s is not None and \
@@ -815,12 +812,11 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         if subject.kind != "engine":
             # a job (no demand to keep): its processes lose CPU on a crowded host and its GPU
             # waits for them (busy time, or its own steps, fell): the host starves it
-            ratio = v.get("tokens_ratio")
             return lost and (s.get("util_drop", 0.0) >= (0.3 if clearing else 0.5)
-                             or (ratio is not None and ratio <= (0.92 if clearing else 0.85)))
-        if not v.get("demand_kept") or (v.get("running_base") or 0) < 1:
+                             or _output_fell(subject, v, 0.92 if clearing else 0.85))
+        if (v.get("running_base") or 0) < 1:
             return False
-        return lost and (v.get("tokens_ratio") or 1.0) <= (0.85 if clearing else 0.75)
+        return lost and _output_fell(subject, v, 0.85 if clearing else 0.75)
     if measure == "launch":
         # launch calls measured (eBPF) lasting a scheduler slice, and the GPU idling for it:
         # the host-side stall is measured, so a smaller loss of busy time is enough
@@ -874,8 +870,7 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         # prompts taking a far larger share of its time while tokens/s fell with demand still
         # there: the other slots' decodes wait on them
         return s.get("prefill_time", 0.0) >= (0.3 if clearing else 0.5) \
-            and (v.get("tokens_ratio") or 1.0) <= (0.9 if clearing else 0.8) \
-            and bool(v.get("demand_kept"))
+            and _output_fell(subject, v, 0.9 if clearing else 0.8)
     if measure == "spec":
         # the drafts mostly rejected and the service slower for it: the GPU verifies tokens
         # it throws away (a batch growing to absorb it keeps tokens/s, not each user's rate)
@@ -895,12 +890,12 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
                 st.last_seen_mono_s - st.pause_since_mono_s < t("pause_s"):
             return False
         ratio = v.get("tokens_ratio")
-        gpu_side = max(s.get("util_drop", 0.0), s.get("hollow_new", 0.0), s.get("sawtooth", 0.0),
-                       s.get("odd", 0.0) * s.get("peers_wait", 0.0), s.get("clock_all", 0.0),
-                       s.get("shared", 0.0))
         if ratio is not None and ratio <= (0.88 if clearing else 0.8) \
                 and s.get("hollow_match", 0.0) >= (0.3 if clearing else 0.5):
             return True  # a milder loss, with the SM share falling by as much: smaller kernels
+        gpu_side = max(s.get("util_drop", 0.0), s.get("hollow_new", 0.0), s.get("sawtooth", 0.0),
+                       s.get("odd", 0.0) * s.get("peers_wait", 0.0), s.get("clock_all", 0.0),
+                       s.get("shared", 0.0))
         return ratio is not None and ratio <= (0.7 if clearing else t("work_drop")) \
             and (util or 0.0) >= 20 and gpu_side >= (0.2 if clearing else 0.3)
     if now_age < t("job_min_age_s") and not clearing:
@@ -945,13 +940,19 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         reasons = s.get("throttle_new", 0.0) >= 1.0
         # a milder slowdown with its reason (thermal, HW slowdown) named by the driver costs
         # the work its clock does: the job's own rate (or, demand there, tokens/s) fell with it
-        ratio = v.get("tokens_ratio")
-        costs = ratio is not None and ratio <= (0.9 if clearing else 0.85) and (
-            subject.kind != "engine" or bool(v.get("demand_kept")))
+        costs = _output_fell(subject, v, 0.9 if clearing else 0.85)
         return (reasons and drop >= (0.12 if clearing else 0.2)) \
             or (reasons and costs and drop >= (0.06 if clearing else 0.08)) \
             or drop >= (0.25 if clearing else 0.35)
     return False
+
+
+def _output_fell(subject: Subject, v: Values, limit: float) -> bool:
+    """Its output fell to ``limit`` of its baseline or less: a job's own rate, an engine's
+    tokens/s with demand still there (fewer requests asking is no fault)."""
+    ratio = v.get("tokens_ratio")
+    return ratio is not None and ratio <= limit and (
+        subject.kind != "engine" or bool(v.get("demand_kept")))
 
 
 # ---------------------------------------------------------------- baselines

@@ -121,7 +121,7 @@ def headline(ep: Episode) -> str:
         if v.get("tokens_ratio") is None:  # a job without a throughput counter
             return (f"{where} waiting on the host at {util}: {ep.subject_label or 'its job'}'s "
                     f"CPU fell on a crowded host (GPU-Util baseline {_n(v.get('util_base'))}%)")
-        unit = next((e.unit for e in ep.facts if e.signal == "work"), None)
+        unit = _work_unit(ep)
         return (f"{where} waiting on the host: the {'job' if unit else 'engine'}'s CPU fell "
                 f"and it makes {(v.get('tokens_ratio') or 0):.0%} of its {unit or 'tokens'}/s")
     if m == "share":
@@ -148,13 +148,18 @@ def headline(ep: Episode) -> str:
     if m == "clock":
         return f"{where} busy {util} but slowed: its SM clock fell {(v.get('clock_drop') or 0):.0%}"
     if m == "work":
-        unit = next((e.unit for e in ep.facts if e.signal == "work"), "work")
+        unit = _work_unit(ep) or "work"
         return (f"{where} {'waiting on the host at' if starved else 'busy'} {util} but "
                 f"{_n(ep.tokens_per_s, None)} {unit}/s (baseline "
                 f"{_n(ep.baseline_tokens_per_s, None)})")
     tps = _n(ep.tokens_per_s)
     lead = f"{where} waiting on the host at {util}" if starved else f"{where} busy {util}"
     return f"{lead} but {tps} tok/s (baseline {_n(ep.baseline_tokens_per_s)})"
+
+
+def _work_unit(ep: Episode) -> str | None:
+    """The unit of a job's own rate (samples, steps), where its evidence quotes it."""
+    return next((e.unit for e in ep.facts if e.signal == "work"), None)
 
 
 def evidence_line(e: Evidence, subject: str = "engine") -> str:
