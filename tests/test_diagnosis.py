@@ -329,6 +329,42 @@ def test_prefix_cache_hits_are_not_a_prefill_burst():
     assert states[-1].point.compute_prompt_tokens_per_s < 2500  # what the engine computed
 
 
+def _growing_contexts(*, tensor, dram, mem_util=None):
+    """Agent sessions whose contexts grow 3k -> 30k tokens: each turn's new text is computed
+    (prompt tokens/s 8x), the batch holds, the KV pool fills and each token takes 3x."""
+    gpm = mem_util is None
+    trace = Trace()
+    for i in range(70):
+        trace.tick(tokens=noisy(2000, i, 0.05), prompt=noisy(2000, i, 0.1), kv=0.3,
+                   tensor=noisy(8, i, 0.1) if gpm else 0, dram=noisy(75, i, 0.02) if gpm
+                   else None, sm=70 if gpm else None,
+                   mem_util=None if gpm else noisy(60, i, 0.03), itl=0.02)
+    for i in range(40):
+        trace.tick(tokens=noisy(800, i, 0.05), prompt=noisy(16000, i, 0.1), kv=0.85,
+                   tensor=tensor if gpm else 0, dram=dram if gpm else None,
+                   sm=70 if gpm else None, mem_util=mem_util, itl=0.06, ttft=0.5)
+    return only(trace.run())
+
+
+def test_prompts_that_raise_no_compute_are_not_what_slows_the_step():
+    """Prefill is tensor-core GEMMs: prompts being prefilled raise tensor activity and take
+    the step's time from DRAM.  Here prompt tokens go 8x, but tensor activity stays at 8%
+    and DRAM at its 75% while every sequence's context grows: the step reads more KV."""
+    ep = _growing_contexts(tensor=9, dram=77)
+    assert ep.suspects[0][0] == "memory_bandwidth", (ep.suspects, ep.evidence)
+    ep = _growing_contexts(tensor=None, dram=None, mem_util=80)  # no GPM: the controller
+    assert ep.suspects[0][0] == "memory_bandwidth", (ep.suspects, ep.evidence)
+
+
+def test_prompts_that_raise_compute_are_prefill_work():
+    """The look-alike: the same 8x prompts with tensor activity up 8 -> 60% and DRAM's share
+    falling 75 -> 45% (without GPM, the memory controller's busy time 60 -> 35%)."""
+    ep = _growing_contexts(tensor=60, dram=45)
+    assert ep.suspects[0][0] == "prefill_interference", (ep.suspects, ep.evidence)
+    ep = _growing_contexts(tensor=None, dram=None, mem_util=35)
+    assert ep.suspects[0][0] == "prefill_interference", (ep.suspects, ep.evidence)
+
+
 def test_traffic_falling_to_a_tenth_while_util_stays_high_is_no_collapse():
     trace = Trace()
     for i in range(70):

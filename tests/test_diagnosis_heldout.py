@@ -52,7 +52,7 @@ FLOOR_E = {"oversized_request": 3, "prefill_interference": 4, "collective_stragg
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 25}
 FLOOR_G = {"oversized_request": 2, "prefill_interference": 2, "collective_straggler": 3,
            "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 3,
-           "tiny_kernels": 2, "memory_bandwidth": 0, "throttling": 3, "kv_pressure": 3,
+           "tiny_kernels": 2, "memory_bandwidth": 2, "throttling": 3, "kv_pressure": 3,
            "gpu_shared": 3, "spec_decode_rejected": 2, "healthy": 21}
 FLOOR_H = {"oversized_request": 3, "prefill_interference": 3, "collective_straggler": 3,
            "input_stall": 3, "host_launch_jitter": 4, "host_cpu_contention": 3,

@@ -275,6 +275,7 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
         slow_reading = _engine(subject, points, base, windows, config, s, v, say,
                                tokens_smooth)
         _jump(points, base, v)
+        _prefill_compute(s, v)
         # the jump stands while the batch stays doubled (n sequences decode together)
         doubled = jumped_from is not None and all(
             p.requests_running is not None and p.requests_running >= 2 * jumped_from
@@ -930,6 +931,18 @@ def _token_time(points: tuple[Point, ...], base: Baseline, s: Strengths, v: Valu
             s["prefill"] = s["prefill_time"]  # (the prompt rate, where known, may add to it)
             if s["prefill_time"] >= 0.5:
                 say("prefill_time", share, usual_share)
+
+
+def _prefill_compute(s: Strengths, v: Values) -> None:
+    """Prefill is compute: a step that prefills long prompts runs tensor-core GEMMs, so on
+    a GPU that counts them (GPM) tensor activity rises and DRAM's share of the step falls.
+    Prompts that moved neither (prefix-cached, or cheap beside long-context decode reading
+    every sequence's KV) are not what slowed the step: their prefill strength is damped."""
+    if v.get("dram_rise") is None or not s.get("prefill"):
+        return
+    flat = (1.0 - s.get("tensor_up", 0.0)) * ramp(v["dram_rise"], -10.0, -3.0)
+    v["prefill_compute_flat"] = flat
+    s["prefill"] *= 1.0 - 0.8 * flat
 
 
 def _launch_gpus(points: tuple[Point, ...], gpus: tuple[int, ...]) -> tuple[int, ...]:
