@@ -336,7 +336,7 @@ def _(box):
 @trace("llamacpp-l40s-n-probs-request", "serving", "oversized_request", "llamacpp", "L40S", 1, 1, 330,
        note="llama-server: a client asks n_probs=100 with 3000 tokens; all slots slow ~2x")
 def _(box):
-    s = server(box, "llamacpp", [0], L8, lambda t: 1.0 * wave(t, 45, 0.2), slots=8, port=8080,
+    s = server(box, "llamacpp", [0], L8, lambda t: 0.7 * wave(t, 45, 0.2), slots=8, port=8080,
                prompt=700, out=280, host_ms=1.5)
     heavy_requests(s, [140], 0.030, out=3000, n=1)
     return heavy_window(s, 140)
@@ -344,40 +344,40 @@ def _(box):
 
 # ====================================================================== prefill_interference
 @trace("vllm-h100-rag-burst-long-prompts", "serving", "prefill_interference", "vllm", "H100", 1, 1, 330,
-       window=(140, 240), note="an indexing job fires 20k-token RAG prompts at 2/s: ITL 3-4x, prompt tokens dominate")
+       window=(140, 240), note="a RAG tenant adds 16k-token contexts (~1/s): ITL 3-4x, prompt tokens dominate")
 def _(box):
-    s = server(box, "vllm", [0], L8, lambda t: 5 * wave(t, 50, 0.1) + 2.0 * ramp(t, 140, 0, 240))
-    s.traffic.mods.append((140, 240, lambda t: {"prompt": 18000, "max_prompt": 24000, "out": 60}))
+    s = server(box, "vllm", [0], L8, lambda t: 5 * wave(t, 50, 0.1) + 1.1 * ramp(t, 140, 0, 240))
+    s.traffic.mods.append((140, 240, lambda t: {"prompt": 900 if box.rng.random() < 0.9 else 16000,
+                                                 "max_prompt": 22000}))
 
 
 @trace("sglang-h100-new-request-storm", "serving", "prefill_interference", "sglang", "H100", 1, 1, 330,
        window=(150, 230), note="SGLang: a burst of 4k-token prompts; prefill batches stall the decodes")
 def _(box):
-    s = server(box, "sglang", [0], L8, lambda t: 4 * wave(t, 60, 0.1) + 5 * ramp(t, 150, 0, 230),
+    s = server(box, "sglang", [0], L8, lambda t: 4 * wave(t, 60, 0.1) + 2.5 * ramp(t, 150, 0, 230),
                realtime=True, port=30000)
-    s.traffic.mods.append((150, 230, lambda t: {"prompt": 4500, "out": 40}))
+    s.traffic.mods.append((150, 230, lambda t: {"prompt": 800 if box.rng.random() < 0.45 else 4000}))
 
 
 @trace("vllm-h200-10k-prompts-in-growing-load", "serving", "prefill_interference", "vllm", "H200", 1, 2, 400,
        window=(170, 400), note="load grows; from 170 s a tenant adds 10k-token prompts at rising rate: ITL ~1.6x")
 def _(box):
-    s = server(box, "vllm", [0], L8, lambda t: 3 + 3 * t / 400 + 0.9 * ramp(t, 170, 90))
-    s.traffic.mods.append((170, 1e9, lambda t: {"prompt": 2500 if box.rng.random() < 0.6 else 10000,
-                                                 "sig_p": 0.2}))
+    s = server(box, "vllm", [0], L8, lambda t: 3 + 2.5 * t / 400)
+    s.traffic.mods.append((170, 1e9, lambda t: {"prompt": 800 if box.rng.random() < 1 - 0.13 * min(1, (t - 170) / 90) else 10000}))
 
 
 @trace("vllm-tp2-a100-long-prompt-tenant", "serving", "prefill_interference", "vllm", "A100", 2, 2, 360,
        window=(160, 290), note="A100 TP2 Qwen-14B: a code-review bot sends 12k-token diffs; moderate")
 def _(box):
-    s = server(box, "vllm", [0, 1], Q14, lambda t: 3 * wave(t, 60, 0.1) + 0.5 * ramp(t, 160, 20, 290))
-    s.traffic.mods.append((160, 290, lambda t: {"prompt": 3500 if box.rng.random() < 0.7 else 12000}))
+    s = server(box, "vllm", [0, 1], Q14, lambda t: 2.5 * wave(t, 60, 0.1) + 0.3 * ramp(t, 160, 20, 290))
+    s.traffic.mods.append((160, 290, lambda t: {"prompt": 800 if box.rng.random() < 0.88 else 12000}))
 
 
 # ====================================================================== collective_straggler
 @trace("vllm-tp4-h100-gridlock-one-gpu-750mhz", "serving", "collective_straggler", "vllm", "H100", 4, 1, 330,
        window=(150, 330), culprit=(2,), note="TP4: GPU 2 left at locked clocks 600-900 MHz; the others wait in all-reduce")
 def _(box):
-    server(box, "vllm", [0, 1, 2, 3], L70, lambda t: 5 * wave(t, 66, 0.1), prompt=1500)
+    server(box, "vllm", [0, 1, 2, 3], L70, lambda t: 3 * wave(t, 66, 0.1), prompt=1000)
     b = box.boards[2]
 
     def ev(t, bx):
@@ -393,7 +393,7 @@ def _(box):
     box.add(Trainer(list(range(8)), box.rng, step_s=0.8, tensor=0.8, comm_s=0.05, tokens=8 * 8 * 4096,
                     mem_gb=70))
     b = box.boards[5]
-    box.events.append(at(lambda t: setattr(b, "extra_r", 0.045 * ramp(t, 130, 120))))
+    box.events.append(at(lambda t: setattr(b, "extra_r", 0.062 * ramp(t, 130, 120))))
 
 
 @trace("fsdp-4xa100-rank-hw-slowdown", "training", "collective_straggler", "none", "A100", 4, 2, 360,
@@ -511,7 +511,7 @@ def _(box):
 @trace("vllm-h100-launch-thread-third-of-core", "serving", "host_cpu_contention", "vllm", "H100", 1, 1, 360,
        window=(150, 360), note="a CPU job floods a 26-vCPU VM: the engine's thread gets ~1/3 core; util 45-70%, ITL 2-3x, queue grows")
 def _(box):
-    server(box, "vllm", [0], L8, lambda t: 9 * wave(t, 60, 0.05), out=260)
+    server(box, "vllm", [0], L8, lambda t: 10 * wave(t, 60, 0.05), out=280, max_seqs=128)
     box.neighbors.append(lambda t: 72 * ramp(t, 150, 10))
 
 
@@ -564,30 +564,31 @@ def _(box):
 @trace("vllm-h100-context-growth-hbm", "serving", "memory_bandwidth", "vllm", "H100", 1, 2, 420,
        window=(150, 420), note="agent sessions grow their context over minutes: DRAM ~85%, ITL ~2x, tokens/s flat")
 def _(box):
-    s = server(box, "vllm", [0], L8, lambda t: 2.6, prompt=1500, out=900, sig_o=0.3, sig_p=0.3)
-    s.traffic.mods.append((150, 1e9, lambda t: {"prompt": 1500 + 3600 * min(1, (t - 150) / 150)}))
+    s = server(box, "vllm", [0], L8, lambda t: 2.6, prompt=1500, out=900, sig_o=0.3, sig_p=0.3, cached=0.6)
+    s.traffic.mods.append((150, 1e9, lambda t: {"prompt": 1500 + 4500 * min(1, (t - 150) / 150), "cached": 0.93}))
 
 
 @trace("sglang-h200-big-batch-long-context", "serving", "memory_bandwidth", "sglang", "H200", 1, 1, 360,
        window=(150, 360), note="SGLang: a tenant's 24k-token chats pile up in the batch; HBM-bound decode, ITL ~1.6x")
 def _(box):
     s = server(box, "sglang", [0], L8, lambda t: 5.0, realtime=True, port=30000, out=500, sig_o=0.3)
-    s.traffic.mods.append((150, 1e9, lambda t: {"prompt": 800 if box.rng.random() < 0.7 else 24000,
-                                                 "out": 700}))
+    s.traffic.mods.append((150, 1e9, lambda t: {"prompt": 800 if box.rng.random() < 0.75 else 24000,
+                                                 "out": 700, "cached": 0.93, "sig_p": 0.2}))
 
 
 @trace("vllm-l40s-kv-heavy-decode", "serving", "memory_bandwidth", "vllm", "L40S", 1, 1, 330,
        window=(140, 330), note="L40S (864 GB/s, no GPM): long chats fill the batch; memory util high, ITL ~1.8x")
 def _(box):
     s = server(box, "vllm", [0], Q7, lambda t: 2.0, prompt=900, out=400, sig_o=0.3)
-    s.traffic.mods.append((140, 1e9, lambda t: {"prompt": 900 + 5500 * min(1, (t - 140) / 90), "out": 500}))
+    s.traffic.mods.append((140, 1e9, lambda t: {"prompt": 900 + 5000 * min(1, (t - 140) / 90), "out": 500,
+                                                 "cached": 0.92}))
 
 
 # ====================================================================== throttling
 @trace("vllm-h100-power-brake", "serving", "throttling", "vllm", "H100", 1, 1, 330,
        window=(150, 270), note="the PDU asserts power brake for two minutes: clock to ~700 MHz, tokens/s -45%")
 def _(box):
-    server(box, "vllm", [0], L8, lambda t: 9 * wave(t, 60, 0.05), prompt=2000)
+    server(box, "vllm", [0], L8, lambda t: 4.5 * wave(t, 60, 0.05), prompt=1500)
     b = box.boards[0]
 
     def ev(t, bx):
@@ -603,7 +604,7 @@ def _(box):
 def _(box):
     box.add(Trainer([0], box.rng, step_s=0.6, tensor=0.85, tokens=16 * 2048, mem_gb=70))
     b = box.boards[0]
-    box.events.append(at(lambda t: setattr(b, "inlet_add", 24 * ramp(t, 140, 220))))
+    box.events.append(at(lambda t: setattr(b, "inlet_add", 42 * ramp(t, 140, 220))))
 
 
 @trace("ddp-8xh100-chassis-power-cap-lowered", "training", "throttling", "none", "H100", 8, 2, 400,
@@ -647,7 +648,7 @@ def _(box):
 @trace("vllm-tp2-h200-kv-gradual", "serving", "kv_pressure", "vllm", "H200", 2, 2, 420,
        window=(170, 420), note="70B TP2: a growing share of long-form requests; KV fills over minutes, then preemptions")
 def _(box):
-    s = server(box, "vllm", [0, 1], L70, lambda t: 3.0 + 2 * ramp(t, 170, 150), prompt=2500, out=400,
+    s = server(box, "vllm", [0, 1], L70, lambda t: 1.5 + 1.0 * ramp(t, 170, 150), prompt=1500, out=400,
                gpu_mem_util=0.80)
     s.traffic.mods.append((170, 1e9, lambda t: {"out": 400 + 2600 * min(1, (t - 170) / 150),
                                                  "max_tokens": 4096}))
@@ -674,12 +675,12 @@ def _(box):
     for g in range(8):
         server(box, "vllm", [g], L8, lambda t, g=g: 4 * wave(t, 55 + 4 * g, 0.12), port=8000 + g,
                gpu_mem_util=0.85)
-    box.add_tenant(Tenant(6, 150, 6, lambda t: 0.5, cmd="python3 eval_harness.py"))
+    box.add_tenant(Tenant(6, 150, 6, lambda t: 0.75, cmd="python3 eval_harness.py"))
 
 
 # ====================================================================== spec_decode_rejected
 @trace("vllm-h100-eagle-acceptance-collapse", "serving", "spec_decode_rejected", "vllm", "H100", 1, 1, 330,
-       window=(150, 330), note="EAGLE k=4: a multilingual tenant arrives; acceptance 0.7 -> 0.12, tokens/s -50%")
+       window=(150, 330), note="EAGLE k=4: a multilingual tenant arrives; acceptance 0.7 -> 0.12: each request 2x slower, the batch grows")
 def _(box):
     s = server(box, "vllm", [0], L8, lambda t: 4 * wave(t, 60, 0.1), spec_k=4, accept=0.7)
     box.events.append(at(lambda t: setattr(s, "accept", 0.7 - 0.58 * ramp(t, 150, 15))))

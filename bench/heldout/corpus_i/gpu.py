@@ -93,6 +93,7 @@ class Board:
             dyn = p - base
             f = max(0.45, ((self.power_limit - base) / dyn) ** (1 / 1.8)) if dyn > 0 else 1.0
             reasons.append("power cap")
+        f_cap = f
         if self.temp > s["slow_c"] and busy > 0.05:
             over = self.temp - s["slow_c"]
             f = min(f, max(0.45, 1.0 - 0.055 * over))
@@ -102,6 +103,8 @@ class Board:
         if self.forced_mhz is not None and busy > 0.02:
             f = min(f, self.forced_mhz / s["fmax"])
             reasons += [r for r in self.forced_reasons if r not in reasons]
+        if "power cap" in reasons and f < f_cap - 0.02:
+            reasons.remove("power cap")  # held lower by something else: below the cap
         if not has_context:
             f = s["fidle"] / s["fmax"]
         elif busy <= 0.02 and not reasons:
@@ -120,8 +123,7 @@ class Board:
 
     @property
     def mhz(self) -> float:
-        step = 15.0 if self.s["gpm"] else 15.0
-        return round(self.f * self.s["fmax"] / step) * step
+        return round(self.f * self.s["fmax"] / 15.0) * 15.0  # 15 MHz clock steps
 
     def sample(self, dt: float, act: dict, mem_used: int, first: bool, mig=None) -> GpuSample:
         s, rng = self.s, self.rng
@@ -162,8 +164,6 @@ class Board:
                 vals.pop(k, None)
         if not s["fan"]:
             missing["fan_pct"] = "not supported on this GPU"
-        if not s["mig"]:
-            pass
         memu = None if util is None else float(min(100, round(100 * act.get("dram", 0.0) * 0.92)))
         fan = None
         if s["fan"]:

@@ -126,7 +126,6 @@ class Server:
     def parts(self, B, C, Np, ctxp):
         """(compute s, HBM s, bytes) of one step at full clock, all of the GPU."""
         flops = 2 * self.params / self.tp * (B + Np) + 4 * self.layers * self.hidden * Np * ctxp / self.tp
-        flops += 4 * self.layers * self.hidden * B * 0  # decode attention is HBM-bound
         t_c = flops / (self.flops * 0.58)
         byts = self.weights + C * self.kvb + Np * self.kvb
         t_m = byts / (self.bw * 0.86)
@@ -151,25 +150,26 @@ class Server:
             tg = max(tc, tm) + 0.22 * min(tc, tm) + (heavy + self.heavy_extra) / sh
             per[g] = [tg, tc * 0.8]
             slowest = max(slowest, tg)
-        host = self.host_s * (1 + 0.006 * B) / max(0.05, self.cpu_share)
+        host = self.host_s * (1 + 0.012 * B) / max(0.05, self.cpu_share)
         gpu = slowest + comm
         st = max(gpu, host) + (1 - self.ov) * min(gpu, host)
-        out = {g: (v[0] + comm, min(v[1], v[0]), slowest - v[0]) for g, v in per.items()}
+        out = {g: (slowest + comm, min(v[1], v[0]), slowest - v[0]) for g, v in per.items()}
         return st, out, byts, host
 
     # ------------------------------------------------------------------ one tick
     def advance(self, t0, dt):
         acc = {g: [0.0, 0.0, 0.0, 0.0, 0.0] for g in self.gpus}  # busy, tensor, wait, bytes, heavy
-        subs = []
+        subs = {g: [] for g in self.gpus}
         self.host_busy = 0.0
         n_sl = max(1, int(round(dt / SLICE)))
         sl = dt / n_sl
         for i in range(n_sl):
             s = t0 + i * sl
-            b0 = acc[self.gpus[0]][0]
+            b0 = {g: acc[g][0] for g in self.gpus}
             if self.up:
                 self._slice(s, sl, acc)
-            subs.append(min(1.0, (acc[self.gpus[0]][0] - b0) / sl))
+            for g in self.gpus:
+                subs[g].append(min(1.0, (acc[g][0] - b0[g]) / sl))
         self.steps_tick = self.c["steps"] - getattr(self, "_steps0", 0.0)
         self._steps0 = self.c["steps"]
         act = {}
@@ -178,7 +178,7 @@ class Server:
             act[g] = dict(busy=b, tensor=min(0.98, ten / dt),
                           sm=min(0.99, (0.9 * (busy - wait - heavy) + 0.16 * wait + 0.55 * heavy) / dt),
                           dram=min(0.97, byts / (self.bw * dt) + 0.1 * heavy / dt),
-                          subs=[min(1.0, x) for x in subs],
+                          subs=subs[g],
                           nvlink=(busy / dt) * 2 * self.hidden * 2 * 60 / 1e6 * 1000 * (self.tp > 1))
             act[g]["occ"] = act[g]["sm"] * 0.38
         return act
