@@ -66,6 +66,37 @@ def test_host_contention_opens_an_episode_below_any_busy_gate():
     assert any(e.startswith("CPU pressure 55%") for e in ep.evidence)
 
 
+def test_a_dip_in_gpu_util_that_costs_nothing_is_no_episode():
+    """One of eight independent servers: GPU-Util dips 69% -> 50% for a few ticks while its
+    batch, tokens/s and latency hold.  The same output in less busy time waited on nothing."""
+    trace = Trace()
+    for i in range(70):
+        trace.tick(util=noisy(69, i, 0.02), sm=50, tokens=noisy(900, i, 0.05), running=8,
+                   itl=0.02)
+    for i in range(8):
+        trace.tick(util=50, sm=36, tokens=noisy(930, i, 0.05), running=8, itl=0.02)
+    for i in range(20):
+        trace.tick(util=noisy(69, i, 0.02), sm=50, tokens=noisy(900, i, 0.05), running=8,
+                   itl=0.02)
+    assert not episodes(trace.run())
+
+
+def test_util_falling_while_a_larger_batch_holds_tokens_is_the_host():
+    """The look-alike: a crowded host takes the engine's CPU, GPU-Util 98% -> 80%, and
+    continuous batching holds tokens/s by running 20 -> 35 sequences (each request slower:
+    Little's law).  Output held only by a larger batch is a GPU waiting on the host."""
+    trace = Trace()
+    for i in range(70):
+        trace.tick(util=noisy(98, i, 0.01), sm=70, tokens=noisy(2000, i, 0.05), running=20,
+                   itl=0.02, psi=3, run_queue=6, tree_cpu=100, involuntary=200)
+    for i in range(40):
+        trace.tick(util=noisy(80, i, 0.02), sm=57, tokens=noisy(2050, i, 0.05), running=35,
+                   itl=0.02, psi=45, run_queue=40, cpus=16, tree_cpu=55, involuntary=900)
+    ep = only(trace.run())
+    assert ep.kind == "starved", ep.headline
+    assert ep.suspects[0][0] == "host_cpu_contention", (ep.suspects, ep.evidence)
+
+
 def test_the_verdict_of_a_tensor_parallel_gridlock_stands_after_recovery():
     """One GPU held at 750 MHz, the others waiting in the collective; after recovery the
     queue drains for a while: the verdict stays the straggler, naming GPU 1."""

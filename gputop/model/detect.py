@@ -803,7 +803,12 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         same_batch = running is not None and v.get("running_base") is not None and \
             v["running_base"] >= 3 and running >= 0.9 * v["running_base"]  # type: ignore[operator]
         less_prompt = (v.get("prompt_ratio") or 1.0) <= 0.5  # less prefill work explains it
-        return queued or (same_batch and not less_prompt)
+        # the same output from no larger a batch at its usual latency: nothing waited
+        held = not clearing and (v.get("tokens_ratio") or 0.0) >= t("util_output_held") \
+            and running is not None \
+            and running <= t("util_batch_grown") * (v.get("running_base") or 0.0) \
+            and max(s.get("itl", 0.0), s.get("ttft", 0.0), s.get("queue", 0.0)) < 0.3
+        return not held and (queued or (same_batch and not less_prompt))
     if measure == "cpu":
         # the engine's processes get a third less CPU with the run queue over the CPUs, and
         # its output fell with demand still there: the host starves it (seen from /proc,

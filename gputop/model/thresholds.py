@@ -39,6 +39,15 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
     ("util_drop_pts", 15.0,
      "GPU-Util 15 points under its healthy median: more than the +-6 points healthy serving "
      "wobbles by tick, so the GPU is waiting on something"),
+    ("util_output_held", 0.9,
+     "GPU-Util fell but tokens/s is 90%+ of its baseline with the batch no larger, latency "
+     "and queue at their normal: the same output in less busy time, nothing waited (a GPU "
+     "that waits with its batch held makes every step slower; an 8-server box's healthy "
+     "GPU dipped 69 -> 50% for three ticks)"),
+    ("util_batch_grown", 1.3,
+     "output held only by a batch 1.3x its normal is not held: continuous batching keeps "
+     "tokens/s by running more sequences, each slower (Little's law), when the host starves "
+     "the engine"),
     ("dram_high_pct", 85.0,
      "DRAM bandwidth over ~85% of peak is the memory roofline: HBM rarely sustains more than "
      "90-93% of its datasheet figure (the H200 copy phase read 4.2 of 4.8 TB/s)"),
