@@ -702,3 +702,30 @@ def test_sm_activity_falling_while_the_job_keeps_its_rate_is_no_episode():
     _steps(trace, 50, 320.0, total, util=lambda i: noisy(99.7, i, 0.002), sm=82.7)
     _steps(trace, 80, 318.0, total, util=lambda i: noisy(99.7, i, 0.002), sm=61.5)
     assert episodes(trace.run()) == []
+
+
+def test_a_trainer_on_a_gpu_without_an_sm_counter_slowed_by_smaller_kernels():
+    """An A100 (no GPM: no SM activity, no DRAM counter) enters an RL rollout phase run
+    eagerly at batch 4: GPU-Util stays 99%, the board draws 260 W where it drew 390 W, and the
+    job makes half its samples/s.  The busy time's power stands in for the SMs it occupies."""
+    trace, total = _trainer(), [0.0]
+    a100 = {"sm": None, "dram": None, "tensor": 0.0, "mem_util": 40}
+    _steps(trace, 50, 320.0, total, util=lambda i: noisy(99.5, i, 0.003),
+           power=lambda i: noisy(390, i, 0.02), **a100)
+    _steps(trace, 80, 160.0, total, util=lambda i: noisy(99.5, i, 0.003),
+           power=lambda i: noisy(260, i, 0.02), **a100)
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "tiny_kernels", (ep.suspects, ep.evidence)
+
+
+def test_a_lowered_power_cap_on_a_gpu_without_an_sm_counter_is_throttling():
+    """The look-alike: the same board's power limit cut 400 -> 260 W, clocks 1410 -> 1000 MHz,
+    the job at 70% of its rate: power fell with the clocks, not with the SMs occupied."""
+    trace, total = _trainer(), [0.0]
+    a100 = {"sm": None, "dram": None, "tensor": 0.0, "mem_util": 40}
+    _steps(trace, 50, 320.0, total, util=lambda i: noisy(99.5, i, 0.003),
+           power=lambda i: noisy(390, i, 0.02), clock=1410, throttle=("power cap",), **a100)
+    _steps(trace, 80, 224.0, total, util=lambda i: noisy(99.5, i, 0.003),
+           power=lambda i: noisy(258, i, 0.01), clock=1000, throttle=("power cap",), **a100)
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "throttling", (ep.suspects, ep.evidence)

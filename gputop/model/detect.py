@@ -946,8 +946,11 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         # a milder slowdown with its reason (thermal, HW slowdown) named by the driver costs
         # the work its clock does: the job's own rate (or, demand there, tokens/s) fell with it
         costs = _output_fell(subject, v, 0.9 if clearing else 0.85)
+        # (a quarter of the clock gone under the usual "power cap" and the output with it is
+        # a lowered limit or a hotter board: a capped card's healthy wobble is smaller)
         return (reasons and drop >= (0.12 if clearing else 0.2)) \
             or (reasons and costs and drop >= (0.06 if clearing else 0.08)) \
+            or (costs and drop >= (0.18 if clearing else 0.25)) \
             or drop >= (0.25 if clearing else 0.35)
     return False
 

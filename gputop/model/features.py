@@ -675,6 +675,13 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
             share = v.get("sm_share_ratio")
             if share is not None and share <= 0.85 and abs(ratio - share) <= 0.15:
                 s["hollow_match"] = ramp(1.0 - share, 0.15, 0.3) * ramp(ratio, 0.85, 0.7)
+            elif share is None and (power := v.get("power_ratio")) is not None \
+                    and (v.get("util_base") or 0.0) - (v.get("util") or 0.0) < 5.0:
+                # no SM counter: the busy time's power stands in for the SMs it occupies (it
+                # has an idle floor, so it falls less than the work: no 1:1 match asked);
+                # clocks held, or the power fell with them
+                s["hollow_match"] = ramp(1.0 - power, 0.15, 0.3) * ramp(ratio, 0.85, 0.7) \
+                    * (1.0 - s.get("clock_all", 0.0))
             if ratio <= 0.9:  # (a tenth less work is worth saying beside a finding)
                 say("work", tps, tps_base, now.work_unit or "tokens")
     else:
