@@ -704,6 +704,24 @@ def test_sm_activity_falling_while_the_job_keeps_its_rate_is_no_episode():
     assert episodes(trace.run()) == []
 
 
+def test_a_trainer_whose_gpu_waits_a_quarter_of_its_time_for_input_is_named():
+    """An L40S fine-tune switches to tokenising on the fly: every step now waits ~30% of its
+    time for its batch (GPU-Util 100% -> 72%, a shallow saw-tooth in the driver's samples)
+    and the job makes 75% of its samples/s.  A saw-tooth that shallow, with the busy time
+    fallen by 28 points, is a stall: the steps wait."""
+    trace = Trace(engine="trainer", procs=[(5001, 5000, 0, "python -u finetune.py")],
+                  engine_pids=(5000, 5001), tick_s=2.0)
+    total = [0.0]
+    l40s = {"sm": None, "dram": None, "tensor": 0.0, "mem_util": 45}
+    _steps(trace, 60, 8.0, total, util=lambda i: noisy(99.6, i, 0.003),
+           samples=lambda i: (100.0,) * 6, **l40s)
+    _steps(trace, 80, 6.0, total, util=72.0,
+           samples=lambda i: (100.0, 100.0, 15.0, 100.0, 100.0, 20.0) if i % 2 else
+           (100.0, 18.0, 100.0, 100.0, 100.0, 22.0), **l40s)
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "input_stall", (ep.suspects, ep.evidence)
+
+
 def test_a_trainer_on_a_gpu_without_an_sm_counter_slowed_by_smaller_kernels():
     """An A100 (no GPM: no SM activity, no DRAM counter) enters an RL rollout phase run
     eagerly at batch 4: GPU-Util stays 99%, the board draws 260 W where it drew 390 W, and the
