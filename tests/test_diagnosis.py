@@ -256,6 +256,24 @@ def test_one_user_pausing_between_messages_is_no_starved_gpu():
     assert not episodes(trace.run())
 
 
+def test_a_queue_at_a_full_server_whose_tokens_are_as_fast_as_ever_is_demand():
+    """llama-server with all 8 slots busy: arrivals outpace it and the queue grows 4 -> 24,
+    its tokens/s (counted as requests finish) at 0.6x for half a minute, then a lump.  Each token's
+    decode time holds at 25 ms from a batch as large as ever: demand, not a slower engine."""
+    trace = Trace(engine="llamacpp")
+    for i in range(80):
+        tokens = noisy(300, i, 0.1)
+        trace.tick(util=noisy(97, i, 0.01), sm=None, dram=None, tokens=tokens,
+                   prompt=noisy(900, i, 0.1), running=8, waiting=4, itl=0.025,
+                   decode_s=tokens * 8 * 0.025 / 8, prefill_s=0.1)
+    for i in range(50):
+        tokens = noisy(170, i, 0.1) if i < 30 else noisy(420, i, 0.1)  # lumps as they end
+        trace.tick(util=noisy(97, i, 0.01), sm=None, dram=None, tokens=tokens,
+                   prompt=noisy(900, i, 0.1), running=8, waiting=4 + i * 0.4, itl=0.025,
+                   decode_s=tokens * 0.025, prefill_s=0.1)
+    assert not episodes(trace.run())
+
+
 def test_llamacpp_every_token_slower_is_read_from_its_decode_seconds():
     """llama-server has no latency histograms; it counts its decode seconds and generated
     tokens.  One slot asks for n_probs=500 over a long generation: every batch waits on its

@@ -785,6 +785,12 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         # while tokens/s fell well below its baseline is the engine's own doing
         if clearing:
             return growth >= 0.5 * scale and (v.get("tokens_ratio") or 1.0) <= 0.8
+        # every token as fast as ever from a batch as large as ever: arrivals beyond its
+        # capacity queue (a finish-counted tokens/s dips by itself), the engine is not slower
+        step, running, running_base = v.get("step_ratio"), v.get("running"), v.get("running_base")
+        if step is not None and step < 1.2 and running is not None and running_base \
+                and running >= running_base:
+            return False
         return growth >= scale and bool(v.get("queue_rising")) \
             and (v.get("tokens_ratio") or 1.0) <= 0.7 and s.get("running_flat", 0.0) >= 0.5
     if measure == "util":
