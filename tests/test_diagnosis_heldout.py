@@ -1,4 +1,4 @@
-"""The verdict on the corpora written blind (bench/heldout/corpus_b .. corpus_h: request-
+"""The verdict on the corpora written blind (bench/heldout/corpus_b .. corpus_j: request-
 level physics of vLLM-, SGLang- and llama.cpp-like servers, training jobs and plain CUDA
 programs, by engineers who never read the detector), scored as their harnesses score them.
 
@@ -26,12 +26,16 @@ import corpus_d  # noqa: E402
 import corpus_e  # noqa: E402
 import corpus_g  # noqa: E402
 import corpus_h  # noqa: E402
+import corpus_i  # noqa: E402
+import corpus_j  # noqa: E402
 import diagnosis_b  # noqa: E402
 import diagnosis_c  # noqa: E402
 import diagnosis_d  # noqa: E402
 import diagnosis_e  # noqa: E402
 import diagnosis_g  # noqa: E402
 import diagnosis_h  # noqa: E402
+import diagnosis_i  # noqa: E402
+import diagnosis_j  # noqa: E402
 
 # right / traces per cause ("healthy" for the healthy ones), as measured: raise when it improves
 FLOOR_B = {"oversized_request": 4, "prefill_interference": 4, "collective_straggler": 5,
@@ -58,9 +62,18 @@ FLOOR_H = {"oversized_request": 3, "prefill_interference": 3, "collective_stragg
            "input_stall": 3, "host_launch_jitter": 4, "host_cpu_contention": 3,
            "tiny_kernels": 4, "memory_bandwidth": 1, "throttling": 3, "kv_pressure": 3,
            "gpu_shared": 4, "spec_decode_rejected": 3, "healthy": 25}
+FLOOR_I = {"oversized_request": 3, "prefill_interference": 3, "collective_straggler": 4,
+           "input_stall": 4, "host_launch_jitter": 3, "host_cpu_contention": 3,
+           "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 4, "kv_pressure": 3,
+           "gpu_shared": 3, "spec_decode_rejected": 2, "healthy": 26}
+FLOOR_J = {"oversized_request": 1, "prefill_interference": 1, "collective_straggler": 4,
+           "input_stall": 1, "host_launch_jitter": 3, "host_cpu_contention": 3,
+           "tiny_kernels": 3, "memory_bandwidth": 0, "throttling": 4, "kv_pressure": 2,
+           "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 23}
 CORPORA = {"b": (FLOOR_B, corpus_b, diagnosis_b), "c": (FLOOR_C, corpus_c, diagnosis_c),
            "d": (FLOOR_D, corpus_d, diagnosis_d), "e": (FLOOR_E, corpus_e, diagnosis_e),
-           "g": (FLOOR_G, corpus_g, diagnosis_g), "h": (FLOOR_H, corpus_h, diagnosis_h)}
+           "g": (FLOOR_G, corpus_g, diagnosis_g), "h": (FLOOR_H, corpus_h, diagnosis_h),
+           "i": (FLOOR_I, corpus_i, diagnosis_i), "j": (FLOOR_J, corpus_j, diagnosis_j)}
 
 
 def _results(corpus, harness):
