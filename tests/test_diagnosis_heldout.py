@@ -3,7 +3,7 @@ level physics of vLLM-, SGLang- and llama.cpp-like servers, training jobs and pl
 programs, by engineers who never read the detector), scored as their harnesses score them.
 
 Each was written to measure and was measured blind once before any change was judged on it;
-B, C, D, E, G and H are development sets since (their READMEs say so).  Corpus F is held out:
+B, C, D, E, G, H, I and J are development sets since (their READMEs say so).  Corpus F is held out:
 it is measured by its totals only and has no floor here (a floor per cause would be read).
 The floors are what the detector reaches now, per cause: a change that loses a trace fails
 here, one that gains raises the floor by hand.
