@@ -945,9 +945,12 @@ def _prefill_compute(s: Strengths, v: Values) -> None:
     a GPU that counts them (GPM) tensor activity rises and DRAM's share of the step falls.
     Prompts that moved neither (prefix-cached, or cheap beside long-context decode reading
     every sequence's KV) are not what slowed the step: their prefill strength is damped."""
-    if v.get("dram_rise") is None or not s.get("prefill"):
+    # (GPM only: a memory controller's busy time alone is too coarse to judge by; and an
+    # engine's own account of its time spent on prompts, llama.cpp's, is not second-guessed)
+    if "tensor_up" not in s or v.get("dram_rise") is None or not s.get("prefill") \
+            or s.get("prefill_time", 0.0) >= s["prefill"]:
         return
-    flat = (1.0 - s.get("tensor_up", 0.0)) * ramp(v["dram_rise"], -10.0, -3.0)
+    flat = (1.0 - s["tensor_up"]) * ramp(v["dram_rise"], -10.0, -3.0)
     v["prefill_compute_flat"] = flat
     s["prefill"] *= 1.0 - 0.8 * flat
 
