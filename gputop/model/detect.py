@@ -936,8 +936,8 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
             and (v.get("power_ratio") or 1.0) <= t("hollow_power_ratio") + 0.2
     if measure == "stall":
         # a weaker saw-tooth counts where the busy time fell with it (the steps wait)
-        return s.get("sawtooth", 0.0) >= (0.3 if clearing else 0.5) or (
-            s.get("sawtooth", 0.0) >= 0.3 and s.get("util_drop", 0.0) >= 0.5)
+        sawtooth = s.get("sawtooth", 0.0)
+        return sawtooth >= (0.3 if clearing or s.get("util_drop", 0.0) >= 0.5 else 0.5)
     if measure == "straggler":
         return len(subject.gpus) >= 2 and (util or 0.0) >= 50 \
             and s.get("odd", 0.0) >= (0.3 if clearing else 0.5) \
