@@ -763,3 +763,16 @@ def test_a_lowered_power_cap_on_a_gpu_without_an_sm_counter_is_throttling():
            power=lambda i: noisy(258, i, 0.01), clock=1000, throttle=("power cap",), **a100)
     ep = only(trace.run())
     assert ep.suspects[0][0] == "throttling", (ep.suspects, ep.evidence)
+
+
+def test_the_median_of_a_bucketed_latency_is_placed_by_its_mean():
+    """All of an interval's inter-token latencies at 10.5 ms fall in vLLM's (10, 25] ms
+    bucket: the median is 10.5 ms, not the bucket's middle; a tail far beyond it (a fifth of
+    the tokens waiting on a prefill) leaves the median in its bucket."""
+    from gputop.model.enginehist import HistDelta, median_and_p99
+    bounds = (0.01, 0.025, 0.05, 0.1, 0.5)
+    steady = HistDelta(bounds, (0.0, 1000.0, 0.0, 0.0, 0.0, 0.0), 1000.0, 10.5)
+    assert median_and_p99(steady)[0] == pytest.approx(0.0105)
+    tailed = HistDelta(bounds, (800.0, 0.0, 0.0, 0.0, 200.0, 0.0), 1000.0, 800 * 0.008 + 60.0)
+    p50, p99 = median_and_p99(tailed)
+    assert p50 == pytest.approx(0.008, rel=0.05) and p99 > 0.1

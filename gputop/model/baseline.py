@@ -120,7 +120,11 @@ class Baseline:
         new, old = self.samples[-recent:], Baseline(self.samples[:-recent])
         tokens, itl = old.get("tokens"), old.latency_at("itl", None)
         faster = tokens and all(s.values.get("tokens", 0.0) >= 1.2 * tokens for s in new)
-        quicker = itl and all(s.itl_p99_s is not None and s.itl_p99_s <= 0.7 * itl for s in new)
+        # (quicker at no less output: a lull between bursts is quicker with fewer tokens/s,
+        # and its calm is no normal to hold the next burst to)
+        quicker = itl and tokens and all(
+            s.itl_p99_s is not None and s.itl_p99_s <= 0.7 * itl
+            and s.values.get("tokens", 0.0) >= 0.9 * tokens for s in new)
         return Baseline(new) if faster or quicker else self
 
     @property

@@ -336,7 +336,7 @@ def _windows(points: tuple[Point, ...], now: Point,
         if not enough:
             continue
         merged = cast(HistDelta, merged)  # enough: merged is not None
-        latency[name] = (enginehist.quantile(merged, 0.5), enginehist.quantile(merged, 0.99))
+        latency[name] = enginehist.median_and_p99(merged)
         merged_by_name[name] = merged
     return replace(now, latency=latency), merged_by_name
 
@@ -768,7 +768,10 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
             return False
         if measure == "ttft":  # a longer wait for the first token alone is demand, not harm
             return (v.get("tokens_ratio") or 1.0) <= 0.7 and bool(v.get("demand_kept"))
-        return True
+        # a tail while the server makes far more tokens than its normal, each typical token
+        # as fast as ever: a burst of arrivals being absorbed (their prefills), not harm
+        return clearing or not ((v.get("tokens_ratio") or 0.0) >= t("itl_burst_tokens")
+                                and (v.get("step_ratio") or 9.0) < 1.4)
     if measure == "tokens":
         # a quiet server's tokens/s follows its one or two requests: no collapse to judge
         if v.get("running_base") is not None and v["running_base"] < 3:  # type: ignore[operator]
@@ -874,7 +877,7 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         # account for it: the service itself slowed (the seed's n=8 / logprobs=20 request:
         # each step samples 160 top-k lists over the vocabulary; more requests in flight)
         # (tokens/s far above its baseline is more work arriving, whatever the step reads)
-        return ratio >= (2.2 if clearing else t("step_alone")) and s.get("prefill", 0.0) < 0.5 \
+        return ratio >= (1.8 if clearing else t("step_alone")) and s.get("prefill", 0.0) < 0.5 \
             and (v.get("tokens_ratio") or 1.0) <= 1.6
     if measure == "prompts":
         # an engine that counts its prompt seconds (llama.cpp, no latency histograms): the
@@ -943,9 +946,12 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
             and s.get("odd", 0.0) >= (0.3 if clearing else 0.5) \
             and s.get("peers_wait", 0.0) >= (0.3 if clearing else 0.4)
     if measure == "shared":
-        return s.get("shared", 0.0) >= (0.3 if clearing else 0.5) and max(
-            s.get("own_drop", 0.0), s.get("work_down", 0.0), s.get("tokens_down", 0.0)) \
-            >= (0.2 if clearing else 0.3)
+        # another process's time slices cost the job its own SM time or its output, or (a
+        # batch growing to hold tokens/s) make every step of the engine slower
+        return s.get("shared", 0.0) >= (0.3 if clearing else 0.5) and (max(
+            s.get("own_drop", 0.0), s.get("work_down", 0.0), s.get("tokens_down", 0.0))
+            >= (0.2 if clearing else 0.3) or (v.get("step_ratio") or 0.0) >= (
+                1.3 if clearing else t("shared_step_slow")))
     if measure == "clock":
         if (util or 0.0) < 50:
             return False
@@ -1015,6 +1021,8 @@ def _clean(feats: Features, learning: bool = False) -> bool:
         return False  # fewer tokens while demand is there; with demand gone, the new normal
     if any((v.get(f"{m}_ratio") or 0.0) >= 1.5 and v.get(f"{m}_gate") for m in LATENCY_MEASURES):
         return False
+    if (v.get("itl_ratio") or 0.0) >= t("baseline_tail_ratio"):
+        return False  # a tail 3x its normal, however few requests carry it, is no normal
     if (v.get("step_ratio") or 1.0) >= 1.5 or s.get("kv_read", 0.0) >= 0.5:
         return False  # every token slower, or every step reading far more KV: an onset
     if (v.get("ctx_ratio") or 1.0) >= t("ctx_onset"):

@@ -123,7 +123,7 @@ def window_latency(timeline: Timeline[Any], index: int, window_s: float,
     for name, found in deltas.items():
         merged = enginehist.merge(found)
         if merged is not None and merged.total > 0:
-            out[name] = (enginehist.quantile(merged, 0.5), enginehist.quantile(merged, 0.99))
+            out[name] = enginehist.median_and_p99(merged)
     return out
 
 

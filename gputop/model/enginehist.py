@@ -84,6 +84,34 @@ def quantile(d: HistDelta | None, q: float) -> float | None:
     return d.upper_bounds[-1]
 
 
+def median_and_p99(d: HistDelta) -> tuple[float | None, float | None]:
+    """(p50, p99) of an interval's observations.  A steady step time sits in one bucket, and
+    interpolating inside it puts every reading at the bucket's middle (in the first bucket,
+    at a fraction of it): a step time that crosses a bound (9.5 ms to 10.5 ms over vLLM's
+    10 ms bound) would read as 5 ms to 17.5 ms, a threefold slowdown that never happened.
+    Where the bucket holding the median holds most observations, the median is their mean
+    instead: the exact sum less the other buckets' (each at its middle), kept in the bucket."""
+    p50 = quantile(d, 0.5)
+    if p50 is None or not d.upper_bounds:
+        return p50, quantile(d, 0.99)
+    lower, at = 0.0, None
+    for k, bound in enumerate(d.upper_bounds):
+        if p50 <= bound:
+            at = k
+            break
+        lower = bound
+    if at is not None and d.counts[at] >= 0.5 * d.total:
+        others, low = 0.0, 0.0
+        for k, count in enumerate(d.counts):
+            high = d.upper_bounds[k] if k < len(d.upper_bounds) else d.upper_bounds[-1]
+            if k != at:
+                others += count * (low + high) / 2
+            low = high
+        inside = (d.sum - others) / d.counts[at]
+        p50 = min(max(inside, lower), d.upper_bounds[at])
+    return p50, quantile(d, 0.99)
+
+
 def count_above(d: HistDelta | None, threshold: float) -> float:
     """Observations above ``threshold``, interpolating inside the bucket that holds it (the
     same linear assumption as ``quantile``); those beyond the last bound all count."""

@@ -570,7 +570,7 @@ def _sawtooth(subject: Subject, points: tuple[Point, ...], base: Baseline, s: St
         for series, own_base, scale, label in (
                 (util_series, base.gpu("util", g) or base.get("util"), 100.0, "GPU-Util"),
                 (sm_series, base.gpu("sm", g) or base.get("sm"), None, "SM active")):
-            x, mean = _alternation(series, own_base, scale)
+            x, mean = _alternation(series, own_base, scale, subject.kind != "engine")
             if x > best:
                 best = x
                 detail[g] = (mean, own_base or 0.0,
@@ -590,13 +590,17 @@ def _sawtooth(subject: Subject, points: tuple[Point, ...], base: Baseline, s: St
 
 
 def _alternation(series: list[float], own_base: float | None,
-                 scale: float | None) -> tuple[float, float]:
+                 scale: float | None, job: bool = False) -> tuple[float, float]:
     """(strength, mean) of a series that switches between busy and idle: thresholds are
-    util's fixed ones (70 / 25) or, for SM activity, relative to the job's own level."""
+    util's fixed ones (70 / 25) or, for SM activity, relative to the job's own level.  A
+    ``job`` (no serving engine, whose util follows its arrivals) waits in shallower troughs
+    too: NVML's samples average waits shorter than a sample into 30-60% readings."""
     if len(series) < 6 or not own_base:
         return 0.0, 0.0
     busy_at = t("sawtooth_busy_pct") if scale else 0.7 * own_base
-    idle_at = t("sawtooth_idle_pct") if scale else 0.25 * own_base
+    trough = max(t("sawtooth_idle_pct"), min(t("sawtooth_job_trough") * own_base,
+                                             own_base - 35.0)) if job else t("sawtooth_idle_pct")
+    idle_at = trough if scale else 0.25 * own_base
     if min(series) > idle_at:
         return 0.0, 0.0  # never idle in the window (the common, cheap case)
     mean = sum(series) / len(series)
@@ -608,7 +612,9 @@ def _alternation(series: list[float], own_base: float | None,
         if state is not None and now != state:
             changes += 1
         state = now
-    low = ramp(mean, 0.85 * own_base, 0.6 * own_base)
+    # (a job that lost a fifth of its busy time to waits has lost a fifth of its steps)
+    low = ramp(mean, 0.9 * own_base, 0.7 * own_base) if job else \
+        ramp(mean, 0.85 * own_base, 0.6 * own_base)
     alternating = ramp(min(busy, idle), 0.5 * t("sawtooth_share"), t("sawtooth_share")) \
         * ramp(changes, t("sawtooth_changes") - 2, t("sawtooth_changes"))
     return alternating * low, mean

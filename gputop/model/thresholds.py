@@ -75,6 +75,9 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "a sample at 70%+ util is a step running"),
     ("sawtooth_idle_pct", 25.0,
      "a sample at 25%- util is the GPU waiting between steps"),
+    ("sawtooth_job_trough", 0.6,
+     "for a job (no serving engine), a sample at 60% of its own util (or 35 points under "
+     "it) is a wait too: NVML averages sub-second waits into shallow troughs"),
     ("sawtooth_share", 0.2,
      "at least a fifth of the samples on each side: busy and waiting alternate"),
     # ---- the engine
@@ -102,10 +105,19 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
     ("itl50_load_exponent", 0.35,
      "the typical step (ITL p50) is decode alone: weights read once, KV per sequence; an 8B "
      "model from 10 to 100 sequences ~2.2x (exponent 0.35)"),
-    ("step_alone", 3.0,
-     "every token (ITL p50) 3x slower than at the batch the arrivals explain, with no "
-     "memory traffic or prefill to account for it, is the service slowing by itself; a "
-     "batch nearing capacity reads up to ~2.8x"),
+    ("step_alone", 2.2,
+     "every token (ITL p50, read from the bucket's exact mean where the bucket holds most "
+     "observations) 2.2x slower than at the batch the arrivals explain, with no memory "
+     "traffic or prefill to account for it, is the service slowing by itself"),
+    ("itl_burst_tokens", 1.8,
+     "a p99 tail while tokens/s runs 1.8x+ its normal and the typical token is as fast as "
+     "ever (ITL p50 under 1.4x) is a burst of arrivals being absorbed, not harm"),
+    ("shared_step_slow", 1.5,
+     "another process on the engine's GPU with every token 1.5x slower is harm from its "
+     "time slices, even when a larger batch holds tokens/s"),
+    ("baseline_tail_ratio", 3.0,
+     "a tick whose ITL p99 is 3x its normal is not learned as normal, however few "
+     "requests carry the tail"),
     ("step_alone_hold_s", 15.0,
      "the typical step's p50 moves in coarse histogram buckets and with bursts of prefill: "
      "alone, it must hold 15 s to open an episode"),
