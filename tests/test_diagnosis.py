@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from gputop.model.enginehist import HistDelta, median_and_p99
 from tests.diagnosis_frames import Trace, data_parallel, episodes, noisy, run_frames
 
 TRAIN = [(5001 + g, 5000, g, "python -u train.py --model llama-8b") for g in range(4)]
@@ -769,7 +770,6 @@ def test_the_median_of_a_bucketed_latency_is_placed_by_its_mean():
     """All of an interval's inter-token latencies at 10.5 ms fall in vLLM's (10, 25] ms
     bucket: the median is 10.5 ms, not the bucket's middle; a tail far beyond it (a fifth of
     the tokens waiting on a prefill) leaves the median in its bucket."""
-    from gputop.model.enginehist import HistDelta, median_and_p99
     bounds = (0.01, 0.025, 0.05, 0.1, 0.5)
     steady = HistDelta(bounds, (0.0, 1000.0, 0.0, 0.0, 0.0, 0.0), 1000.0, 10.5)
     assert median_and_p99(steady)[0] == pytest.approx(0.0105)

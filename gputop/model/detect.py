@@ -770,8 +770,10 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
             return (v.get("tokens_ratio") or 1.0) <= 0.7 and bool(v.get("demand_kept"))
         # a tail while the server makes far more tokens than its normal, each typical token
         # as fast as ever: a burst of arrivals being absorbed (their prefills), not harm
-        return clearing or not ((v.get("tokens_ratio") or 0.0) >= t("itl_burst_tokens")
-                                and (v.get("step_ratio") or 9.0) < 1.4)
+        step = v.get("step_ratio")
+        absorbed = (v.get("tokens_ratio") or 0.0) >= t("itl_burst_tokens") \
+            and step is not None and step < 1.4
+        return clearing or not absorbed
     if measure == "tokens":
         # a quiet server's tokens/s follows its one or two requests: no collapse to judge
         if v.get("running_base") is not None and v["running_base"] < 3:  # type: ignore[operator]

@@ -67,21 +67,31 @@ def merge(deltas: Iterable[HistDelta]) -> HistDelta | None:
     return merged
 
 
+def _holding(d: HistDelta, rank: float) -> tuple[int, float, float] | None:
+    """(index, lower bound, observations below it) of the finite bucket that holds the
+    ``rank``-th observation; None when it lies beyond the highest finite bound."""
+    seen, lower = 0.0, 0.0
+    for k, (bound, count) in enumerate(zip(d.upper_bounds, d.counts)):
+        if count > 0 and seen + count >= rank:
+            return k, lower, seen
+        seen += count
+        lower = bound
+    return None
+
+
 def quantile(d: HistDelta | None, q: float) -> float | None:
     """Prometheus-style quantile of an interval's observations; None when there were none."""
     if d is None or d.total <= 0 or not d.upper_bounds:
         return None
     rank = q * d.total
-    seen = 0.0
-    lower = 0.0
-    for bound, count in zip(d.upper_bounds, d.counts):
-        if count > 0 and seen + count >= rank:
-            if bound <= 0:
-                return bound
-            return lower + (bound - lower) * max(0.0, rank - seen) / count
-        seen += count
-        lower = bound
-    return d.upper_bounds[-1]
+    found = _holding(d, rank)
+    if found is None:
+        return d.upper_bounds[-1]
+    k, lower, seen = found
+    bound = d.upper_bounds[k]
+    if bound <= 0:
+        return bound
+    return lower + (bound - lower) * max(0.0, rank - seen) / d.counts[k]
 
 
 def median_and_p99(d: HistDelta) -> tuple[float | None, float | None]:
@@ -91,25 +101,17 @@ def median_and_p99(d: HistDelta) -> tuple[float | None, float | None]:
     10 ms bound) would read as 5 ms to 17.5 ms, a threefold slowdown that never happened.
     Where the bucket holding the median holds most observations, the median is their mean
     instead: the exact sum less the other buckets' (each at its middle), kept in the bucket."""
-    p50 = quantile(d, 0.5)
-    if p50 is None or not d.upper_bounds:
-        return p50, quantile(d, 0.99)
-    lower, at = 0.0, None
-    for k, bound in enumerate(d.upper_bounds):
-        if p50 <= bound:
-            at = k
-            break
-        lower = bound
-    if at is not None and d.counts[at] >= 0.5 * d.total:
-        others, low = 0.0, 0.0
-        for k, count in enumerate(d.counts):
-            high = d.upper_bounds[k] if k < len(d.upper_bounds) else d.upper_bounds[-1]
-            if k != at:
-                others += count * (low + high) / 2
-            low = high
-        inside = (d.sum - others) / d.counts[at]
-        p50 = min(max(inside, lower), d.upper_bounds[at])
-    return p50, quantile(d, 0.99)
+    p50, p99 = quantile(d, 0.5), quantile(d, 0.99)
+    found = _holding(d, 0.5 * d.total) if p50 is not None else None
+    if found is None or d.counts[found[0]] < 0.5 * d.total:
+        return p50, p99
+    at, lower, _seen = found
+    lows = (0.0,) + d.upper_bounds
+    highs = d.upper_bounds + (d.upper_bounds[-1],)  # (+Inf: at least the highest bound)
+    others = sum(count * (low + high) / 2 for k, (count, low, high)
+                 in enumerate(zip(d.counts, lows, highs)) if k != at)
+    inside = (d.sum - others) / d.counts[at]
+    return min(max(inside, lower), d.upper_bounds[at]), p99
 
 
 def count_above(d: HistDelta | None, threshold: float) -> float:
