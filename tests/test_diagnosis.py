@@ -776,3 +776,5 @@ def test_the_median_of_a_bucketed_latency_is_placed_by_its_mean():
     tailed = HistDelta(bounds, (800.0, 0.0, 0.0, 0.0, 200.0, 0.0), 1000.0, 800 * 0.008 + 60.0)
     p50, p99 = median_and_p99(tailed)
     assert p50 == pytest.approx(0.008, rel=0.05) and p99 > 0.1
+    overflowed = HistDelta(bounds, (0.0, 10.0, 0.0, 0.0, 0.0, 0.0), 10.0, float("inf"))
+    assert median_and_p99(overflowed)[0] == pytest.approx(0.0175)  # a sum beyond floats: interpolated

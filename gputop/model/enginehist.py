@@ -111,6 +111,8 @@ def median_and_p99(d: HistDelta) -> tuple[float | None, float | None]:
     others = sum(count * (low + high) / 2 for k, (count, low, high)
                  in enumerate(zip(d.counts, lows, highs)) if k != at)
     inside = (d.sum - others) / d.counts[at]
+    if not math.isfinite(inside):  # a sum beyond floats (merged huge readings): interpolate
+        return p50, p99
     return min(max(inside, lower), d.upper_bounds[at]), p99
 
 
