@@ -778,3 +778,36 @@ def test_the_median_of_a_bucketed_latency_is_placed_by_its_mean():
     assert p50 == pytest.approx(0.008, rel=0.05) and p99 > 0.1
     overflowed = HistDelta(bounds, (0.0, 10.0, 0.0, 0.0, 0.0, 0.0), 10.0, float("inf"))
     assert median_and_p99(overflowed)[0] == pytest.approx(0.0175)  # a sum beyond floats: interpolated
+
+
+def test_a_job_without_a_counter_whose_gpu_idles_a_quarter_of_its_time_is_named():
+    """An A100 image job (no GPM, no counter of its own) gets a heavier augmentation: the
+    loader's workers fall behind and GPU-Util sits at ~73% where it held 99%, with no
+    saw-tooth in 1 s samples (the waits are shorter than a sample).  Its busy time is all
+    there is to go by: a quarter of it lost for minutes is its steps waiting."""
+    trace = Trace(engine=None, procs=[(7001, 1, 0, "python train_resnet.py")])
+    a100 = {"sm": None, "dram": None, "tensor": 0.0, "mem_util": 40}
+    for i in range(90):
+        trace.tick(util=noisy(99, i, 0.01), power=noisy(368, i, 0.02), **a100)
+    for i in range(120):
+        trace.tick(util=noisy(73, i, 0.03), power=noisy(291, i, 0.02), **a100)
+    for i in range(40):
+        trace.tick(util=noisy(99, i, 0.01), power=noisy(368, i, 0.02), **a100)
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "input_stall", (ep.suspects, ep.evidence)
+    assert ep.kind == "starved" and ep.measure == "idle"
+    assert "baseline 99%" in ep.headline, ep.headline
+
+
+def test_a_job_whose_gpu_idles_for_twenty_seconds_is_no_episode():
+    """The look-alike: the same job in a lighter 20 s phase (a checkpoint's copies, a
+    validation batch) and back: no stall to name."""
+    trace = Trace(engine=None, procs=[(7001, 1, 0, "python train_resnet.py")])
+    a100 = {"sm": None, "dram": None, "tensor": 0.0, "mem_util": 40}
+    for i in range(90):
+        trace.tick(util=noisy(99, i, 0.01), **a100)
+    for i in range(20):
+        trace.tick(util=noisy(70, i, 0.03), **a100)
+    for i in range(60):
+        trace.tick(util=noisy(99, i, 0.01), **a100)
+    assert episodes(trace.run()) == []

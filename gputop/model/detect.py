@@ -17,7 +17,8 @@ flap.  Triggers say the work is unproductive, whatever GPU-Util reads:
 - any job: GPU-Util high on a sliver of the SMs (hollow); steps and waits alternating (a
   saw-tooth) well below its own util; one GPU of a multi-GPU job out of step while the
   others wait; another process taking its GPU's SM time; its clocks held down; a trainer's
-  counter (steps or samples) falling, over whole steps.
+  counter (steps or samples) falling, over whole steps; a job without a counter idling
+  20+ points under its own util for half a minute (its busy time is its only measure).
 The kind says which: ``busy_unproductive`` (the GPU is busy but its work is not) or
 ``starved`` (GPU-Util fell: the GPU waits on the host).  The causes are scored from declared
 signatures (``signatures.py``) on every tick the trigger holds, and the verdict is their
@@ -562,6 +563,8 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
             hold = max(hold, t("prefill_hold_s"))
         if measure == "prompts":
             hold = max(hold, t("prefill_hold_s"))  # one pasted document is a burst
+        if measure == "idle":
+            hold = max(hold, t("job_idle_hold_s"))  # a phase of lighter work is no stall
         if now.time_mono_s - pending[0] < hold:
             return st, None
         if (not top or top[0][1] < t("verdict_min")) and (
@@ -702,7 +705,7 @@ def _episode(st: SubjectState, subject: Subject, feats: Features, tally: Tally, 
     util = v.get("util") or 0.0
     if old is not None:
         kind = old.kind
-    elif measure in ("util", "stall", "launch") or (
+    elif measure in ("util", "stall", "launch", "idle") or (
             v.get("util_base") is not None and util < config.busy_util_pct - 5
             and v["util_base"] - util >= 10  # type: ignore[operator]
             and measure in ("tokens", "queue", "work")):
@@ -740,7 +743,7 @@ def _trigger(st: SubjectState, subject: Subject, feats: Features, config: Detect
 
 _ENGINE_ORDER = ("itl", "tokens", "queue", "util", "ttft", "kv", "step", "spec", "share", "cpu",
                  "launch", "prompts", "straggler", "shared", "clock", "hollow")
-_JOB_ORDER = ("work", "hollow", "stall", "straggler", "shared", "launch", "cpu", "clock")
+_JOB_ORDER = ("work", "hollow", "stall", "idle", "straggler", "shared", "launch", "cpu", "clock")
 
 
 def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Features,
@@ -943,6 +946,19 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         # a weaker saw-tooth counts where the busy time fell with it (the steps wait)
         sawtooth = s.get("sawtooth", 0.0)
         return sawtooth >= (0.3 if clearing or s.get("util_drop", 0.0) >= 0.5 else 0.5)
+    if measure == "idle":
+        # a job without a counter whose GPU idles a good share of its healthy busy time, for
+        # long: its steps wait on something (its input, the host); busy time is its only
+        # measure of work (a job with a counter is judged on that: "work")
+        # (weak and slow by itself: it keeps open only an episode it opened, not another
+        # finding's as its GPU-Util passes through on the way down to a job's end)
+        if clearing and st.active is not None and st.active.measure != "idle":
+            return False
+        base_util = v.get("util_base")
+        if v.get("tokens_ratio") is not None or util is None or base_util is None \
+                or base_util < 60 or util < 10:
+            return False
+        return base_util - util >= t("job_idle_pts") * (0.6 if clearing else 1.0)
     if measure == "straggler":
         return len(subject.gpus) >= 2 and (util or 0.0) >= 50 \
             and s.get("odd", 0.0) >= (0.3 if clearing else 0.5) \

@@ -330,6 +330,10 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     s["kv_wait"] = min(s.get("kv_full", 0.0), s.get("queue", 0.0))  # waiting for blocks
     s["clock_slow"] = max(s.get("clock_all", 0.0),
                           min(s["throttle_new"], 0.7) if s["throttle_new"] >= 1 else 0.0)
+    # a job with no counter of its own: its busy time is the only measure of its work, so
+    # the GPU idle for a share of it is the work lost (its steps wait on something)
+    s["job_idle"] = s.get("util_drop", 0.0) if subject.kind != "engine" \
+        and v.get("tokens_ratio") is None else 0.0
     s["harm"] = max(s.get("util_drop", 0.0), s.get("itl", 0.0), s.get("tokens_down", 0.0),
                     s.get("queue", 0.0), s.get("sawtooth", 0.0), s.get("work_down", 0.0),
                     s.get("ttft", 0.0))

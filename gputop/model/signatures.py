@@ -82,7 +82,8 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "input_stall",
         "each step waits for its input (the data loader / host pipeline)",
-        requires=(("sawtooth", "work_down", "rank_idle"), ("sawtooth", "util_drop", "rank_idle")),
+        requires=(("sawtooth", "work_down", "rank_idle", "job_idle"),
+                  ("sawtooth", "util_drop", "rank_idle")),
         supports=("input_cpu", "work_down", "util_drop"),
         # a stalled step runs as usual between waits (SM per busy time unchanged); busy
         # time on fewer SMs is the host launching tiny kernels, not waiting for input

@@ -168,6 +168,11 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
     ("job_hold_s", 5.0,
      "a job without engine metrics is judged on GPU patterns, which need a few seconds to "
      "tell a phase from a blip (GPM samples every ~1 s)"),
+    ("job_idle_pts", 20.0,
+     "a job without a counter whose GPU-Util sits 20+ points under its healthy level: a "
+     "fifth of its work lost to waiting (healthy steps hold util within a few points)"),
+    ("job_idle_hold_s", 30.0,
+     "that idling must last half a minute: a checkpoint, a shorter phase, a blip is no stall"),
     ("job_min_age_s", 30.0,
      "a process that just appeared is starting up (loading weights, capturing CUDA graphs: "
      "vLLM's capture is tens of seconds of tiny kernels): not yet judged"),

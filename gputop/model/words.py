@@ -54,6 +54,7 @@ SIGNAL_TEXT = {
     "sawtooth_plain": "waits between steps that run as usual",
     "kv_read": "every step reading far more KV (longer contexts)",
     "prefill_mix": "prompts taking the step's token budget from the decodes",
+    "job_idle": "the job's GPU idling under its own util (no counter of its own)",
 }
 # which of a signature's signals each kind of evidence stands for (to order the lines)
 EVIDENCE_SIGNAL = {
@@ -139,6 +140,9 @@ def headline(ep: Episode) -> str:
     if m == "stall":
         return (f"{where} waiting on the host: GPU-Util {_n(v.get('util_window'))}% in a "
                 f"saw-tooth (baseline {_n(v.get('util_base'))}%)")
+    if m == "idle":  # a job without a counter: its busy time is all there is to go by
+        return (f"{where} waiting at {util} GPU-Util (baseline {_n(v.get('util_base'))}%): "
+                f"{ep.subject_label or 'its job'}'s steps wait on something off the GPU")
     if m == "straggler":
         others = [g for g in ep.job_gpus if g not in ep.gpus]
         return f"{where} holds back {gpus_text(tuple(others))}: they wait for it at {util} util" \
