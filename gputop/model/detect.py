@@ -561,10 +561,8 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
             # decodes for seconds by design; prompts that keep the budget for longer are
             # the interference
             hold = max(hold, t("prefill_hold_s"))
-        if measure == "prompts":
-            hold = max(hold, t("prefill_hold_s"))  # one pasted document is a burst
-        if measure == "idle":
-            hold = max(hold, t("job_idle_hold_s"))  # a phase of lighter work is no stall
+        if measure in SLOW_MEASURE_HOLD:
+            hold = max(hold, t(SLOW_MEASURE_HOLD[measure]))
         if now.time_mono_s - pending[0] < hold:
             return st, None
         if (not top or top[0][1] < t("verdict_min")) and (
@@ -744,6 +742,9 @@ def _trigger(st: SubjectState, subject: Subject, feats: Features, config: Detect
 _ENGINE_ORDER = ("itl", "tokens", "queue", "util", "ttft", "kv", "step", "spec", "share", "cpu",
                  "launch", "prompts", "straggler", "shared", "clock", "hollow")
 _JOB_ORDER = ("work", "hollow", "stall", "idle", "straggler", "shared", "launch", "cpu", "clock")
+# measures that must hold longer than the hold, whatever else reads: one pasted document
+# (prompts) is a burst; a phase of lighter work (idle) is no stall
+SLOW_MEASURE_HOLD = {"prompts": "prefill_hold_s", "idle": "job_idle_hold_s"}
 
 
 def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Features,
@@ -955,9 +956,9 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         if clearing and st.active is not None and st.active.measure != "idle":
             return False
         base_util = v.get("util_base")
-        if v.get("tokens_ratio") is not None or util is None or base_util is None \
+        if not s.get("job_idle") or util is None or base_util is None \
                 or base_util < 60 or util < 10:
-            return False
+            return False  # (job_idle: features' one reading of "a job without a counter")
         return base_util - util >= t("job_idle_pts") * (0.6 if clearing else 1.0)
     if measure == "straggler":
         return len(subject.gpus) >= 2 and (util or 0.0) >= 50 \
