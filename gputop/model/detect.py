@@ -539,6 +539,10 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
             if st.pending is not None:
                 st = replace(st, pending=None, pending_measure=None, pending_tally=Tally())
             return _feed(st, subject, recent, feats, config), None
+        if st.pending is not None and st.pending_measure == "idle" and measure != "idle":
+            # the weak, slow idle lends neither its start nor its name to another finding
+            # (a launch-bound phase at lower util, then a CUDA graph's hollow busy time)
+            st = replace(st, pending=None, pending_measure=None, pending_tally=Tally())
         if st.pending is None:
             st = replace(st, probation=())
         pending = st.pending or (now.time_mono_s, now.time_wall_s)
