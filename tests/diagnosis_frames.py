@@ -87,7 +87,7 @@ class Trace:
              preempt=0.0, itl=0.02, ttft=0.15, n8=0, host_cpu=40.0, psi=3.0, run_queue=4,
              cpus=16, tree_cpu=100.0, involuntary=200.0, engine_up=True, work=None,
              proc_cpu=90.0, mem_util=None, drafted=None, accepted=None,
-             launch_us=None, decode_s=None, prefill_s=None) -> Trace:
+             launch_us=None, decode_s=None, prefill_s=None, itl_tail=None) -> Trace:
         n, dt = self.n, self.tick_s
         seq = len(self.frames)
         mono = seq * dt
@@ -139,7 +139,10 @@ class Trace:
                 tot["decode_s"] += (decode_s or 0.0) * dt  # llama.cpp: seconds per second
                 tot["prefill_s"] += (prefill_s or 0.0) * dt
                 if self.kind == "vllm":
-                    self.hists["itl"].observe(itl, tokens * dt)
+                    # itl_tail: (seconds, share) of the tokens in steps far slower than the rest
+                    slow_s, share = itl_tail or (itl, 0.0)
+                    self.hists["itl"].observe(itl, tokens * dt * (1.0 - share))
+                    self.hists["itl"].observe(slow_s, tokens * dt * share)
                     self.hists["ttft"].observe(ttft, max(1.0, tokens / 200.0 * dt))
                     self.params_n.observe(1.0, tokens / 200.0 * dt)
                     if n8:

@@ -811,3 +811,40 @@ def test_a_job_whose_gpu_idles_for_twenty_seconds_is_no_episode():
     for i in range(60):
         trace.tick(util=noisy(99, i, 0.01), **a100)
     assert episodes(trace.run()) == []
+
+
+def _rag_tenant(trace, ticks, slow_share):
+    """Decodes at 20 ms; a RAG tenant's 4x longer prompts ride in a few steps a second (80 ms
+    each, ``slow_share`` of the tokens), its first tokens and the others' waiting 3x."""
+    for i in range(ticks):
+        trace.tick(util=noisy(97, i, 0.01), sm=72, tensor=70, dram=40, tokens=noisy(1750, i, 0.05),
+                   prompt=noisy(8000, i, 0.1), running=30, itl=0.02, ttft=0.45,
+                   itl_tail=(0.08, slow_share))
+
+
+def test_long_prompts_stalling_a_few_steps_a_second_are_prefill_interference():
+    """vLLM on an H100 with chunked prefill: a tenant starts sending 4x longer prompts,
+    steadily.  Each prompt's chunks ride in a few decode steps (3% of the tokens, 4x slower):
+    the ITL p99 is 4x, but too few observations for the tail trigger's 5%, tokens/s holds
+    at ~0.9x and the first tokens wait 3x.  Minutes of it is the interference."""
+    trace = Trace()
+    for i in range(90):
+        trace.tick(util=noisy(95, i, 0.01), sm=75, tensor=45, tokens=noisy(2000, i, 0.05),
+                   prompt=noisy(2000, i, 0.1), running=30, itl=0.02, ttft=0.15)
+    _rag_tenant(trace, 90, 0.03)
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "prefill_interference", (ep.suspects, ep.evidence)
+    assert ep.measure == "prefill", ep.measure
+
+
+def test_long_prompts_for_a_dozen_seconds_are_no_prefill_episode():
+    """The look-alike: the same tenant's batch of documents, twelve seconds of it: a burst."""
+    trace = Trace()
+    for i in range(90):
+        trace.tick(util=noisy(95, i, 0.01), sm=75, tensor=45, tokens=noisy(2000, i, 0.05),
+                   prompt=noisy(2000, i, 0.1), running=30, itl=0.02, ttft=0.15)
+    _rag_tenant(trace, 12, 0.03)
+    for i in range(60):
+        trace.tick(util=noisy(95, i, 0.01), sm=75, tensor=45, tokens=noisy(2000, i, 0.05),
+                   prompt=noisy(2000, i, 0.1), running=30, itl=0.02, ttft=0.15)
+    assert not episodes(trace.run())

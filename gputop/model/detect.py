@@ -74,9 +74,9 @@ class DetectConfig:
 
 
 LATENCY_MEASURES = ("itl", "ttft")
-HISTOGRAM_MEASURES = ("itl", "ttft", "step", "share")  # judged on the engine's histograms
+HISTOGRAM_MEASURES = ("itl", "ttft", "step", "share", "prefill")  # judged on the engine's histograms
 ENGINE_MEASURES = ("itl", "ttft", "tokens", "queue", "util", "kv", "step", "spec", "share",
-                   "cpu", "launch", "prompts")
+                   "cpu", "launch", "prompts", "prefill")
 MAX_EPISODES = 50
 RECENT_S = 12.0  # points kept for windows (the saw-tooth reads 10 s)
 RECENT_MAX = 48
@@ -205,6 +205,9 @@ class SubjectState:
     pause_since_mono_s: float | None = None  # a rank off the GPU, the others in a barrier
     jump: tuple[float, float] | None = None  # (when, batch before): the batch doubled at once
     surge_since_mono_s: float | None = None  # more prompts of the usual length arriving
+    # (mono, whether prompts cost the decodes that tick) over the last prefill_span_s: long
+    # prompts arriving steadily stall a share of the steps, not every one
+    prefill_ticks: tuple[tuple[float, bool], ...] = ()
     # (when, tokens/s) averaged exponentially, for engines whose counter moves as requests end
     tokens_smooth: tuple[float, float] | None = None
 
@@ -503,6 +506,11 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
     surging = feats.s.get("surge", 0.0) >= 0.5
     if surging != (st.surge_since_mono_s is not None):
         st = replace(st, surge_since_mono_s=now.time_mono_s if surging else None)
+    if subject.kind == "engine":
+        span = t("prefill_span_s")
+        st = replace(st, prefill_ticks=tuple(
+            x for x in st.prefill_ticks if now.time_mono_s - x[0] < span
+        ) + ((now.time_mono_s, _prefill_costs(feats)),))
     # slow observations must come from min_slow_readings separate readings: at a 2 s
     # interval three readings span 4 s, longer than the hold, so the span follows the tick
     last = recent[-5:]
@@ -637,6 +645,17 @@ def _admitting(recent: tuple[Point, ...]) -> bool:
         and now.requests_running >= 1.4 * min(before) + 4
 
 
+def _prefill_costs(feats: Features) -> bool:
+    """Longer prompts than usual being prefilled while the decodes pay for it: the first
+    tokens wait, the inter-token tail or the typical token slows, or tokens/s falls (and
+    tokens/s not far above its normal: more output is more work arriving, not harm)."""
+    s, v = feats.s, feats.v
+    return s.get("prefill", 0.0) >= 0.5 and (v.get("tokens_ratio") or 1.0) <= t(
+        "prefill_tokens_max") and (s.get("ttft", 0.0) >= 0.5 or s.get("tokens_down", 0.0) >= 0.5
+                                   or (v.get("itl_ratio") or 0.0) >= t("step_slow")
+                                   or (v.get("step_ratio") or 0.0) >= t("step_slow"))
+
+
 def _mild(measure: str, feats: Features) -> bool:
     """A throughput or latency trigger only just past its threshold (tokens/s above 0.3x,
     a latency under 4x): such a reading alone can be a lumpy counter or a burst."""
@@ -744,7 +763,7 @@ def _trigger(st: SubjectState, subject: Subject, feats: Features, config: Detect
 
 
 _ENGINE_ORDER = ("itl", "tokens", "queue", "util", "ttft", "kv", "step", "spec", "share", "cpu",
-                 "launch", "prompts", "straggler", "shared", "clock", "hollow")
+                 "launch", "prompts", "prefill", "straggler", "shared", "clock", "hollow")
 _JOB_ORDER = ("work", "hollow", "stall", "idle", "straggler", "shared", "launch", "cpu", "clock")
 # measures that must hold longer than the hold, whatever else reads: one pasted document
 # (prompts) is a burst; a phase of lighter work (idle) is no stall
@@ -895,6 +914,17 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         # there: the other slots' decodes wait on them
         return s.get("prefill_time", 0.0) >= (0.3 if clearing else 0.5) \
             and _output_fell(subject, v, 0.9 if clearing else 0.8)
+    if measure == "prefill":
+        # prompts costing the decodes on most ticks of the span, not all: long prompts
+        # arriving steadily stall the steps that carry their chunks (a few percent of the
+        # tokens, far slower), and the first tokens behind them; one pasted document or a
+        # burst of arrivals admitted is a few seconds of it
+        ticks = st.prefill_ticks
+        if not ticks or ticks[-1][0] - ticks[0][0] < t("prefill_span_s") - 2.5 \
+                or not (clearing or ticks[-1][1]):
+            return False
+        share = sum(1 for _, costs in ticks if costs) / len(ticks)
+        return share >= t("prefill_share") * (0.6 if clearing else 1.0)
     if measure == "spec":
         # the drafts mostly rejected and the service slower for it: the GPU verifies tokens
         # it throws away (a batch growing to absorb it keeps tokens/s, not each user's rate)

@@ -198,6 +198,8 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
         s["dram_new"] = ramp(dram - dram_base, 5.0, 20.0) if dram_base is not None \
             else 0.5 * s["dram"]
         v["dram_rise"] = dram - dram_base if dram_base is not None else None
+        # measured traffic well under its normal: the SMs are not waiting on DRAM
+        s["dram_fell"] = ramp(dram_base - dram, 5.0, 20.0) if dram_base is not None else 0.0
         if dram >= t("dram_high_pct") or s["dram"] >= 0.5:
             say("dram", dram, dram_base, "%")
     elif mem_ctrl is not None and (mem_ctrl_base := base.get("mem_ctrl")) is not None:
@@ -207,6 +209,7 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
         s["dram"] = ramp(rise, 8.0, 25.0) * ramp(mem_ctrl, 50.0, 75.0)
         s["dram_new"] = ramp(rise, 5.0, 20.0)
         v["dram_rise"] = rise
+        s["dram_fell"] = ramp(-rise, 5.0, 20.0)
         if s["dram"] >= 0.5:
             say("mem_ctrl", mem_ctrl, mem_ctrl_base, "%")
     if tensor is not None and base.get("tensor") is not None:

@@ -119,7 +119,7 @@ SIGNATURES: tuple[Signature, ...] = (
         supports=("busy", "dram_new", "step", "kv_read"),
         vetoes=(("hollow", 0.8), ("clock_slow", 0.6), ("odd", 0.8), ("shared", 0.7),
                 ("prefill", 0.5), ("notable", 0.5), ("host", 0.8), ("preempt", 0.6),
-                ("util_drop", 0.6)),
+                ("util_drop", 0.6), ("dram_fell", 0.8)),
         where="dram"),
     Signature(
         "throttling",

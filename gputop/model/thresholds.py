@@ -96,6 +96,17 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "a burst of arrivals is admitted by chunked prefill in a few seconds, the decodes "
      "stalled meanwhile by design (the engine prefills first); prompts that keep the token "
      "budget 10 s or more are interference"),
+    ("prefill_span_s", 20.0,
+     "long prompts arriving steadily stall only the steps that carry their chunks (12k-token "
+     "prompts at 1/s stall ~4% of an H100's decode steps, each 4-6x longer): judged over 20 s "
+     "of ticks, not tick by tick..."),
+    ("prefill_share", 0.5,
+     "...on half of which prompts longer than usual cost the decodes (first tokens waiting, "
+     "the token tail or the typical token 2x, tokens/s falling): a burst admitted or one "
+     "pasted document is a few seconds of it"),
+    ("prefill_tokens_max", 1.3,
+     "tokens/s 1.3x its normal or more while prompts arrive is more work arriving (traffic "
+     "back after a restart, a batch job's surge), not prompts starving the decodes"),
     ("surge_s", 30.0,
      "a burst of arrivals with prompts of the usual length queues and slows the batch for "
      "seconds to tens of seconds while the engine works at its capacity; longer is a problem"),

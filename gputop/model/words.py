@@ -34,6 +34,7 @@ SIGNAL_TEXT = {
     "prefill": "a prefill burst", "tensor_up": "tensor activity rising",
     "preempt": "preemptions", "kv_full": "a full KV cache", "kv_sig": "KV-cache pressure",
     "dram": "DRAM bandwidth saturated", "dram_new": "DRAM bandwidth rising",
+    "dram_fell": "DRAM traffic under its normal",
     "clock_slow": "slowed clocks", "clock_all": "slowed clocks", "clock_any": "a slowed clock",
     "throttle_new": "new throttle reasons", "hot": "a hot GPU",
     "odd": "one GPU out of step", "peers_wait": "the other GPUs waiting",
