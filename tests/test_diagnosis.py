@@ -848,3 +848,17 @@ def test_long_prompts_for_a_dozen_seconds_are_no_prefill_episode():
         trace.tick(util=noisy(95, i, 0.01), sm=75, tensor=45, tokens=noisy(2000, i, 0.05),
                    prompt=noisy(2000, i, 0.1), running=30, itl=0.02, ttft=0.15)
     assert not episodes(trace.run())
+
+
+def test_requests_as_large_as_the_clients_always_send_are_no_cause():
+    """A product whose clients send n=8 (best-of sampling) every ten seconds or so, all
+    healthy; then the traffic changes and speculative decoding's drafts are mostly rejected.
+    The n=8 request seen just before is one more of the routine ones, not the cause."""
+    trace = Trace()
+    for i in range(120):
+        trace.tick(tokens=noisy(2000, i, 0.04), itl=0.02, drafted=3000,
+                   accepted=noisy(2100, i, 0.03), n8=1 if i % 9 == 4 else 0)
+    for i in range(40):
+        trace.tick(tokens=1000, itl=0.04, drafted=3000, accepted=600, n8=1 if i % 9 == 4 else 0)
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "spec_decode_rejected", (ep.suspects, ep.evidence)

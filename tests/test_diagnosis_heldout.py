@@ -3,9 +3,9 @@ level physics of vLLM-, SGLang- and llama.cpp-like servers, training jobs and pl
 programs, by engineers who never read the detector), scored as their harnesses score them.
 
 Each was written to measure and was measured blind once before any change was judged on it;
-B, C, D, E, G, H, I, J and K are development sets since (their READMEs say so).  Corpora F and
-L are held out: they are measured by their totals only and have no floor here (a floor per
-cause would be read).
+B, C, D, E, G, H, I, J, K, M, N and P are development sets since (their READMEs say so).
+Corpora F, L, O and Q are held out: they are measured by their totals only and have no floor
+here (a floor per cause would be read).
 The floors are what the detector reaches now, per cause: a change that loses a trace fails
 here, one that gains raises the floor by hand.
 """
@@ -30,6 +30,9 @@ import corpus_h  # noqa: E402
 import corpus_i  # noqa: E402
 import corpus_j  # noqa: E402
 import corpus_k  # noqa: E402
+import corpus_m  # noqa: E402
+import corpus_n  # noqa: E402
+import corpus_p  # noqa: E402
 import diagnosis_b  # noqa: E402
 import diagnosis_c  # noqa: E402
 import diagnosis_d  # noqa: E402
@@ -39,6 +42,9 @@ import diagnosis_h  # noqa: E402
 import diagnosis_i  # noqa: E402
 import diagnosis_j  # noqa: E402
 import diagnosis_k  # noqa: E402
+import diagnosis_m  # noqa: E402
+import diagnosis_n  # noqa: E402
+import diagnosis_p  # noqa: E402
 
 # right / traces per cause ("healthy" for the healthy ones), as measured: raise when it improves
 FLOOR_B = {"oversized_request": 4, "prefill_interference": 4, "collective_straggler": 5,
@@ -77,11 +83,24 @@ FLOOR_K = {"oversized_request": 2, "prefill_interference": 4, "collective_stragg
            "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 2,
            "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 4, "kv_pressure": 2,
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 22}
+FLOOR_M = {"oversized_request": 3, "prefill_interference": 1, "collective_straggler": 2,
+           "input_stall": 4, "host_launch_jitter": 3, "host_cpu_contention": 4,
+           "tiny_kernels": 3, "memory_bandwidth": 1, "throttling": 3, "kv_pressure": 3,
+           "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 29}
+FLOOR_N = {"oversized_request": 3, "prefill_interference": 3, "collective_straggler": 2,
+           "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 3,
+           "tiny_kernels": 3, "memory_bandwidth": 1, "throttling": 3, "kv_pressure": 1,
+           "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 25}
+FLOOR_P = {"oversized_request": 3, "prefill_interference": 1, "collective_straggler": 2,
+           "input_stall": 4, "host_launch_jitter": 4, "host_cpu_contention": 4,
+           "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 3, "kv_pressure": 4,
+           "gpu_shared": 4, "spec_decode_rejected": 3, "healthy": 23}
 CORPORA = {"b": (FLOOR_B, corpus_b, diagnosis_b), "c": (FLOOR_C, corpus_c, diagnosis_c),
            "d": (FLOOR_D, corpus_d, diagnosis_d), "e": (FLOOR_E, corpus_e, diagnosis_e),
            "g": (FLOOR_G, corpus_g, diagnosis_g), "h": (FLOOR_H, corpus_h, diagnosis_h),
            "i": (FLOOR_I, corpus_i, diagnosis_i), "j": (FLOOR_J, corpus_j, diagnosis_j),
-           "k": (FLOOR_K, corpus_k, diagnosis_k)}
+           "k": (FLOOR_K, corpus_k, diagnosis_k), "m": (FLOOR_M, corpus_m, diagnosis_m),
+           "n": (FLOOR_N, corpus_n, diagnosis_n), "p": (FLOOR_P, corpus_p, diagnosis_p)}
 
 
 def _results(corpus, harness):

@@ -82,6 +82,7 @@ RECENT_S = 12.0  # points kept for windows (the saw-tooth reads 10 s)
 RECENT_MAX = 48
 NOTABLE_KEEP_S = 120.0
 NOTABLE_GRACE_S = 30.0  # a notable request this close before an episode is its cause, not routine
+NOTABLE_ROUTINE = 3  # ...unless this many were seen while all was well: clients' habit
 FANOUT_KEEP_S = 180.0
 REOPEN_S = 30.0
 # a jump of the batch stays evidence while its sequences may run: a fan-out's batch is
@@ -196,7 +197,8 @@ class SubjectState:
     probation: tuple[Sample, ...] = ()
     engine_url: str | None = None
     engine_pids: frozenset[int] = frozenset()
-    notable_healthy_mono_s: float = -math.inf  # a notable request while all was well
+    # ticks on which a notable request was seen while all was well (the last NOTABLE_KEEP_S)
+    notable_healthy: tuple[float, ...] = ()
     # the episode that closed last, kept REOPEN_S: one that starts again so soon is the same
     # episode (one cause's phases: long prompts, then the KV pool full), not a new one
     last_closed: Episode | None = None
@@ -485,8 +487,12 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
         _episode_start_mono(st, now) if st.active else now.time_mono_s)
     mine = tuple(e for m, e in notable if m >= since - 2 * config.hold_s) \
         if subject.kind == "engine" else ()
-    routine = subject.kind == "engine" and \
-        since - NOTABLE_KEEP_S <= st.notable_healthy_mono_s < since - NOTABLE_GRACE_S
+    # requests as large seen while all was well are routine: one a while before the episode,
+    # or several lately (clients that always ask max_tokens of the whole context); one just
+    # before it, alone, is its likely cause
+    healthy = [m for m in st.notable_healthy if since - NOTABLE_KEEP_S <= m < since]
+    routine = subject.kind == "engine" and (
+        any(m < since - NOTABLE_GRACE_S for m in healthy) or len(healthy) >= NOTABLE_ROUTINE)
     strength = (0.3 if routine else 1.0) if mine else 0.0
     jump = st.jump if st.jump is not None and now.time_mono_s - st.jump[0] <= JUMP_KEEP_S \
         else None
@@ -543,7 +549,9 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
                 measure = None if st.pending is None else st.pending_measure
         if measure is None:
             if mine and st.pending is None and subject.kind == "engine":
-                st = replace(st, notable_healthy_mono_s=now.time_mono_s)
+                st = replace(st, notable_healthy=tuple(
+                    m for m in st.notable_healthy if now.time_mono_s - m <= NOTABLE_KEEP_S
+                )[-(2 * NOTABLE_ROUTINE):] + (now.time_mono_s,))
             if st.pending is not None:
                 st = replace(st, pending=None, pending_measure=None, pending_tally=Tally())
             return _feed(st, subject, recent, feats, config), None
