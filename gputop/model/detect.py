@@ -76,7 +76,7 @@ class DetectConfig:
 LATENCY_MEASURES = ("itl", "ttft")
 HISTOGRAM_MEASURES = ("itl", "ttft", "step", "share", "prefill")  # judged on the engine's histograms
 ENGINE_MEASURES = ("itl", "ttft", "tokens", "queue", "util", "kv", "step", "spec", "share",
-                   "cpu", "launch", "prompts", "prefill")
+                   "cpu", "launch", "prompts", "prefill", "host")
 MAX_EPISODES = 50
 RECENT_S = 12.0  # points kept for windows (the saw-tooth reads 10 s)
 RECENT_MAX = 48
@@ -207,9 +207,9 @@ class SubjectState:
     pause_since_mono_s: float | None = None  # a rank off the GPU, the others in a barrier
     jump: tuple[float, float] | None = None  # (when, batch before): the batch doubled at once
     surge_since_mono_s: float | None = None  # more prompts of the usual length arriving
-    # (mono, whether prompts cost the decodes that tick) over the last prefill_span_s: long
-    # prompts arriving steadily stall a share of the steps, not every one
-    prefill_ticks: tuple[tuple[float, bool], ...] = ()
+    # per sustained measure (SUSTAINED), (mono, whether it held that tick) over the last
+    # sustained_span_s: findings that show on a share of the ticks, not on every one
+    sustained: tuple[tuple[str, tuple[tuple[float, bool], ...]], ...] = ()
     # (when, tokens/s) averaged exponentially, for engines whose counter moves as requests end
     tokens_smooth: tuple[float, float] | None = None
 
@@ -512,11 +512,7 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
     surging = feats.s.get("surge", 0.0) >= 0.5
     if surging != (st.surge_since_mono_s is not None):
         st = replace(st, surge_since_mono_s=now.time_mono_s if surging else None)
-    if subject.kind == "engine":
-        span = t("prefill_span_s")
-        st = replace(st, prefill_ticks=tuple(
-            x for x in st.prefill_ticks if now.time_mono_s - x[0] < span
-        ) + ((now.time_mono_s, _prefill_costs(feats)),))
+    st = replace(st, sustained=_sustained_ticks(st, subject, feats, now.time_mono_s))
     # slow observations must come from min_slow_readings separate readings: at a 2 s
     # interval three readings span 4 s, longer than the hold, so the span follows the tick
     last = recent[-5:]
@@ -653,6 +649,41 @@ def _admitting(recent: tuple[Point, ...]) -> bool:
         and now.requests_running >= 1.4 * min(before) + 4
 
 
+def _sustained_ticks(st: SubjectState, subject: Subject, feats: Features, now_mono_s: float
+                     ) -> tuple[tuple[str, tuple[tuple[float, bool], ...]], ...]:
+    """Each sustained measure's ticks over the span, this one's added."""
+    span = t("sustained_span_s")
+    old = dict(st.sustained)
+    return tuple((measure, tuple(x for x in old.get(measure, ()) if now_mono_s - x[0] < span)
+                  + ((now_mono_s, holds(feats)),))
+                 for measure, (kinds, holds) in SUSTAINED.items() if subject.kind in kinds)
+
+
+def _sustained_holds(st: SubjectState, measure: str, clearing: bool) -> bool:
+    """The measure held on ``sustained_share`` of the ticks of a whole span (and on this one,
+    to open): a finding that flickers tick by tick (one reading's histograms, a gauge read
+    between steps) but is there most of the time."""
+    ticks = dict(st.sustained).get(measure, ())
+    if not ticks or ticks[-1][0] - ticks[0][0] < t("sustained_span_s") - 2.5 \
+            or not (clearing or ticks[-1][1]):
+        return False
+    share = sum(1 for _, held in ticks if held) / len(ticks)
+    return share >= t("sustained_share") * (0.6 if clearing else 1.0)
+
+
+def _host_costs(feats: Features) -> bool:
+    """The host contended (/proc: the tree's lost CPU, pressure, run queue, switches) while
+    the work shows any harm: GPU-Util falling, the first tokens waiting, a queue, the token
+    tail or the typical token slower, each sequence slower than its batch explains (the
+    batch swelling at the same tokens/s), fewer tokens or steps."""
+    s, v = feats.s, feats.v
+    return s.get("host", 0.0) >= t("host_sustained") and (
+        s.get("ttft", 0.0) >= 0.5 or s.get("queue_soft", 0.0) >= 0.5
+        or s.get("util_drop", 0.0) >= 0.3 or s.get("seq_slow", 0.0) >= 0.5
+        or s.get("tokens_down", 0.0) >= 0.3 or s.get("work_down", 0.0) >= 0.3
+        or (v.get("itl_ratio") or 0.0) >= 1.6 or (v.get("step_ratio") or 0.0) >= 1.4)
+
+
 def _prefill_costs(feats: Features) -> bool:
     """Longer prompts than usual being prefilled while the decodes pay for it: the first
     tokens wait, the inter-token tail or the typical token slows, or tokens/s falls (and
@@ -771,11 +802,16 @@ def _trigger(st: SubjectState, subject: Subject, feats: Features, config: Detect
 
 
 _ENGINE_ORDER = ("itl", "tokens", "queue", "util", "ttft", "kv", "step", "spec", "share", "cpu",
-                 "launch", "prompts", "prefill", "straggler", "shared", "clock", "hollow")
-_JOB_ORDER = ("work", "hollow", "stall", "idle", "straggler", "shared", "launch", "cpu", "clock")
+                 "launch", "host", "prompts", "prefill", "straggler", "shared", "clock", "hollow")
+_JOB_ORDER = ("work", "hollow", "stall", "idle", "straggler", "shared", "launch", "cpu", "host",
+              "clock")
 # measures that must hold longer than the hold, whatever else reads: one pasted document
 # (prompts) is a burst; a phase of lighter work (idle) is no stall
 SLOW_MEASURE_HOLD = {"prompts": "prefill_hold_s", "idle": "job_idle_hold_s"}
+# measures judged by their share of a span's ticks: the subject kinds, what holds on a tick
+SUSTAINED: dict[str, tuple[tuple[str, ...], Callable[[Features], bool]]] = {
+    "prefill": (("engine",), _prefill_costs),
+    "host": (("engine", "trainer", "job", "gpu"), _host_costs)}
 
 
 def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Features,
@@ -922,17 +958,12 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         # there: the other slots' decodes wait on them
         return s.get("prefill_time", 0.0) >= (0.3 if clearing else 0.5) \
             and _output_fell(subject, v, 0.9 if clearing else 0.8)
-    if measure == "prefill":
-        # prompts costing the decodes on most ticks of the span, not all: long prompts
-        # arriving steadily stall the steps that carry their chunks (a few percent of the
-        # tokens, far slower), and the first tokens behind them; one pasted document or a
-        # burst of arrivals admitted is a few seconds of it
-        ticks = st.prefill_ticks
-        if not ticks or ticks[-1][0] - ticks[0][0] < t("prefill_span_s") - 2.5 \
-                or not (clearing or ticks[-1][1]):
-            return False
-        share = sum(1 for _, costs in ticks if costs) / len(ticks)
-        return share >= t("prefill_share") * (0.6 if clearing else 1.0)
+    if measure in SUSTAINED:
+        # prefill: long prompts arriving steadily stall the steps that carry their chunks (a
+        # few percent of the tokens, far slower) and the first tokens behind them; one
+        # pasted document or a burst of arrivals admitted is a few seconds of it.  host: a
+        # contended host costs the work in whichever way the batch absorbs it
+        return _sustained_holds(st, measure, clearing)
     if measure == "spec":
         # the drafts mostly rejected and the service slower for it: the GPU verifies tokens
         # it throws away (a batch growing to absorb it keeps tokens/s, not each user's rate)

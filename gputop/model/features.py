@@ -713,6 +713,15 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
     if running_base is not None and running is not None:
         s["running_flat"] = ramp(running / max(running_base, 1.0), 2.0, 1.25) \
             if running > running_base * 1.25 + 1 else 1.0
+        # Little's law: a batch swollen at the same tokens/s is each sequence slower.  Decode
+        # steps grow with the batch as its ITL p50 does (itl50_load_exponent), so tokens/s
+        # should grow with the batch to that power less one; far under it, the sequences wait
+        out_ratio = v.get("tokens_ratio")
+        if out_ratio is not None and running >= 1.3 * running_base + 2:
+            grown = running / max(running_base, 1.0)
+            explained = out_ratio / grown ** (1.0 - t("itl50_load_exponent"))
+            v["seq_rate_ratio"] = explained
+            s["seq_slow"] = ramp(explained, 0.85, 0.6)
     if waiting is not None and waiting_base is not None:
         scale = max(t("queue_growth_min"), 0.5 * (running_base or 0.0))
         growth = waiting - waiting_base

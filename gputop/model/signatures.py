@@ -45,7 +45,7 @@ class Signature:
         return min(groups, key=lambda xs: xs[1])
 
 
-HARM = ("util_drop", "itl", "tokens_down", "queue", "sawtooth", "work_down", "ttft")
+HARM = ("util_drop", "itl", "tokens_down", "queue", "sawtooth", "work_down", "ttft", "seq_slow")
 
 SIGNATURES: tuple[Signature, ...] = (
     Signature(

@@ -35,6 +35,7 @@ SIGNAL_TEXT = {
     "preempt": "preemptions", "kv_full": "a full KV cache", "kv_sig": "KV-cache pressure",
     "dram": "DRAM bandwidth saturated", "dram_new": "DRAM bandwidth rising",
     "dram_fell": "DRAM traffic under its normal",
+    "seq_slow": "each sequence slower than its batch explains (the batch swelling)",
     "clock_slow": "slowed clocks", "clock_all": "slowed clocks", "clock_any": "a slowed clock",
     "throttle_new": "new throttle reasons", "hot": "a hot GPU",
     "odd": "one GPU out of step", "peers_wait": "the other GPUs waiting",
