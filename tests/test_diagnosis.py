@@ -4,6 +4,8 @@ the right GPU, engine truth (cache hits, KV pressure, a second tenant, the host'
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from gputop.model.enginehist import HistDelta, median_and_p99
@@ -882,3 +884,19 @@ def test_host_contention_whose_harm_the_batch_absorbs_is_named():
     ep = only(trace.run())
     assert ep.suspects[0][0] == "host_cpu_contention", (ep.suspects, ep.evidence)
     assert any(e.startswith("CPU pressure 85%") for e in ep.evidence), ep.evidence
+
+
+def test_a_mild_straggler_that_flickers_is_named():
+    """DDP fine-tune on two H100s: rank 1's shards run a little longer (its SM activity
+    1.2-1.4x rank 0's, rank 0 spinning in the all-reduce); no clock or heat to point at.
+    The odd one out reads strong on some ticks and under the trigger on the others; it is
+    there on most of them."""
+    procs = [(7001 + g, 7000, g, f"python train.py --local-rank={g}") for g in range(2)]
+    trace = Trace(gpus=2, engine=None, procs=procs, engine_pids=())
+    for i in range(90):
+        trace.tick(util=99, sm=[noisy(80, i, 0.02), noisy(80, i + 7, 0.02)], dram=40)
+    for i in range(90):
+        trace.tick(util=99, sm=[60, 60 * (1.3 + 0.1 * math.sin(i * 2.399))], dram=40)
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "collective_straggler", (ep.suspects, ep.evidence)
+    assert ep.gpus == (1,), ep.headline

@@ -684,6 +684,14 @@ def _host_costs(feats: Features) -> bool:
         or (v.get("itl_ratio") or 0.0) >= 1.6 or (v.get("step_ratio") or 0.0) >= 1.4)
 
 
+def _odd_waits(feats: Features) -> bool:
+    """One GPU of the subject out of step (clock, heat, power, the only one still computing)
+    while the others wait, the GPUs busy: a mild straggler reads so on most ticks, not all."""
+    s = feats.s
+    return (feats.v.get("util") or 0.0) >= 50 and s.get("odd", 0.0) >= 0.4 \
+        and s.get("peers_wait", 0.0) >= 0.3
+
+
 def _prefill_costs(feats: Features) -> bool:
     """Longer prompts than usual being prefilled while the decodes pay for it: the first
     tokens wait, the inter-token tail or the typical token slows, or tokens/s falls (and
@@ -802,16 +810,18 @@ def _trigger(st: SubjectState, subject: Subject, feats: Features, config: Detect
 
 
 _ENGINE_ORDER = ("itl", "tokens", "queue", "util", "ttft", "kv", "step", "spec", "share", "cpu",
-                 "launch", "host", "prompts", "prefill", "straggler", "shared", "clock", "hollow")
-_JOB_ORDER = ("work", "hollow", "stall", "idle", "straggler", "shared", "launch", "cpu", "host",
-              "clock")
+                 "launch", "host", "prompts", "prefill", "straggler", "odd", "shared", "clock",
+                 "hollow")
+_JOB_ORDER = ("work", "hollow", "stall", "idle", "straggler", "odd", "shared", "launch", "cpu",
+              "host", "clock")
 # measures that must hold longer than the hold, whatever else reads: one pasted document
 # (prompts) is a burst; a phase of lighter work (idle) is no stall
 SLOW_MEASURE_HOLD = {"prompts": "prefill_hold_s", "idle": "job_idle_hold_s"}
 # measures judged by their share of a span's ticks: the subject kinds, what holds on a tick
 SUSTAINED: dict[str, tuple[tuple[str, ...], Callable[[Features], bool]]] = {
     "prefill": (("engine",), _prefill_costs),
-    "host": (("engine", "trainer", "job", "gpu"), _host_costs)}
+    "host": (("engine", "trainer", "job", "gpu"), _host_costs),
+    "odd": (("engine", "trainer", "job", "gpu"), _odd_waits)}
 
 
 def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Features,
