@@ -900,3 +900,18 @@ def test_a_mild_straggler_that_flickers_is_named():
     ep = only(trace.run())
     assert ep.suspects[0][0] == "collective_straggler", (ep.suspects, ep.evidence)
     assert ep.gpus == (1,), ep.headline
+
+
+def test_routine_large_requests_do_not_latch_onto_a_milder_episode():
+    """The same product, a milder change: the target model upgraded, drafts accepted 35%
+    instead of 70%, tokens/s at 0.65x.  A routine n=8 request lands in the episode; as a
+    routine one it weighs what it weighed before, not as the request that caused it."""
+    trace = Trace()
+    for i in range(120):
+        trace.tick(tokens=noisy(2000, i, 0.04), itl=0.02, drafted=3000,
+                   accepted=noisy(2100, i, 0.03), n8=1 if i % 9 == 4 else 0)
+    for i in range(40):
+        trace.tick(tokens=noisy(1300, i, 0.04), itl=0.03, drafted=3000, accepted=1050,
+                   n8=1 if i % 9 == 4 else 0)
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "spec_decode_rejected", (ep.suspects, ep.evidence)

@@ -91,10 +91,10 @@ FLOOR_N = {"oversized_request": 3, "prefill_interference": 3, "collective_stragg
            "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 3,
            "tiny_kernels": 3, "memory_bandwidth": 1, "throttling": 3, "kv_pressure": 1,
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 25}
-FLOOR_P = {"oversized_request": 3, "prefill_interference": 1, "collective_straggler": 3,
+FLOOR_P = {"oversized_request": 3, "prefill_interference": 2, "collective_straggler": 3,
            "input_stall": 4, "host_launch_jitter": 4, "host_cpu_contention": 4,
            "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 3, "kv_pressure": 4,
-           "gpu_shared": 4, "spec_decode_rejected": 3, "healthy": 23}
+           "gpu_shared": 4, "spec_decode_rejected": 4, "healthy": 23}
 CORPORA = {"b": (FLOOR_B, corpus_b, diagnosis_b), "c": (FLOOR_C, corpus_c, diagnosis_c),
            "d": (FLOOR_D, corpus_d, diagnosis_d), "e": (FLOOR_E, corpus_e, diagnosis_e),
            "g": (FLOOR_G, corpus_g, diagnosis_g), "h": (FLOOR_H, corpus_h, diagnosis_h),

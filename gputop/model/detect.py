@@ -593,7 +593,7 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
         if st.last_closed is not None and pending[0] - st.last_closed_mono_s <= REOPEN_S:
             old = replace(st.last_closed, end_wall_s=None)  # the same episode, again
             tally = st.last_tally.merged(tally)
-        episode = _episode(st, subject, feats, tally, bool(mine),
+        episode = _episode(st, subject, feats, tally, strength >= 0.5,
                            old.start_wall_s if old else pending[1],
                            old.measure if old else st.pending_measure or measure, old, config)
         return replace(st, active=episode, tally=tally, pending=None, pending_measure=None,
@@ -605,12 +605,12 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
         if keep != measure and _trigger_holds(keep, st, subject, feats, config):
             measure = keep
         tally = st.tally.add(*judged())
-        episode = _episode(st, subject, feats, tally, bool(mine), st.active.start_wall_s,
+        episode = _episode(st, subject, feats, tally, strength >= 0.5, st.active.start_wall_s,
                            measure, st.active, config)
         return replace(st, active=episode, tally=tally, clearing=None), None
     clearing = st.clearing or (now.time_mono_s, now.time_wall_s)
     episode = st.active
-    if mine and not any(e.signal.startswith("notable") for e in episode.facts):
+    if strength >= 0.5 and not any(e.signal.startswith("notable") for e in episode.facts):
         # a request that ends as the episode clears (vLLM observes n when it ends) is still
         # its evidence: the verdict takes it as if seen all along
         suspects = st.tally.ranked(True)
