@@ -915,3 +915,25 @@ def test_routine_large_requests_do_not_latch_onto_a_milder_episode():
                    n8=1 if i % 9 == 4 else 0)
     ep = only(trace.run())
     assert ep.suspects[0][0] == "spec_decode_rejected", (ep.suspects, ep.evidence)
+
+
+def test_bursts_of_arrivals_admitted_in_seconds_are_no_episode():
+    """A batch API client fires 40 requests at once every 40 s at an SGLang server serving
+    ten: the batch swells 10 -> 50 within two seconds, their prompts are prefilled in chunks
+    and every decode in those steps waits (ITL p99 5x for six seconds), then all is as before.
+    SGLang counts prompt tokens as requests finish, so the burst shows no prompt work until
+    it ends.  Admission by design, each time."""
+    trace = Trace(engine="sglang")
+    for i in range(240):
+        phase = i % 40
+        if 20 <= phase < 26:  # the burst being admitted and prefilled
+            trace.tick(util=99, sm=80, tensor=70, tokens=noisy(700, i, 0.05),
+                       prompt=noisy(800, i, 0.1), running=10 + 20 * min(2, phase - 19),
+                       itl=0.1, ttft=0.9)
+        elif 26 <= phase < 36:  # the burst decoding and finishing: its prompts counted now
+            trace.tick(util=97, sm=75, tokens=noisy(3600, i, 0.05), prompt=noisy(7000, i, 0.1),
+                       running=50 - 4 * (phase - 26), itl=0.028, ttft=0.2)
+        else:
+            trace.tick(util=noisy(92, i, 0.02), sm=70, tokens=noisy(1000, i, 0.05),
+                       prompt=noisy(1500, i, 0.1), running=10, itl=0.02, ttft=0.15)
+    assert episodes(trace.run()) == []

@@ -50,7 +50,7 @@ import diagnosis_p  # noqa: E402
 FLOOR_B = {"oversized_request": 4, "prefill_interference": 4, "collective_straggler": 5,
            "input_stall": 4, "host_launch_jitter": 3, "host_cpu_contention": 4,
            "tiny_kernels": 4, "memory_bandwidth": 4, "throttling": 4, "kv_pressure": 3,
-           "gpu_shared": 4, "healthy": 18}
+           "gpu_shared": 4, "healthy": 20}
 FLOOR_C = {"oversized_request": 2, "prefill_interference": 2, "collective_straggler": 4,
            "input_stall": 4, "host_launch_jitter": 4, "host_cpu_contention": 4,
            "tiny_kernels": 4, "memory_bandwidth": 4, "throttling": 3, "kv_pressure": 4,
@@ -58,7 +58,7 @@ FLOOR_C = {"oversized_request": 2, "prefill_interference": 2, "collective_stragg
 FLOOR_D = {"oversized_request": 4, "prefill_interference": 2, "collective_straggler": 2,
            "input_stall": 3, "host_launch_jitter": 2, "host_cpu_contention": 3,
            "tiny_kernels": 3, "memory_bandwidth": 1, "throttling": 3, "kv_pressure": 3,
-           "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 21}
+           "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 22}
 FLOOR_E = {"oversized_request": 3, "prefill_interference": 4, "collective_straggler": 4,
            "input_stall": 4, "host_launch_jitter": 4, "host_cpu_contention": 2,
            "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 4, "kv_pressure": 3,
@@ -67,7 +67,7 @@ FLOOR_G = {"oversized_request": 3, "prefill_interference": 2, "collective_stragg
            "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 3,
            "tiny_kernels": 2, "memory_bandwidth": 1, "throttling": 3, "kv_pressure": 3,
            "gpu_shared": 3, "spec_decode_rejected": 2, "healthy": 21}
-FLOOR_H = {"oversized_request": 3, "prefill_interference": 3, "collective_straggler": 3,
+FLOOR_H = {"oversized_request": 3, "prefill_interference": 4, "collective_straggler": 3,
            "input_stall": 3, "host_launch_jitter": 4, "host_cpu_contention": 3,
            "tiny_kernels": 4, "memory_bandwidth": 1, "throttling": 3, "kv_pressure": 3,
            "gpu_shared": 4, "spec_decode_rejected": 3, "healthy": 26}
@@ -78,7 +78,7 @@ FLOOR_I = {"oversized_request": 3, "prefill_interference": 4, "collective_stragg
 FLOOR_J = {"oversized_request": 1, "prefill_interference": 2, "collective_straggler": 4,
            "input_stall": 2, "host_launch_jitter": 3, "host_cpu_contention": 3,
            "tiny_kernels": 3, "memory_bandwidth": 0, "throttling": 4, "kv_pressure": 2,
-           "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 23}
+           "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 24}
 FLOOR_K = {"oversized_request": 2, "prefill_interference": 4, "collective_straggler": 3,
            "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 2,
            "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 4, "kv_pressure": 2,

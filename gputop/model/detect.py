@@ -572,10 +572,12 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
                 and feats.s.get("kv_read", 0.0) < 0.5:
             hold = max(hold, t("step_alone_hold_s"))  # the typical step alone must last
         top = tally.ranked()[:1]
-        if top and top[0][0] == "prefill_interference" and _admitting(recent):
-            # chunked prefill admitting a burst of arrivals (the batch swelling) stalls the
-            # decodes for seconds by design; prompts that keep the budget for longer are
-            # the interference
+        if _admitting(recent) and not _fanned_out(feats, now, strength) and (
+                measure in ENGINE_MEASURES or (top and top[0][0] == "prefill_interference")):
+            # an engine admitting a burst of arrivals (the batch swelling) stalls the decodes
+            # for seconds by design while their prompts are prefilled, whatever its counters
+            # say (SGLang counts prompt tokens only as requests finish); a stall that outlasts
+            # the admission is the news
             hold = max(hold, t("prefill_hold_s"))
         if measure in SLOW_MEASURE_HOLD:
             hold = max(hold, t(SLOW_MEASURE_HOLD[measure]))
@@ -637,6 +639,15 @@ def _smoothed_tokens(st: SubjectState, now: Point) -> tuple[float, float] | None
     dt = max(0.0, now.time_mono_s - then)
     alpha = 1.0 - math.exp(-dt / finish_counted_tau_s(st.base))
     return (now.time_mono_s, value + alpha * (now.tokens_per_s - value))
+
+
+def _fanned_out(feats: Features, now: Point, notable: float) -> bool:
+    """The batch grew by one request's sequences, not by arrivals: a notable request (n >= 8)
+    seen, or the batch doubled at once with no new prompt work where the engine counts
+    prompts as they are computed (vLLM; SGLang and llama.cpp count them as requests end, so
+    a burst of arrivals reads as no prompt work there)."""
+    return notable >= 0.5 or (feats.s.get("fanout", 0.0) >= 0.5
+                              and now.engine_kind not in FINISH_COUNTED)
 
 
 def _admitting(recent: tuple[Point, ...]) -> bool:
