@@ -937,3 +937,21 @@ def test_bursts_of_arrivals_admitted_in_seconds_are_no_episode():
             trace.tick(util=noisy(92, i, 0.02), sm=70, tokens=noisy(1000, i, 0.05),
                        prompt=noisy(1500, i, 0.1), running=10, itl=0.02, ttft=0.15)
     assert episodes(trace.run()) == []
+
+
+def test_every_step_slower_in_jumps_between_buckets_is_an_oversized_request():
+    """vLLM TP2 on H200s: a client's best-of-16 request with logprobs (its n is observed only
+    when it ends) makes every step sample and sort 16 top-k lists over the vocabulary: the
+    typical token reads 2.5x for a few seconds and 1.4x for a few (the p50 jumps between
+    histogram buckets as the request's sequences finish and resume), so no 15 s hold of it
+    completes; the batch swells 25 -> 50 at the same tokens/s (each sequence slower), DRAM
+    traffic falls.  Two minutes of it."""
+    trace = Trace(gpus=2)
+    for i in range(100):
+        trace.tick(util=96, sm=70, dram=60, tokens=noisy(2000, i, 0.05), running=25,
+                   itl=0.02, ttft=0.2)
+    for i in range(120):
+        trace.tick(util=98, sm=66, dram=48, tokens=noisy(2000, i, 0.05), running=50,
+                   itl=0.055 if i % 10 < 6 else 0.028, ttft=0.3)
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "oversized_request", (ep.suspects, ep.evidence)

@@ -74,9 +74,9 @@ class DetectConfig:
 
 
 LATENCY_MEASURES = ("itl", "ttft")
-HISTOGRAM_MEASURES = ("itl", "ttft", "step", "share", "prefill")  # judged on the engine's histograms
+HISTOGRAM_MEASURES = ("itl", "ttft", "step", "share", "prefill", "slow")  # judged on the engine's histograms
 ENGINE_MEASURES = ("itl", "ttft", "tokens", "queue", "util", "kv", "step", "spec", "share",
-                   "cpu", "launch", "prompts", "prefill", "host")
+                   "cpu", "launch", "prompts", "prefill", "host", "slow")
 MAX_EPISODES = 50
 RECENT_S = 12.0  # points kept for windows (the saw-tooth reads 10 s)
 RECENT_MAX = 48
@@ -663,9 +663,9 @@ def _admitting(recent: tuple[Point, ...]) -> bool:
 def _sustained_ticks(st: SubjectState, subject: Subject, feats: Features, now_mono_s: float
                      ) -> tuple[tuple[str, tuple[tuple[float, bool], ...]], ...]:
     """Each sustained measure's ticks over the span, this one's added."""
-    span = t("sustained_span_s")
     old = dict(st.sustained)
-    return tuple((measure, tuple(x for x in old.get(measure, ()) if now_mono_s - x[0] < span)
+    return tuple((measure, tuple(x for x in old.get(measure, ()) if now_mono_s - x[0]
+                                 < t(SUSTAINED_SPAN.get(measure, "sustained_span_s")))
                   + ((now_mono_s, holds(feats)),))
                  for measure, (kinds, holds) in SUSTAINED.items() if subject.kind in kinds)
 
@@ -675,7 +675,8 @@ def _sustained_holds(st: SubjectState, measure: str, clearing: bool) -> bool:
     to open): a finding that flickers tick by tick (one reading's histograms, a gauge read
     between steps) but is there most of the time."""
     ticks = dict(st.sustained).get(measure, ())
-    if not ticks or ticks[-1][0] - ticks[0][0] < t("sustained_span_s") - 2.5 \
+    span = t(SUSTAINED_SPAN.get(measure, "sustained_span_s"))
+    if not ticks or ticks[-1][0] - ticks[0][0] < span - 2.5 \
             or not (clearing or ticks[-1][1]):
         return False
     share = sum(1 for _, held in ticks if held) / len(ticks)
@@ -701,6 +702,18 @@ def _odd_waits(feats: Features) -> bool:
     s = feats.s
     return (feats.v.get("util") or 0.0) >= 50 and s.get("odd", 0.0) >= 0.4 \
         and s.get("peers_wait", 0.0) >= 0.3
+
+
+def _steps_slow(feats: Features) -> bool:
+    """Every token 2x slower (ITL p50 at the batch demand explains) with the batch swollen at
+    the same tokens/s (each sequence slower: Little's law), and nothing that reads more
+    (prompts, DRAM traffic, longer contexts) or more work arriving (tokens/s 1.6x+): work
+    beside the forward pass in every step, such as n sequences' logprobs over the vocabulary.
+    Its histogram buckets move the p50 between readings, so it is judged over a span."""
+    s, v = feats.s, feats.v
+    return (v.get("step_ratio") or 0.0) >= t("step_slow") and s.get("seq_slow", 0.0) >= 0.4 \
+        and max(s.get("prefill", 0.0), s.get("dram_new", 0.0), s.get("kv_read", 0.0)) < 0.5 \
+        and (v.get("tokens_ratio") or 1.0) <= 1.6
 
 
 def _prefill_costs(feats: Features) -> bool:
@@ -821,8 +834,8 @@ def _trigger(st: SubjectState, subject: Subject, feats: Features, config: Detect
 
 
 _ENGINE_ORDER = ("itl", "tokens", "queue", "util", "ttft", "kv", "step", "spec", "share", "cpu",
-                 "launch", "host", "prompts", "prefill", "straggler", "odd", "shared", "clock",
-                 "hollow")
+                 "launch", "host", "prompts", "prefill", "slow", "straggler", "odd", "shared",
+                 "clock", "hollow")
 _JOB_ORDER = ("work", "hollow", "stall", "idle", "straggler", "odd", "shared", "launch", "cpu",
               "host", "clock")
 # measures that must hold longer than the hold, whatever else reads: one pasted document
@@ -832,7 +845,9 @@ SLOW_MEASURE_HOLD = {"prompts": "prefill_hold_s", "idle": "job_idle_hold_s"}
 SUSTAINED: dict[str, tuple[tuple[str, ...], Callable[[Features], bool]]] = {
     "prefill": (("engine",), _prefill_costs),
     "host": (("engine", "trainer", "job", "gpu"), _host_costs),
-    "odd": (("engine", "trainer", "job", "gpu"), _odd_waits)}
+    "odd": (("engine", "trainer", "job", "gpu"), _odd_waits),
+    "slow": (("engine",), _steps_slow)}
+SUSTAINED_SPAN = {"slow": "slow_span_s"}  # measures judged over a span of their own
 
 
 def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Features,

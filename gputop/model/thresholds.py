@@ -105,6 +105,10 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "...and must hold on half of them (prompts longer than usual costing the decodes; the "
      "host contended with harm): a burst admitted, one pasted document, a build's first "
      "seconds are a few ticks of it"),
+    ("slow_span_s", 30.0,
+     "every token 2x slower with the batch swollen at the same tokens/s, on half of 30 s of "
+     "ticks: the typical step read from histogram buckets jumps between readings (1.5-2.6x "
+     "for one oversized request), and bursts of traffic give seconds of it"),
     ("host_sustained", 0.4,
      "host contention (the tree's lost CPU, pressure, run queue, switches; 0..1) of 0.4 with "
      "harm of any kind on half the ticks of the span: 0 of 339 healthy traces reach it, 42 "
