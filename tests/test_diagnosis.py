@@ -836,7 +836,7 @@ def test_long_prompts_stalling_a_few_steps_a_second_are_prefill_interference():
     _rag_tenant(trace, 90, 0.03)
     ep = only(trace.run())
     assert ep.suspects[0][0] == "prefill_interference", (ep.suspects, ep.evidence)
-    assert ep.measure == "prefill", ep.measure
+    assert ep.measure == "prefill" and "stall the decodes" in ep.headline, ep.headline
 
 
 def test_long_prompts_for_a_dozen_seconds_are_no_prefill_episode():
@@ -884,6 +884,7 @@ def test_host_contention_whose_harm_the_batch_absorbs_is_named():
     ep = only(trace.run())
     assert ep.suspects[0][0] == "host_cpu_contention", (ep.suspects, ep.evidence)
     assert any(e.startswith("CPU pressure 85%") for e in ep.evidence), ep.evidence
+    assert ep.kind == "starved" and "waiting on the host" in ep.headline, ep.headline
 
 
 def test_a_mild_straggler_that_flickers_is_named():

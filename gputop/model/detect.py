@@ -797,7 +797,7 @@ def _episode(st: SubjectState, subject: Subject, feats: Features, tally: Tally, 
     util = v.get("util") or 0.0
     if old is not None:
         kind = old.kind
-    elif measure in ("util", "stall", "launch", "idle") or (
+    elif measure in ("util", "stall", "launch", "idle", "host") or (
             v.get("util_base") is not None and util < config.busy_util_pct - 5
             and v["util_base"] - util >= 10  # type: ignore[operator]
             and measure in ("tokens", "queue", "work")):

@@ -145,7 +145,18 @@ def headline(ep: Episode) -> str:
     if m == "idle":  # a job without a counter: its busy time is all there is to go by
         return (f"{where} waiting at {util} GPU-Util (baseline {_n(v.get('util_base'))}%): "
                 f"{ep.subject_label or 'its job'}'s steps wait on something off the GPU")
-    if m == "straggler":
+    if m == "prefill":
+        return (f"{where} busy {util} but prompts {_ratio(v.get('prompt_ratio'))} their usual "
+                f"rate stall the decodes: first tokens {_ratio(v.get('ttft_ratio'))}, "
+                f"{_n(ep.tokens_per_s)} tok/s (baseline {_n(ep.baseline_tokens_per_s)})")
+    if m == "host":
+        return (f"{where} waiting on the host at {util} (baseline {_n(v.get('util_base'))}%): "
+                f"a crowded host costs {ep.subject_label or 'its work'} its pace")
+    if m == "slow":
+        return (f"{where} busy {util} but every token {_ratio(v.get('step_ratio'))} slower: "
+                f"{_n(v.get('running'))} requests in flight (baseline "
+                f"{_n(v.get('running_base'))}) at {_n(ep.tokens_per_s)} tok/s")
+    if m in ("straggler", "odd"):
         others = [g for g in ep.job_gpus if g not in ep.gpus]
         return f"{where} holds back {gpus_text(tuple(others))}: they wait for it at {util} util" \
             if others else f"{where} out of step with its job"
@@ -161,6 +172,10 @@ def headline(ep: Episode) -> str:
     tps = _n(ep.tokens_per_s)
     lead = f"{where} waiting on the host at {util}" if starved else f"{where} busy {util}"
     return f"{lead} but {tps} tok/s (baseline {_n(ep.baseline_tokens_per_s)})"
+
+
+def _ratio(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1f}x"
 
 
 def _work_unit(ep: Episode) -> str | None:
@@ -315,4 +330,8 @@ MEASURE_NAME = {
     "share": "requests finishing at half their rate while every token is slower",
     "cpu": "the processes losing CPU on a crowded host while their output (or GPU-Util) fell",
     "step": "every token slower while the memory traffic rose",
+    "prefill": "longer prompts costing the decodes on half of 20 s of ticks",
+    "host": "a contended host with harm of any kind on half of 20 s of ticks",
+    "odd": "one GPU out of step on half of 20 s of ticks",
+    "slow": "every token 2x slower with the batch swollen, on half of 30 s of ticks",
 }
