@@ -74,7 +74,8 @@ class DetectConfig:
 
 
 LATENCY_MEASURES = ("itl", "ttft")
-HISTOGRAM_MEASURES = ("itl", "ttft", "step", "share", "prefill", "slow")  # judged on the engine's histograms
+# judged on the engine's histograms
+HISTOGRAM_MEASURES = ("itl", "ttft", "step", "share", "prefill", "slow")
 ENGINE_MEASURES = ("itl", "ttft", "tokens", "queue", "util", "kv", "step", "spec", "share",
                    "cpu", "launch", "prompts", "prefill", "host", "slow")
 MAX_EPISODES = 50
@@ -664,10 +665,13 @@ def _sustained_ticks(st: SubjectState, subject: Subject, feats: Features, now_mo
                      ) -> tuple[tuple[str, tuple[tuple[float, bool], ...]], ...]:
     """Each sustained measure's ticks over the span, this one's added."""
     old = dict(st.sustained)
-    return tuple((measure, tuple(x for x in old.get(measure, ()) if now_mono_s - x[0]
-                                 < t(SUSTAINED_SPAN.get(measure, "sustained_span_s")))
-                  + ((now_mono_s, holds(feats)),))
-                 for measure, (kinds, holds) in SUSTAINED.items() if subject.kind in kinds)
+    out = []
+    for measure, (kinds, holds) in SUSTAINED.items():
+        if subject.kind in kinds:
+            span = t(SUSTAINED_SPAN.get(measure, "sustained_span_s"))
+            kept = tuple(x for x in old.get(measure, ()) if now_mono_s - x[0] < span)
+            out.append((measure, kept + ((now_mono_s, holds(feats)),)))
+    return tuple(out)
 
 
 def _sustained_holds(st: SubjectState, measure: str, clearing: bool) -> bool:
@@ -998,7 +1002,11 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         # prefill: long prompts arriving steadily stall the steps that carry their chunks (a
         # few percent of the tokens, far slower) and the first tokens behind them; one
         # pasted document or a burst of arrivals admitted is a few seconds of it.  host: a
-        # contended host costs the work in whichever way the batch absorbs it
+        # contended host costs the work in whichever way the batch absorbs it.  odd, slow:
+        # a mild straggler, one oversized request, read strong on some ticks only.  A job
+        # that just appeared is starting up (loading, capturing graphs): not yet judged
+        if subject.kind != "engine" and now_age < t("job_min_age_s") and not clearing:
+            return False
         return _sustained_holds(st, measure, clearing)
     if measure == "spec":
         # the drafts mostly rejected and the service slower for it: the GPU verifies tokens
