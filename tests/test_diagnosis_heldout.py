@@ -59,7 +59,7 @@ FLOOR_D = {"oversized_request": 4, "prefill_interference": 2, "collective_stragg
            "input_stall": 3, "host_launch_jitter": 2, "host_cpu_contention": 3,
            "tiny_kernels": 3, "memory_bandwidth": 1, "throttling": 3, "kv_pressure": 3,
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 22}
-FLOOR_E = {"oversized_request": 4, "prefill_interference": 4, "collective_straggler": 4,
+FLOOR_E = {"oversized_request": 3, "prefill_interference": 4, "collective_straggler": 4,
            "input_stall": 4, "host_launch_jitter": 4, "host_cpu_contention": 2,
            "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 4, "kv_pressure": 3,
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 24}

@@ -683,6 +683,9 @@ def _sustained_holds(st: SubjectState, measure: str, clearing: bool) -> bool:
     if not ticks or ticks[-1][0] - ticks[0][0] < span - 2.5 \
             or not (clearing or ticks[-1][1]):
         return False
+    if clearing and not any(held for when, held in ticks
+                            if ticks[-1][0] - when <= t("sustained_linger_s")):
+        return False  # gone for a while: what the span still holds is the past
     share = sum(1 for _, held in ticks if held) / len(ticks)
     return share >= t("sustained_share") * (0.6 if clearing else 1.0)
 

@@ -109,6 +109,9 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "every token 2x slower with the batch swollen at the same tokens/s, on half of 30 s of "
      "ticks: the typical step read from histogram buckets jumps between readings (1.5-2.6x "
      "for one oversized request), and bursts of traffic give seconds of it"),
+    ("sustained_linger_s", 5.0,
+     "a sustained finding keeps its episode open only while it showed within the last 5 s: "
+     "the span's older ticks are the past once the cause has gone (a storm that ended)"),
     ("host_sustained", 0.4,
      "host contention (the tree's lost CPU, pressure, run queue, switches; 0..1) of 0.4 with "
      "harm of any kind on half the ticks of the span: 0 of 339 healthy traces reach it, 42 "
