@@ -815,6 +815,39 @@ def test_a_job_whose_gpu_idles_for_twenty_seconds_is_no_episode():
     assert episodes(trace.run()) == []
 
 
+def _embedding_job(trace, phases):
+    """A recommender's training job on an H200 without a counter: each phase is (ticks,
+    DRAM %, SM %), GPU-Util at 98% throughout."""
+    for ticks, dram, sm in phases:
+        for i in range(ticks):
+            trace.tick(util=noisy(98, i, 0.01), sm=noisy(sm, i, 0.02), dram=noisy(dram, i, 0.02),
+                       tensor=30)
+
+
+def test_a_job_whose_dram_traffic_saturates_at_a_cost_is_memory_bandwidth():
+    """The embedding tables outgrow the cache: DRAM 40% -> 92% of its bandwidth, the SMs
+    stalling on it (SM active 80% -> 62% at the same GPU-Util).  No engine and no counter:
+    the job's own DRAM level and SM share are the evidence."""
+    trace = Trace(engine=None, procs=[(7001, 1, 0, "python train_dlrm.py")])
+    _embedding_job(trace, [(90, 40, 80), (120, 92, 62)])
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "memory_bandwidth", (ep.suspects, ep.evidence)
+    assert ep.measure == "dram" and ep.kind == "busy_unproductive" and ep.gpus == (0,)
+    assert "DRAM 92% (baseline 40%)" in ep.headline, ep.headline
+
+
+@pytest.mark.parametrize("phases", [
+    # a copy or bandwidth-test phase that keeps every SM as busy: the job's own work
+    [(90, 40, 80), (120, 92, 80)],
+    # an RL job's rollouts (decode: DRAM-bound) between training phases, returning
+    [(40, 92, 62), (50, 40, 80), (45, 92, 62), (50, 40, 80), (45, 92, 62)],
+])
+def test_a_job_in_a_memory_bound_phase_of_its_own_is_no_episode(phases):
+    trace = Trace(engine=None, procs=[(7001, 1, 0, "python train_rl.py")])
+    _embedding_job(trace, phases)
+    assert episodes(trace.run()) == []
+
+
 def _rag_tenant(trace, ticks, slow_share):
     """Decodes at 20 ms; a RAG tenant's 4x longer prompts ride in a few steps a second (80 ms
     each, ``slow_share`` of the tokens), its first tokens and the others' waiting 3x."""

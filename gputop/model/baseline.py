@@ -54,6 +54,14 @@ class Baseline:
         value: float | None = self._memo[key]
         return value
 
+    def high_before(self, name: str, until_mono_s: float, rank: int = 3) -> float | None:
+        """The ``rank``-th highest healthy value of ``name`` sampled before ``until_mono_s``
+        (None with fewer samples): a level the subject has run at for a while, such as a
+        phase it returns to (an RL job's rollouts between training steps), is no onset."""
+        values = sorted((s.values[name] for s in self.samples
+                         if s.time_mono_s < until_mono_s and name in s.values), reverse=True)
+        return values[rank - 1] if len(values) >= rank else None
+
     def gpu(self, name: str, gpu: int) -> float | None:
         key = ("g", name, gpu)
         if key not in self._memo:

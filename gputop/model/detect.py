@@ -711,6 +711,21 @@ def _odd_waits(feats: Features) -> bool:
         and s.get("peers_wait", 0.0) >= 0.3
 
 
+def _job_dram(feats: Features) -> bool:
+    """A job's DRAM traffic risen to near saturation, above any level it ran at before, and
+    paid for: its rate (a counter) or its SM share fell (the SMs wait on memory); without
+    either, the memory controller all but always busy.  A new phase of memory-bound work (a
+    larger embedding table, an unfused optimizer, an eager fallback of a fused kernel)."""
+    s, v = feats.s, feats.v
+    if min(s.get("dram", 0.0), s.get("dram_new", 0.0), s.get("dram_unseen", 0.0)) < 0.5:
+        return False
+    rate, share = v.get("tokens_ratio"), v.get("sm_share_ratio")
+    if rate is not None or share is not None:
+        return (rate is not None and rate <= t("job_dram_rate")) \
+            or (share is not None and share <= t("job_dram_share"))
+    return (v.get("mem_ctrl") or 0.0) >= 90.0
+
+
 def _steps_slow(feats: Features) -> bool:
     """Every token 2x slower (ITL p50 at the batch demand explains) with the batch swollen at
     the same tokens/s (each sequence slower: Little's law), and nothing that reads more
@@ -844,7 +859,7 @@ _ENGINE_ORDER = ("itl", "tokens", "queue", "util", "ttft", "kv", "step", "spec",
                  "launch", "host", "prompts", "prefill", "slow", "straggler", "odd", "shared",
                  "clock", "hollow")
 _JOB_ORDER = ("work", "hollow", "stall", "idle", "straggler", "odd", "shared", "launch", "cpu",
-              "host", "clock")
+              "host", "clock", "dram")
 # measures that must hold longer than the hold, whatever else reads: one pasted document
 # (prompts) is a burst; a phase of lighter work (idle) is no stall
 SLOW_MEASURE_HOLD = {"prompts": "prefill_hold_s", "idle": "job_idle_hold_s"}
@@ -853,7 +868,8 @@ SUSTAINED: dict[str, tuple[tuple[str, ...], Callable[[Features], bool]]] = {
     "prefill": (("engine",), _prefill_costs),
     "host": (("engine", "trainer", "job", "gpu"), _host_costs),
     "odd": (("engine", "trainer", "job", "gpu"), _odd_waits),
-    "slow": (("engine",), _steps_slow)}
+    "slow": (("engine",), _steps_slow),
+    "dram": (("trainer", "job", "gpu"), _job_dram)}
 SUSTAINED_SPAN = {"slow": "slow_span_s"}  # measures judged over a span of their own
 
 

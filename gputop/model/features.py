@@ -212,6 +212,12 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
         s["dram_fell"] = ramp(-rise, 5.0, 20.0)
         if s["dram"] >= 0.5:
             say("mem_ctrl", mem_ctrl, mem_ctrl_base, "%")
+    level, name = (dram, "dram") if dram is not None else (mem_ctrl, "mem_ctrl")
+    if level is not None and "dram_new" in s:
+        # above every level the subject has run at for a while before: a phase it returns
+        # to (an RL job's rollouts between its training steps) is its own, not an onset
+        seen = base.high_before(name, now.time_mono_s - t("dram_seen_age_s"))
+        s["dram_unseen"] = ramp(level - seen, 5.0, 15.0) if seen is not None else s["dram_new"]
     if tensor is not None and base.get("tensor") is not None:
         s["tensor_up"] = ramp(tensor - base.get("tensor"), 5.0, 25.0)  # type: ignore[operator]
 

@@ -196,6 +196,16 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "fifth of its work lost to waiting (healthy steps hold util within a few points)"),
     ("job_idle_hold_s", 30.0,
      "that idling must last half a minute: a checkpoint, a shorter phase, a blip is no stall"),
+    ("dram_seen_age_s", 60.0,
+     "a DRAM level is the job's own when its baseline held it this long ago or more: a phase "
+     "it returns to (rollouts between training steps) is no onset, while an onset's own "
+     "first minute is not yet its past"),
+    ("job_dram_rate", 0.85,
+     "a job whose DRAM traffic rose to saturation pays for it in its own rate: a counter at "
+     "this x its baseline or less"),
+    ("job_dram_share", 0.93,
+     "or in its SM share: SM active over GPU-Util at this x its own or less (the SMs stall "
+     "on memory); a copy phase that keeps every SM as busy is the job's own work"),
     ("job_min_age_s", 30.0,
      "a process that just appeared is starting up (loading weights, capturing CUDA graphs: "
      "vLLM's capture is tens of seconds of tiny kernels): not yet judged"),

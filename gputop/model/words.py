@@ -156,6 +156,8 @@ def headline(ep: Episode) -> str:
         return (f"{where} busy {util} but every token {_ratio(v.get('step_ratio'))} slower: "
                 f"{_n(v.get('running'))} requests in flight (baseline "
                 f"{_n(v.get('running_base'))}) at {_n(ep.tokens_per_s)} tok/s")
+    if m == "dram":
+        return _dram_headline(ep, where, util)
     if m in ("straggler", "odd"):
         others = [g for g in ep.job_gpus if g not in ep.gpus]
         return f"{where} holds back {gpus_text(tuple(others))}: they wait for it at {util} util" \
@@ -318,6 +320,23 @@ def explain_lines(ep: Episode) -> list[str]:
     return lines
 
 
+def _dram_headline(ep: Episode, where: str, util: str) -> str:
+    v = ep.values
+    gpm = v.get("dram") is not None
+    level = v.get("dram") if gpm else v.get("mem_ctrl")
+    rise = v.get("dram_rise")
+    base = level - rise if level is not None and rise is not None else None
+    label = "DRAM" if gpm else "memory controller busy"
+    if v.get("tokens_ratio") is not None:
+        cost = f", {(v.get('tokens_ratio') or 0):.0%} of its {_work_unit(ep) or 'work'}/s"
+    elif v.get("sm_share_ratio") is not None:
+        cost = f", SM share {(v.get('sm_share_ratio') or 0):.0%} of its own"
+    else:
+        cost = ""
+    return (f"{where} busy {util} but its SMs wait on memory: {label} {_n(level)}% "
+            f"(baseline {_n(base)}%){cost}")
+
+
 MEASURE_NAME = {
     "itl": "inter-token latency at 2x its healthy value", "ttft": "time to first token at 2x",
     "tokens": "tokens/s at half its baseline with demand still there",
@@ -334,4 +353,6 @@ MEASURE_NAME = {
     "host": "a contended host with harm of any kind on half of 20 s of ticks",
     "odd": "one GPU out of step on half of 20 s of ticks",
     "slow": "every token 2x slower with the batch swollen, on half of 30 s of ticks",
+    "dram": "a job's DRAM traffic new and near saturation at a cost to its rate or SM share, "
+            "on half of 20 s of ticks",
 }
