@@ -836,6 +836,25 @@ def test_a_job_whose_dram_traffic_saturates_at_a_cost_is_memory_bandwidth():
     assert "DRAM 92% (baseline 40%)" in ep.headline, ep.headline
 
 
+def test_a_trainer_whose_steps_turn_memory_bound_in_part_is_memory_bandwidth():
+    """A resumed fine-tune loses its fused optimizer: each step adds seconds of HBM-bound
+    parameter updates.  Averaged over a tick DRAM reads 62% (from 35%), far from saturation,
+    but the samples counter runs at 40% of its rate: a rate that far down lets the lower
+    level count."""
+    trace = Trace(engine="trainer", procs=[(5001, 5000, 0, "python -u train.py")],
+                  engine_pids=(5000, 5001))
+    total = 0
+    for i in range(90):
+        total += 40
+        trace.tick(util=98, sm=noisy(93, i, 0.02), dram=noisy(35, i, 0.02), work=total)
+    for i in range(120):
+        total += 16
+        trace.tick(util=98, sm=noisy(79, i, 0.02), dram=noisy(62, i, 0.02), work=total)
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "memory_bandwidth", (ep.suspects, ep.evidence)
+    assert "40% of its samples/s" in ep.headline, ep.headline
+
+
 @pytest.mark.parametrize("phases", [
     # a copy or bandwidth-test phase that keeps every SM as busy: the job's own work
     [(90, 40, 80), (120, 92, 80)],
@@ -934,6 +953,58 @@ def test_a_mild_straggler_that_flickers_is_named():
     ep = only(trace.run())
     assert ep.suspects[0][0] == "collective_straggler", (ep.suspects, ep.evidence)
     assert ep.gpus == (1,), ep.headline
+
+
+def _ddp8(trace, ticks, util, sm):
+    for i in range(ticks):
+        trace.tick(util=[noisy(u, i + g, 0.01) for g, u in enumerate(util)],
+                   sm=[noisy(x, i + 3 * g, 0.02) for g, x in enumerate(sm)], dram=30)
+
+
+def test_a_rank_partly_off_the_gpu_holds_back_the_others_and_is_named():
+    """DDP on eight H100s: a debugging switch left on rank 4 syncs the device for every
+    gradient bucket's norm.  Its GPU-Util sits at 77% (idle between syncs) while the other
+    seven spin in the all-reduce at 98%, their SM activity down from 86% to 63%; rank 4's
+    own SM is barely above theirs.  The one GPU whose busy time fell is the one they wait for."""
+    procs = [(7001 + g, 7000, g, f"python train.py --local-rank={g}") for g in range(8)]
+    trace = Trace(gpus=8, engine=None, procs=procs, engine_pids=())
+    _ddp8(trace, 90, [98] * 8, [86] * 8)
+    _ddp8(trace, 90, [98] * 4 + [77] + [98] * 3, [63] * 4 + [68] + [63] * 3)
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "collective_straggler", (ep.suspects, ep.evidence)
+    assert ep.gpus == (4,), ep.headline
+    assert any("GPU 4 GPU-Util 77% while" in e for e in ep.evidence), ep.evidence
+
+
+def test_a_rank_back_from_a_checkpoint_is_not_out_of_step():
+    """The look-alike: rank 0 writes a checkpoint every 90 s, off the GPU for 5 s (the
+    samples counter still) while the other seven spin in the barrier at 13% SM, then all
+    step together again: a pause (a hang only if long), neither a rank out of step nor an
+    input stall.  (The rank's GPU-Util over the window after it still holds the pause; that
+    the window skips a rank that paused in it is held by corpus D's healthy_ddp8_ckpt_eval,
+    whose irregular ticks leave one tick half back, in tests/test_diagnosis_heldout.py.)"""
+    procs = [(7001 + g, 7000, g, f"python train.py --local-rank={g}") for g in range(8)]
+    trace = Trace(gpus=8, engine="trainer", procs=procs, engine_pids=(7000,) + tuple(
+        7001 + g for g in range(8)))
+    total = 0
+
+    def steady(ticks):
+        nonlocal total
+        for i in range(ticks):
+            total += 512
+            trace.tick(util=[noisy(98, i + g, 0.01) for g in range(8)],
+                       sm=[noisy(88, i + 3 * g, 0.02) for g in range(8)], dram=30, work=total)
+
+    for _ in range(3):
+        steady(90)
+        for i in range(5):  # (the last second half off, half back)
+            back = i == 4
+            trace.tick(util=[32 if back else 0] + [99] * 7, sm=[26 if back else 0] + [13] * 7,
+                       dram=1, work=total + (256 if back else 0),
+                       samples=[(0,) * 4 + (98,) * 2 if back else (0,) * 6] + [(99,) * 6] * 7)
+        total += 256
+    steady(60)
+    assert episodes(trace.run()) == []
 
 
 def test_routine_large_requests_do_not_latch_onto_a_milder_episode():

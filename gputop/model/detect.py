@@ -717,9 +717,12 @@ def _job_dram(feats: Features) -> bool:
     either, the memory controller all but always busy.  A new phase of memory-bound work (a
     larger embedding table, an unfused optimizer, an eager fallback of a fused kernel)."""
     s, v = feats.s, feats.v
-    if min(s.get("dram", 0.0), s.get("dram_new", 0.0), s.get("dram_unseen", 0.0)) < 0.5:
-        return False
     rate, share = v.get("tokens_ratio"), v.get("sm_share_ratio")
+    # a rate far down lets a lower level count: memory-bound phases within each step (an
+    # optimizer's) average out under saturation over a tick
+    level = 0.25 if rate is not None and rate <= t("job_dram_rate_far") else 0.5
+    if s.get("dram", 0.0) < level or min(s.get("dram_new", 0.0), s.get("dram_unseen", 0.0)) < 0.5:
+        return False
     if rate is not None or share is not None:
         return (rate is not None and rate <= t("job_dram_rate")) \
             or (share is not None and share <= t("job_dram_share"))

@@ -79,13 +79,26 @@ def _smoothed(points: tuple[Point, ...], attr: str, gpus: tuple[int, ...]) -> fl
     return _mean(_gpu_mean(p, attr, gpus) for p in points[-SMOOTH:])
 
 
-def _per_gpu(points: tuple[Point, ...], attr: str, gpus: tuple[int, ...]) -> dict[int, float]:
+def _per_gpu(points: tuple[Point, ...], attr: str, gpus: tuple[int, ...],
+             n: int = SMOOTH) -> dict[int, float]:
     out = {}
     for g in gpus:
-        m = _mean(getattr(p, attr).get(g) for p in points[-SMOOTH:])
+        m = _mean(getattr(p, attr).get(g) for p in points[-n:])
         if m is not None:
             out[g] = m
     return out
+
+
+def _working_util(points: tuple[Point, ...], gpus: tuple[int, ...]) -> dict[int, float]:
+    """Each GPU's mean GPU-Util over the last ``odd_util_window_s``, for the GPUs that
+    worked (50%+) on every tick of it: a level the stages of a pipeline take turns to dip
+    below (its bubbles) evens out, one rank's own does not, and a rank that paused in the
+    window (a checkpoint) is the pause logic's to judge."""
+    since = points[-1].time_mono_s - t("odd_util_window_s")
+    window = tuple(p for p in points if p.time_mono_s > since)
+    means = _per_gpu(window, "util_pct", gpus, len(window))
+    return {g: m for g, m in means.items()
+            if all(p.util_pct.get(g, 100.0) >= 50.0 for p in window)}
 
 
 def _scalar(points: tuple[Point, ...], attr: str, n: int = SMOOTH) -> float | None:
@@ -267,7 +280,8 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     idle_rank: tuple[int, ...] = ()
     if len(gpus) >= 2:
         odd = _odd_one_out(subject, s, clocks, sms, temps, utils, new_reasons, base, say,
-                           _per_gpu(points, "power_w", gpus) if not sms else {})
+                           _per_gpu(points, "power_w", gpus) if not sms else {},
+                           _working_util(points, gpus))
         idle_rank = _idle_rank(subject, points, utils, sms, s, v, say)
     shared = _shared(subject, now, base, s, say)
     # the rank the others wait for is the one a new tenant shares: the tenant is the cause,
@@ -371,7 +385,7 @@ def _hollow_power(points: tuple[Point, ...], gpus: tuple[int, ...], base: Baseli
 def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: dict[int, float],
                  temps: dict[int, float], utils: dict[int, float],
                  new_reasons: dict[int, list[str]], base: Baseline, say: Say,
-                 powers: dict[int, float]) -> int | None:
+                 powers: dict[int, float], utils_long: dict[int, float]) -> int | None:
     """One GPU of a multi-GPU job out of step with its peers: a lower clock, hotter, the only
     one throttled, or the only one still computing (higher SM; without an SM counter, more
     power than the peers against their healthy proportion) while the others wait in the
@@ -408,6 +422,18 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
             if x > 0.3:
                 why.setdefault(g, []).append(Evidence("odd_sm", sms[g], peers_sm, "%", g,
                                                       others=_peers(sms, g)))
+        # (now as well as over the window: a rank back from a pause is no longer out of step)
+        lags = (_util_under_peers(utils_long, base, g), _util_under_peers(utils, base, g))
+        lag = None if None in lags else min(cast(float, x) for x in lags)
+        if lag is not None:
+            # a rank partly off the GPU (a device sync each bucket, host-side metrics) while
+            # the others spin in the collective at full GPU-Util: its busy time is what fell
+            x = ramp(lag, t("odd_util_pts"), 2.5 * t("odd_util_pts"))
+            parts.append(x)
+            if x > 0.3:
+                why.setdefault(g, []).append(Evidence("odd_util", utils_long[g],
+                                                      _others_median(utils_long, g), "%", g,
+                                                      others=_peers(utils_long, g)))
         rel = _power_over_peers(powers, base, g)
         if rel is not None:
             # spinning in NCCL draws far less than computing: an A100 rank still computing
@@ -446,6 +472,20 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
         for e in why.get(odd, []):
             say(e.signal, e.value, e.baseline, e.unit, gpu=e.gpu, others=e.others)
     return odd if s["odd"] > 0 else None
+
+
+def _util_under_peers(utils: dict[int, float], base: Baseline, g: int) -> float | None:
+    """How many points GPU ``g``'s GPU-Util sits under its peers' median beyond the healthy
+    gap; None unless the peers are at 90%+ (spinning in the collective) and ``g`` still works
+    (a rank at a few % is off the GPU altogether: a pause or an idle rank, judged apart)."""
+    peers = _others_median(utils, g)
+    if g not in utils or peers is None or peers < 90.0 or utils[g] < 50.0:
+        return None
+    base_g = base.gpu("util", g)
+    base_peers = _others_median({k: u for k in utils if (u := base.gpu("util", k)) is not None}, g)
+    if base_g is None or base_peers is None:
+        return None
+    return (peers - utils[g]) - max(0.0, base_peers - base_g)
 
 
 def _power_over_peers(powers: dict[int, float], base: Baseline, g: int) -> float | None:

@@ -203,9 +203,20 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
     ("job_dram_rate", 0.85,
      "a job whose DRAM traffic rose to saturation pays for it in its own rate: a counter at "
      "this x its baseline or less"),
+    ("job_dram_rate_far", 0.6,
+     "a job's rate at this x its baseline or less with its DRAM traffic 20+ points up counts "
+     "from a lower level (half the saturation score): memory-bound phases within each step, "
+     "an unfused optimizer's, average out under saturation over a tick"),
     ("job_dram_share", 0.93,
      "or in its SM share: SM active over GPU-Util at this x its own or less (the SMs stall "
      "on memory); a copy phase that keeps every SM as busy is the job's own work"),
+    ("odd_util_pts", 8.0,
+     "a rank's GPU-Util this many points further under its peers' than when healthy, the "
+     "peers at 90%+, reads as out of step (fully at 2.5x): the peers spin in the collective "
+     "while it waits on its own host side (a device sync per bucket, metrics on one rank)"),
+    ("odd_util_window_s", 10.0,
+     "a rank's GPU-Util is compared over this long: the stages of a pipeline take turns to "
+     "dip (its bubbles) and even out, a rank waiting on its own host side does not"),
     ("job_min_age_s", 30.0,
      "a process that just appeared is starting up (loading weights, capturing CUDA graphs: "
      "vLLM's capture is tens of seconds of tiny kernels): not yet judged"),

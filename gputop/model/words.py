@@ -64,7 +64,8 @@ EVIDENCE_SIGNAL = {
     "tokens": "tokens_down", "itl": "itl", "ttft": "ttft", "prefill": "prefill",
     "preempt": "preempt", "kv": "kv_full", "dram": "dram", "mem_ctrl": "dram",
     "clock": "clock_slow",
-    "throttle": "throttle_new", "odd_clock": "odd", "odd_sm": "odd", "odd_power": "odd", "hot": "hot",
+    "throttle": "throttle_new", "odd_clock": "odd", "odd_sm": "odd", "odd_util": "odd",
+    "odd_power": "odd", "hot": "hot",
     "shared": "shared", "own_sm": "own_drop", "tree_cpu": "host", "busiest_thread": "host",
     "psi": "host", "run_queue": "host", "involuntary": "host", "host_cpu": "host",
     "launch": "jitter", "launch_tail": "jitter", "launch_max": "jitter", "fanout": "fanout",
@@ -226,6 +227,8 @@ def evidence_line(e: Evidence, subject: str = "engine") -> str:
                              f"{gpus_text(e.others)} run at {_n(b)} MHz",
         "odd_sm": lambda: f"GPU {e.gpu} SM active {v:.0f}% while {gpus_text(e.others)} wait "
                           f"at {_n(b)}%",
+        "odd_util": lambda: f"GPU {e.gpu} GPU-Util {v:.0f}% while {gpus_text(e.others)} wait "
+                            f"at {_n(b)}% in the collective",
         "odd_power": lambda: f"GPU {e.gpu} draws {v:.0f} W while {gpus_text(e.others)} wait "
                              f"at {_n(b)} W (no SM counter on this GPU)",
         "hot": lambda: f"GPU {e.gpu} at {v:.0f} °C, {gpus_text(e.others)} at {_n(b)} °C",
