@@ -299,6 +299,23 @@ def test_llamacpp_every_token_slower_is_read_from_its_decode_seconds():
     assert any("of decode" in e for e in ep.evidence), ep.evidence
 
 
+def test_a_milder_straggler_without_an_sm_counter_is_named_by_its_power():
+    """FSDP on four A100s (no GPM, no counter): a packing bug gives rank 2 the long
+    sequences.  GPU-Util stays at 99% on all four (NCCL spins); rank 2 keeps drawing its
+    280 W while the others, waiting, fall to 235 W: 1.2x its peers where they drew alike."""
+    procs = [(7001 + g, 7000, g, f"python train.py --local-rank={g}") for g in range(4)]
+    trace = Trace(gpus=4, engine=None, procs=procs, engine_pids=())
+    for i in range(90):
+        trace.tick(util=99, sm=None, dram=None, power=[noisy(280, i + g, 0.01) for g in range(4)],
+                   clock=1410)
+    for i in range(120):
+        trace.tick(util=99, sm=None, dram=None, clock=1410, power=[
+            noisy(280 if g == 2 else 235, i + g, 0.01) for g in range(4)])
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "collective_straggler", (ep.suspects, ep.evidence)
+    assert ep.gpus == (2,), ep.headline
+
+
 def test_cards_of_different_power_limits_in_a_lighter_phase_are_no_straggler():
     """Four A100s of one job, GPU 0 capped at 300 W and the others at 400 W, all at their
     caps while healthy; a lighter phase (an eval pass) has all four draw 250 W at full

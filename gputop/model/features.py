@@ -437,8 +437,10 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
         rel = _power_over_peers(powers, base, g)
         if rel is not None:
             # spinning in NCCL draws far less than computing: an A100 rank still computing
-            # draws 1.3x its waiting peers (cards of a job draw within a few % healthy)
-            x = ramp(rel, 1.15, 1.35)
+            # draws 1.3x its waiting peers, one with a milder surplus of work 1.15-1.2x
+            # (against their healthy proportion, and only while the peers fell under their
+            # own power and it did not: cards of a job draw within a few % of it healthy)
+            x = ramp(rel, 1.1, 1.3)
             parts.append(x)
             if x > 0.3:
                 why.setdefault(g, []).append(Evidence("odd_power", powers[g],
