@@ -461,6 +461,22 @@ def test_a_model_reload_with_a_slow_start_is_no_episode():
     assert episodes(trace.run()) == []
 
 
+def test_a_service_ramping_up_from_its_first_requests_is_no_episode():
+    """A fresh vLLM serves its first two requests for 90 s (10 ms a token), then a load
+    test opens 40 connections: the batch 20x, tokens/s 12x, every step slower with the batch
+    (the typical token 2x) and the prompts' chunks riding in some of them (the ITL p99 9x
+    the tail the two requests showed).  The engine keeps up: a baseline learned at a
+    twentieth of the load is no normal for its latency."""
+    trace = Trace()
+    for i in range(90):
+        trace.tick(util=noisy(60, i, 0.05), sm=40, tokens=noisy(190, i, 0.04), prompt=300,
+                   running=2, itl=0.010, ttft=0.03, kv=0.01)
+    for i in range(120):
+        trace.tick(util=noisy(96, i, 0.01), sm=75, tokens=noisy(2300, i, 0.04), prompt=8000,
+                   running=40, itl=0.02, ttft=0.3, kv=0.12, itl_tail=(0.15, 0.06))
+    assert episodes(trace.run()) == []
+
+
 def test_one_long_prompt_in_a_growing_workload_is_no_episode():
     trace = Trace()
     for i in range(120):

@@ -892,6 +892,8 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
             st.last_seen_mono_s - st.surge_since_mono_s < t("surge_s"):
         return False  # arrivals beyond capacity for a while: queueing, not a stall
     if measure in LATENCY_MEASURES:
+        if not clearing and _outgrown(v):
+            return False
         ratio = v.get(f"{measure}_ratio")
         gate = v.get(f"{measure}_clear_gate" if clearing else f"{measure}_gate")
         factor = config.latency_clear_factor if clearing else config.latency_factor
@@ -1125,6 +1127,16 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
             or (costs and drop >= (0.18 if clearing else 0.25)) \
             or drop >= (0.25 if clearing else 0.35)
     return False
+
+
+def _outgrown(v: Values) -> bool:
+    """The engine serves a load its baseline never saw: the batch 3x and tokens/s 2x what it
+    was learned at (a service ramping up from its first few requests, a load test): a
+    latency tail scaled up from a handful of sequences is no normal to judge it by, and the
+    output that grew with the batch says the service keeps up."""
+    running, base = v.get("running"), v.get("running_base")
+    return (v.get("tokens_ratio") or 0.0) >= t("outgrown_tokens") and running is not None \
+        and base is not None and running >= t("outgrown_batch") * max(base, 1.0)
 
 
 def _output_fell(subject: Subject, v: Values, limit: float) -> bool:

@@ -217,6 +217,13 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
     ("odd_util_window_s", 10.0,
      "a rank's GPU-Util is compared over this long: the stages of a pipeline take turns to "
      "dip (its bubbles) and even out, a rank waiting on its own host side does not"),
+    ("outgrown_tokens", 2.0,
+     "tokens/s at this x the baseline or more, with the batch at outgrown_batch x: the "
+     "engine serves a load its baseline never saw, and keeps up with it"),
+    ("outgrown_batch", 3.0,
+     "... the batch at this x its baseline or more: a latency tail scaled up from the few "
+     "sequences it was learned at (a service ramping up, a load test) is no normal, so the "
+     "latency triggers wait (the others, and a latency episode already open, do not)"),
     ("job_min_age_s", 30.0,
      "a process that just appeared is starting up (loading weights, capturing CUDA graphs: "
      "vLLM's capture is tens of seconds of tiny kernels): not yet judged"),
