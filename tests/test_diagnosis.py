@@ -900,6 +900,21 @@ def test_a_job_in_a_memory_bound_phase_of_its_own_is_no_episode(phases):
     assert episodes(trace.run()) == []
 
 
+def test_an_eval_pass_of_a_job_without_a_counter_is_no_episode():
+    """The look-alike of the A100 image job above: the same job runs a 60 s eval pass
+    (forward only, GPU-Util 99% -> 75%) and goes back to training.  Nothing says its steps
+    wait (no input thread pegged, no contended host, no saw-tooth): its own lighter phase."""
+    trace = Trace(engine=None, procs=[(7001, 1, 0, "python train_resnet.py")])
+    a100 = {"sm": None, "dram": None, "tensor": 0.0, "mem_util": 40}
+    for i in range(90):
+        trace.tick(util=noisy(99, i, 0.01), power=noisy(368, i, 0.02), **a100)
+    for i in range(60):
+        trace.tick(util=noisy(75, i, 0.03), power=noisy(300, i, 0.02), **a100)
+    for i in range(60):
+        trace.tick(util=noisy(99, i, 0.01), power=noisy(368, i, 0.02), **a100)
+    assert episodes(trace.run()) == []
+
+
 def _rag_tenant(trace, ticks, slow_share):
     """Decodes at 20 ms; a RAG tenant's 4x longer prompts ride in a few steps a second (80 ms
     each, ``slow_share`` of the tokens), its first tokens and the others' waiting 3x."""

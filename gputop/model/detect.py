@@ -582,6 +582,13 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
             hold = max(hold, t("prefill_hold_s"))
         if measure in SLOW_MEASURE_HOLD:
             hold = max(hold, t(SLOW_MEASURE_HOLD[measure]))
+        if measure == "idle" and feats.s.get("input_cpu", 0.0) < 0.8 and max(
+                feats.s.get(x, 0.0) for x in ("host", "jitter", "sawtooth")) < 0.3:
+            # nothing says the steps wait (no input thread pegged, no contended host, no
+            # launch stalls, no saw-tooth): a lighter phase of the job's own (an eval pass,
+            # forward only) lowers its busy time for a minute or so; only a longer loss is
+            # its steps waiting
+            hold = max(hold, t("job_idle_alone_hold_s"))
         if now.time_mono_s - pending[0] < hold:
             return st, None
         if (not top or top[0][1] < t("verdict_min")) and (

@@ -224,6 +224,10 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "... the batch at this x its baseline or more: a latency tail scaled up from the few "
      "sequences it was learned at (a service ramping up, a load test) is no normal, so the "
      "latency triggers wait (the others, and a latency episode already open, do not)"),
+    ("job_idle_alone_hold_s", 90.0,
+     "that idling must last a minute and a half when nothing else says the steps wait (no "
+     "input thread pegged, no contended host, no launch stalls, no saw-tooth): an eval pass "
+     "runs forward only at a lower GPU-Util for a minute or so"),
     ("job_min_age_s", 30.0,
      "a process that just appeared is starting up (loading weights, capturing CUDA graphs: "
      "vLLM's capture is tens of seconds of tiny kernels): not yet judged"),
