@@ -815,19 +815,22 @@ def test_the_median_of_a_bucketed_latency_is_placed_by_its_mean():
     assert median_and_p99(overflowed)[0] == pytest.approx(0.0175)  # a sum beyond floats: interpolated
 
 
+def _a100_image_job(phases):
+    """An A100 image job (no GPM, no counter): each phase is (ticks, GPU-Util %, power W)."""
+    trace = Trace(engine=None, procs=[(7001, 1, 0, "python train_resnet.py")])
+    for ticks, util, power in phases:
+        for i in range(ticks):
+            trace.tick(util=noisy(util, i, 0.01 if util >= 95 else 0.03),
+                       power=noisy(power, i, 0.02), sm=None, dram=None, tensor=0.0, mem_util=40)
+    return trace
+
+
 def test_a_job_without_a_counter_whose_gpu_idles_a_quarter_of_its_time_is_named():
     """An A100 image job (no GPM, no counter of its own) gets a heavier augmentation: the
     loader's workers fall behind and GPU-Util sits at ~73% where it held 99%, with no
     saw-tooth in 1 s samples (the waits are shorter than a sample).  Its busy time is all
     there is to go by: a quarter of it lost for minutes is its steps waiting."""
-    trace = Trace(engine=None, procs=[(7001, 1, 0, "python train_resnet.py")])
-    a100 = {"sm": None, "dram": None, "tensor": 0.0, "mem_util": 40}
-    for i in range(90):
-        trace.tick(util=noisy(99, i, 0.01), power=noisy(368, i, 0.02), **a100)
-    for i in range(120):
-        trace.tick(util=noisy(73, i, 0.03), power=noisy(291, i, 0.02), **a100)
-    for i in range(40):
-        trace.tick(util=noisy(99, i, 0.01), power=noisy(368, i, 0.02), **a100)
+    trace = _a100_image_job([(90, 99, 368), (120, 73, 291), (40, 99, 368)])
     ep = only(trace.run())
     assert ep.suspects[0][0] == "input_stall", (ep.suspects, ep.evidence)
     assert ep.kind == "starved" and ep.measure == "idle"
@@ -904,14 +907,7 @@ def test_an_eval_pass_of_a_job_without_a_counter_is_no_episode():
     """The look-alike of the A100 image job above: the same job runs a 60 s eval pass
     (forward only, GPU-Util 99% -> 75%) and goes back to training.  Nothing says its steps
     wait (no input thread pegged, no contended host, no saw-tooth): its own lighter phase."""
-    trace = Trace(engine=None, procs=[(7001, 1, 0, "python train_resnet.py")])
-    a100 = {"sm": None, "dram": None, "tensor": 0.0, "mem_util": 40}
-    for i in range(90):
-        trace.tick(util=noisy(99, i, 0.01), power=noisy(368, i, 0.02), **a100)
-    for i in range(60):
-        trace.tick(util=noisy(75, i, 0.03), power=noisy(300, i, 0.02), **a100)
-    for i in range(60):
-        trace.tick(util=noisy(99, i, 0.01), power=noisy(368, i, 0.02), **a100)
+    trace = _a100_image_job([(90, 99, 368), (60, 75, 300), (60, 99, 368)])
     assert episodes(trace.run()) == []
 
 
