@@ -392,6 +392,7 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
     collective.  Its strength is how much it stands out over the runner-up."""
     dev: dict[int, float] = {}
     why: dict[int, list[Evidence]] = {}
+    base_utils = {g: u for g in subject.gpus if (u := base.gpu("util", g)) is not None}
     for g in subject.gpus:
         parts = []
         peers_clock = _others_median(clocks, g)
@@ -423,9 +424,9 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
                 why.setdefault(g, []).append(Evidence("odd_sm", sms[g], peers_sm, "%", g,
                                                       others=_peers(sms, g)))
         # (now as well as over the window: a rank back from a pause is no longer out of step)
-        lags = (_util_under_peers(utils_long, base, g), _util_under_peers(utils, base, g))
-        lag = None if None in lags else min(cast(float, x) for x in lags)
-        if lag is not None:
+        lag_long, lag_now = (_util_under_peers(u, base_utils, g) for u in (utils_long, utils))
+        if lag_long is not None and lag_now is not None:
+            lag = min(lag_long, lag_now)
             # a rank partly off the GPU (a device sync each bucket, host-side metrics) while
             # the others spin in the collective at full GPU-Util: its busy time is what fell
             x = ramp(lag, t("odd_util_pts"), 2.5 * t("odd_util_pts"))
@@ -476,18 +477,19 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
     return odd if s["odd"] > 0 else None
 
 
-def _util_under_peers(utils: dict[int, float], base: Baseline, g: int) -> float | None:
+def _util_under_peers(utils: dict[int, float], base_utils: dict[int, float],
+                      g: int) -> float | None:
     """How many points GPU ``g``'s GPU-Util sits under its peers' median beyond the healthy
-    gap; None unless the peers are at 90%+ (spinning in the collective) and ``g`` still works
-    (a rank at a few % is off the GPU altogether: a pause or an idle rank, judged apart)."""
+    gap (``base_utils``: each GPU's baseline); None unless the peers are at 90%+ (spinning in
+    the collective) and ``g`` still works (a rank at a few % is off the GPU altogether: a
+    pause or an idle rank, judged apart)."""
     peers = _others_median(utils, g)
     if g not in utils or peers is None or peers < 90.0 or utils[g] < 50.0:
         return None
-    base_g = base.gpu("util", g)
-    base_peers = _others_median({k: u for k in utils if (u := base.gpu("util", k)) is not None}, g)
-    if base_g is None or base_peers is None:
+    base_peers = _others_median({k: u for k, u in base_utils.items() if k in utils}, g)
+    if g not in base_utils or base_peers is None:
         return None
-    return (peers - utils[g]) - max(0.0, base_peers - base_g)
+    return (peers - utils[g]) - max(0.0, base_peers - base_utils[g])
 
 
 def _power_over_peers(powers: dict[int, float], base: Baseline, g: int) -> float | None:
