@@ -13,6 +13,8 @@ on a real engine is tested on every run, without the engine.
 
 from __future__ import annotations
 
+import re
+
 from pathlib import Path
 
 from gputop.record.store import Recording
@@ -43,6 +45,8 @@ def test_the_real_storm_is_an_oversized_request_and_says_so():
     episode = found[0]
     assert episode.suspects[0][0] == "oversized_request", episode.suspects
     assert any("with n=" in e for e in episode.evidence), episode.evidence
+    # the headline claims no slowdown the last tick no longer shows ("every token 0.9x slower")
+    assert not re.search(r"every token 0\.\d+x", episode.headline), episode.headline
     assert episode.end_wall_s is not None  # it closed after the storm
 
 

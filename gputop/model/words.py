@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from gputop.model.signatures import BY_CAUSE
 from gputop.model.subjects import is_engine_key
 from gputop.units import duration_us
+from gputop.model.thresholds import t
 
 if TYPE_CHECKING:
     from gputop.model.detect import Episode
@@ -154,7 +155,11 @@ def headline(ep: Episode) -> str:
         return (f"{where} waiting on the host at {util} (baseline {_n(v.get('util_base'))}%): "
                 f"a crowded host costs {ep.subject_label or 'its work'} its pace")
     if m == "slow":
-        return (f"{where} busy {util} but every token {_ratio(v.get('step_ratio'))} slower: "
+        # judged over a span: this tick's typical token may already be back (a sustained
+        # finding says no number it no longer shows)
+        slower = f"every token {_ratio(v.get('step_ratio'))} slower" \
+            if (v.get("step_ratio") or 0.0) >= t("step_slow") else "every token slower for 30 s"
+        return (f"{where} busy {util} but {slower}: "
                 f"{_n(v.get('running'))} requests in flight (baseline "
                 f"{_n(v.get('running_base'))}) at {_n(ep.tokens_per_s)} tok/s")
     if m == "dram":
