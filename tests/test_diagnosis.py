@@ -8,6 +8,7 @@ import math
 
 import pytest
 
+from gputop.model.detect import _step_shows
 from gputop.model.enginehist import HistDelta, median_and_p99
 from tests.diagnosis_frames import Trace, data_parallel, episodes, noisy, run_frames
 
@@ -946,6 +947,78 @@ def test_long_prompts_for_a_dozen_seconds_are_no_prefill_episode():
         trace.tick(util=noisy(95, i, 0.01), sm=75, tensor=45, tokens=noisy(2000, i, 0.05),
                    prompt=noisy(2000, i, 0.1), running=30, itl=0.02, ttft=0.15)
     assert not episodes(trace.run())
+
+
+def _steady_decodes(trace, ticks):
+    for i in range(ticks):
+        trace.tick(util=noisy(95, i, 0.01), sm=75, tensor=45, tokens=noisy(2000, i, 0.05),
+                   prompt=noisy(2000, i, 0.1), running=30, itl=0.02, ttft=0.15)
+
+
+def _long_prompts_together(trace, ticks):
+    """A few long prompts at once: prefill takes the GPU, the decodes get 0.4x their tokens/s
+    while the batch stays as it was (no burst of arrivals admitted)."""
+    for i in range(ticks):
+        trace.tick(util=99, sm=78, tensor=60, tokens=noisy(800, i, 0.05), prompt=12000,
+                   running=30, itl=0.05, ttft=0.6)
+
+
+def test_a_few_long_prompts_together_for_once_are_no_episode():
+    """A healthy 70B server: a few long documents arrive together and
+    their prefill takes the decodes to 0.4x their tokens/s for six seconds.  It passes by
+    itself: admission, not harm."""
+    trace = Trace()
+    _steady_decodes(trace, 120)
+    _long_prompts_together(trace, 6)
+    _steady_decodes(trace, 60)
+    assert not episodes(trace.run())
+
+
+def test_long_prompts_together_again_and_again_are_prefill_interference():
+    """The same six seconds, every fifteen: the decodes lose their pace again and again to
+    the prompts, and the stall is named once it has recurred."""
+    trace = Trace()
+    _steady_decodes(trace, 120)
+    for _ in range(6):
+        _long_prompts_together(trace, 6)
+        _steady_decodes(trace, 9)
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "prefill_interference", (ep.suspects, ep.evidence)
+    assert "stall the decodes" in ep.headline or "tok/s" in ep.headline, ep.headline
+
+
+def test_drafts_rejected_while_a_grown_batch_keeps_tokens_is_named():
+    """SGLang with EAGLE: a fine-tuned target no longer fits the draft head and acceptance
+    falls 75% -> 22%.  The batch grows 30 -> 60 to absorb it, so tokens/s holds, but each
+    sequence keeps 0.7x the tokens per step (even at one draft token): every user slower."""
+    trace = Trace(engine="sglang")
+    for i in range(90):
+        trace.tick(tokens=noisy(2000, i, 0.04), itl=0.02, running=30, drafted=3000,
+                   accepted=noisy(2250, i, 0.03))
+    for i in range(60):
+        trace.tick(tokens=noisy(1950, i, 0.04), itl=0.02, running=60, drafted=6000,
+                   accepted=noisy(1320, i, 0.03))
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "spec_decode_rejected", (ep.suspects, ep.evidence)
+    assert ep.measure == "spec" and "drafts mostly rejected: 22% accepted (baseline 75%)" \
+        in ep.headline, ep.headline
+
+
+@pytest.mark.parametrize("values, step_ratio, shows", [
+    # the seed's storm: the same batch, every token 3x slower, tokens/s at a third
+    ({"tokens_ratio": 0.35, "running": 30.0, "running_base": 30.0}, 3.0, True),
+    # a busier service: the batch 2.7x at 1.3x the tokens/s, each step carrying more
+    ({"tokens_ratio": 1.3, "running": 247.0, "running_base": 90.0}, 1.9, False),
+    # a draining batch job: 0.7x the batch at 0.9x the tokens/s while the typical token
+    # reads 2.9x slower; were it, tokens/s would be a quarter: the reading is off
+    ({"tokens_ratio": 0.91, "running": 30.0, "running_base": 43.0}, 2.9, False),
+    # no batch to judge by: the typical token is taken at its word
+    ({"tokens_ratio": 0.91}, 2.9, True),
+])
+def test_every_token_slower_must_show_in_the_output(values, step_ratio, shows):
+    """tokens/s is the batch over the step time: a slower typical token is harm only where
+    the output shows it (the step measure's trigger when nothing else explains it)."""
+    assert _step_shows(values, step_ratio) is shows
 
 
 def test_requests_as_large_as_the_clients_always_send_are_no_cause():

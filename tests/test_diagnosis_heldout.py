@@ -55,7 +55,7 @@ FLOOR_C = {"oversized_request": 2, "prefill_interference": 2, "collective_stragg
            "input_stall": 4, "host_launch_jitter": 4, "host_cpu_contention": 4,
            "tiny_kernels": 4, "memory_bandwidth": 4, "throttling": 3, "kv_pressure": 4,
            "gpu_shared": 4, "spec_decode_rejected": 4, "healthy": 29}
-FLOOR_D = {"oversized_request": 4, "prefill_interference": 2, "collective_straggler": 3,
+FLOOR_D = {"oversized_request": 4, "prefill_interference": 3, "collective_straggler": 3,
            "input_stall": 3, "host_launch_jitter": 2, "host_cpu_contention": 3,
            "tiny_kernels": 3, "memory_bandwidth": 1, "throttling": 3, "kv_pressure": 3,
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 22}
@@ -65,9 +65,9 @@ FLOOR_E = {"oversized_request": 3, "prefill_interference": 4, "collective_stragg
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 25}
 FLOOR_G = {"oversized_request": 3, "prefill_interference": 2, "collective_straggler": 3,
            "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 3,
-           "tiny_kernels": 2, "memory_bandwidth": 1, "throttling": 3, "kv_pressure": 3,
+           "tiny_kernels": 2, "memory_bandwidth": 2, "throttling": 3, "kv_pressure": 3,
            "gpu_shared": 3, "spec_decode_rejected": 2, "healthy": 21}
-FLOOR_H = {"oversized_request": 3, "prefill_interference": 4, "collective_straggler": 3,
+FLOOR_H = {"oversized_request": 3, "prefill_interference": 3, "collective_straggler": 3,
            "input_stall": 3, "host_launch_jitter": 4, "host_cpu_contention": 3,
            "tiny_kernels": 4, "memory_bandwidth": 1, "throttling": 3, "kv_pressure": 3,
            "gpu_shared": 4, "spec_decode_rejected": 3, "healthy": 26}
@@ -78,23 +78,23 @@ FLOOR_I = {"oversized_request": 3, "prefill_interference": 4, "collective_stragg
 FLOOR_J = {"oversized_request": 1, "prefill_interference": 3, "collective_straggler": 4,
            "input_stall": 2, "host_launch_jitter": 3, "host_cpu_contention": 3,
            "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 4, "kv_pressure": 2,
-           "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 25}
+           "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 26}
 FLOOR_K = {"oversized_request": 3, "prefill_interference": 4, "collective_straggler": 3,
            "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 2,
            "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 4, "kv_pressure": 2,
-           "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 23}
-FLOOR_M = {"oversized_request": 3, "prefill_interference": 1, "collective_straggler": 3,
+           "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 25}
+FLOOR_M = {"oversized_request": 3, "prefill_interference": 4, "collective_straggler": 3,
            "input_stall": 4, "host_launch_jitter": 3, "host_cpu_contention": 4,
            "tiny_kernels": 3, "memory_bandwidth": 3, "throttling": 3, "kv_pressure": 3,
-           "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 30}
+           "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 31}
 FLOOR_N = {"oversized_request": 3, "prefill_interference": 3, "collective_straggler": 3,
            "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 3,
            "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 3, "kv_pressure": 1,
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 25}
-FLOOR_P = {"oversized_request": 3, "prefill_interference": 2, "collective_straggler": 4,
+FLOOR_P = {"oversized_request": 3, "prefill_interference": 3, "collective_straggler": 4,
            "input_stall": 4, "host_launch_jitter": 4, "host_cpu_contention": 4,
            "tiny_kernels": 3, "memory_bandwidth": 3, "throttling": 3, "kv_pressure": 4,
-           "gpu_shared": 4, "spec_decode_rejected": 4, "healthy": 23}
+           "gpu_shared": 4, "spec_decode_rejected": 4, "healthy": 24}
 CORPORA = {"b": (FLOOR_B, corpus_b, diagnosis_b), "c": (FLOOR_C, corpus_c, diagnosis_c),
            "d": (FLOOR_D, corpus_d, diagnosis_d), "e": (FLOOR_E, corpus_e, diagnosis_e),
            "g": (FLOOR_G, corpus_g, diagnosis_g), "h": (FLOOR_H, corpus_h, diagnosis_h),

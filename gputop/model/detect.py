@@ -211,6 +211,9 @@ class SubjectState:
     # per sustained measure (SUSTAINED), (mono, whether it held that tick) over the last
     # sustained_span_s: findings that show on a share of the ticks, not on every one
     sustained: tuple[tuple[str, tuple[tuple[float, bool], ...]], ...] = ()
+    # the ticks on which prompts stalled the decodes, over the last prefill_memory_s: a stall
+    # of theirs that recurs is judged at once, the first one held as a burst admitted
+    prefill_stalls_mono_s: tuple[float, ...] = ()
     # (when, tokens/s) averaged exponentially, for engines whose counter moves as requests end
     tokens_smooth: tuple[float, float] | None = None
 
@@ -514,6 +517,12 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
     if surging != (st.surge_since_mono_s is not None):
         st = replace(st, surge_since_mono_s=now.time_mono_s if surging else None)
     st = replace(st, sustained=_sustained_ticks(st, subject, feats, now.time_mono_s))
+    if subject.kind == "engine":
+        kept = tuple(x for x in st.prefill_stalls_mono_s
+                     if now.time_mono_s - x < t("prefill_memory_s"))
+        stalled = (now.time_mono_s,) if _prefill_costs(feats) else ()
+        if kept != st.prefill_stalls_mono_s or stalled:
+            st = replace(st, prefill_stalls_mono_s=kept + stalled)
     # slow observations must come from min_slow_readings separate readings: at a 2 s
     # interval three readings span 4 s, longer than the hold, so the span follows the tick
     last = recent[-5:]
@@ -573,12 +582,16 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
                 and feats.s.get("kv_read", 0.0) < 0.5:
             hold = max(hold, t("step_alone_hold_s"))  # the typical step alone must last
         top = tally.ranked()[:1]
-        if _admitting(recent) and not _fanned_out(feats, now, strength) and (
-                measure in ENGINE_MEASURES or (top and top[0][0] == "prefill_interference")):
-            # an engine admitting a burst of arrivals (the batch swelling) stalls the decodes
-            # for seconds by design while their prompts are prefilled, whatever its counters
-            # say (SGLang counts prompt tokens only as requests finish); a stall that outlasts
-            # the admission is the news
+        prefilling = bool(top) and top[0][0] == "prefill_interference"
+        if (_admitting(recent) and not _fanned_out(feats, now, strength) and (
+                measure in ENGINE_MEASURES or prefilling)) or (
+                measure in ENGINE_MEASURES and prefilling
+                and not _prefill_before(st, pending[0])):
+            # an engine admitting a burst of arrivals (the batch swelling), or a few long
+            # prompts arriving together for once, stalls the decodes for seconds by design
+            # while their prompts are prefilled, whatever its counters say (SGLang counts
+            # prompt tokens only as requests finish); a stall that outlasts the admission,
+            # or prompts that stall the decodes again and again, is the news
             hold = max(hold, t("prefill_hold_s"))
         if measure in SLOW_MEASURE_HOLD:
             hold = max(hold, t(SLOW_MEASURE_HOLD[measure]))
@@ -695,6 +708,12 @@ def _sustained_holds(st: SubjectState, measure: str, clearing: bool) -> bool:
         return False  # gone for a while: what the span still holds is the past
     share = sum(1 for _, held in ticks if held) / len(ticks)
     return share >= t("sustained_share") * (0.6 if clearing else 1.0)
+
+
+def _prefill_before(st: SubjectState, since_mono_s: float) -> bool:
+    """Prompts stalled the decodes within the last minute too, apart from the stall that
+    began at ``since_mono_s``: they recur, no burst of one."""
+    return any(when < since_mono_s - t("prefill_apart_s") for when in st.prefill_stalls_mono_s)
 
 
 def _host_costs(feats: Features) -> bool:
@@ -1022,7 +1041,7 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         # each step samples 160 top-k lists over the vocabulary; more requests in flight)
         # (tokens/s far above its baseline is more work arriving, whatever the step reads)
         return ratio >= (1.8 if clearing else t("step_alone")) and s.get("prefill", 0.0) < 0.5 \
-            and (v.get("tokens_ratio") or 1.0) <= 1.6
+            and (v.get("tokens_ratio") or 1.0) <= 1.6 and (clearing or _step_shows(v, ratio))
     if measure == "prompts":
         # an engine that counts its prompt seconds (llama.cpp, no latency histograms): the
         # prompts taking a far larger share of its time while tokens/s fell with demand still
@@ -1047,7 +1066,10 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         # drafts almost all rejected are wasted work by themselves: each step drafts k
         # tokens and verifies them to keep one, slower than decoding without speculation
         wasted = (v.get("spec_accept") or 1.0) <= (0.2 if clearing else t("spec_wasted"))
-        return wasted or (v.get("step_ratio") or 0.0) >= (1.2 if clearing else 1.4) \
+        # each sequence keeping a quarter fewer tokens per step is every user slower, even
+        # when a batch grown to absorb it keeps the GPU's tokens/s
+        kept = (v.get("spec_yield") or 1.0) <= (0.8 if clearing else 0.75)
+        return wasted or kept or (v.get("step_ratio") or 0.0) >= (1.2 if clearing else 1.4) \
             or (v.get("tokens_ratio") or 1.0) <= (0.85 if clearing else 0.75)
     if measure == "work":
         # fewer steps while the GPU looks as it always did is the job's own doing (an eval
@@ -1136,6 +1158,21 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
     return False
 
 
+def _step_shows(v: Values, step_ratio: float) -> bool:
+    """Every token ``step_ratio`` slower is harm the output shows: tokens/s is the batch over
+    the step time, so at the batch's growth over its baseline it should read about
+    batch / step.  A batch grown at as much output as ever or more pays for its size in
+    longer steps (a busier service, not a slower one); output at twice what the typical
+    token implies says that reading is off (a histogram's few slow buckets)."""
+    tokens, running, base = v.get("tokens_ratio"), v.get("running"), v.get("running_base")
+    if tokens is None or running is None or not base:
+        return True
+    batch = running / base
+    if tokens >= 1.0 and batch >= t("step_batch_grown"):
+        return False
+    return tokens <= 2.0 * batch / step_ratio
+
+
 def _outgrown(v: Values) -> bool:
     """The engine serves a load its baseline never saw: the batch 3x and tokens/s 2x what it
     was learned at (a service ramping up from its first few requests, a load test): a
@@ -1208,6 +1245,8 @@ def _clean(feats: Features, learning: bool = False) -> bool:
                                                   or (v.get("itl_ratio") or 1.0) >= 1.3):
         return False  # a prefill burst that costs the decodes (more prompts that cost
         # nothing, as demand rises through the morning, are the new normal to learn)
+    if s.get("prefill", 0.0) >= 0.5 and s.get("prefill_cost", 0.0) >= 0.5:
+        return False  # longer prompts taking a fifth more of the GPU: an onset, until it costs
     if s.get("throttle_new", 0.0) >= 1.0:
         return False  # a throttle reason beyond the power cap, new: a slowdown, not normal
     if s.get("jitter", 0.0) >= 0.5 or s.get("host", 0.0) >= 0.5:

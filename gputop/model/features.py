@@ -101,6 +101,34 @@ def _working_util(points: tuple[Point, ...], gpus: tuple[int, ...]) -> dict[int,
             if all(p.util_pct.get(g, 100.0) >= 50.0 for p in window)}
 
 
+def _kv_bytes(now: Point, kv: float | None, kv_base: float | None,
+              s: dict[str, float], v: dict[str, Any]) -> None:
+    """What a decode step reads, now against the baseline: the weights once plus every
+    running sequence's KV (the pool's used share).  Decode is bandwidth-bound, so the
+    ratio is the step's slowdown the KV alone accounts for (a pool of 117 GB filling from
+    1% to 74% beside 16 GB of weights: a step 6x longer)."""
+    weights, pool = now.weights_bytes, now.kv_pool_bytes
+    if not weights or not pool or kv is None or kv_base is None:
+        return
+    ratio = (weights + kv * pool) / (weights + kv_base * pool)
+    v["read_ratio"] = ratio
+    s["kv_bytes"] = ramp(ratio, t("kv_bytes_ratio"), t("kv_bytes_ratio") + 0.7)
+
+
+def _prefill_cost(now: Point, prompt: float, prompt_base: float,
+                  s: dict[str, float], v: dict[str, Any]) -> None:
+    """The share of the GPU the computed prompt tokens take beyond their normal: about
+    2 FLOPs per parameter per token (the per-GPU weights in 16-bit), at half the dense
+    peak.  A prompt rate 5x its normal that takes 2% of an H200 cannot slow every decode
+    step; one that takes 40% does."""
+    weights, peak = now.weights_bytes, now.peak_tflops
+    if not weights or not peak:
+        return
+    per_token_s = weights / (peak * 1e12 * t("prefill_mfu"))
+    v["prefill_gpu"] = prompt * per_token_s
+    s["prefill_cost"] = ramp((prompt - prompt_base) * per_token_s, 0.08, 0.25)
+
+
 def _scalar(points: tuple[Point, ...], attr: str, n: int = SMOOTH) -> float | None:
     return _mean(getattr(p, attr) for p in points[-n:])
 
@@ -342,6 +370,11 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     s["stall_not_sliver"] = s["batch_stall"] * (1.0 - s.get("sliver", 0.0))
     # prefill work that is not the notable request's own
     s["prefill_not_notable"] = s.get("prefill", 0.0) * (1.0 - notable)
+    # prompts that take a real share of the GPU (where the weights and the card are known);
+    # the KV each step reads, where they take none: a longer context, not its prefill
+    s["prefill_heavy"] = s.get("prefill", 0.0) * s.get("prefill_cost", 1.0)
+    s["kv_explains"] = s.get("kv_bytes", 0.0) * (1.0 - s["prefill_cost"]) \
+        if "prefill_cost" in s else 0.0
     # a serving engine whose GPU waits on its own host-side work (nothing outside takes its
     # CPU, no launch stalls): per-request work on the host, such as logprobs and their
     # detokenisation, paid every step
@@ -834,6 +867,10 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
         s["spec_drop"] = ramp(1.0 - accept / accept_base, 0.25, 0.6)
         # almost every draft thrown away: slower than no speculation, whatever else reads
         s["spec_waste"] = s["spec_drop"] * ramp(accept, 0.25, 0.1)
+        # the tokens each sequence keeps per step, against its usual, at one draft token
+        # per step (the least a fall in acceptance can cost: longer drafts lose more)
+        v["spec_accept_base"] = accept_base
+        v["spec_yield"] = (1.0 + accept) / (1.0 + accept_base)
         if s["spec_drop"] >= 0.5:
             say("spec_accept", accept, accept_base)
 
@@ -876,8 +913,11 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
             mix = ratio / (tps / tps_base)
             v["prompt_mix_ratio"] = mix
             s["prefill_mix"] = ramp(mix, 2.0, 5.0) * ramp(ratio, 1.2, 1.8)
+        # (the GPU share the extra prompts take, where the weights and the card are known:
+        # a baseline that crept up with a slow onset still leaves that share in sight)
+        _prefill_cost(now, prompt, prompt_base, s, v)
         s["prefill"] = max(ramp(ratio, 1.5, 4.0), s.get("prefill_mix", 0.0),
-                           s.get("prefill_time", 0.0)) * longer
+                           s.get("prefill_time", 0.0), s.get("prefill_cost", 0.0)) * longer
         # more prompts of the usual length: a surge of arrivals, the engine at its capacity
         s["surge"] = ramp(ratio, 1.5, 2.5) * (1.0 - longer)
         if ratio >= t("prefill_ratio"):
@@ -905,6 +945,7 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
             s["kv_read"] = ramp(kv_smooth - kv_base, 0.1, 0.3) * ramp(ctx_ratio, 1.5, 3.0)
             if s["kv_read"] >= 0.5:
                 say("kv_read", kv_smooth, kv_base, "ratio", detail=f"{ctx_ratio:.1f}")
+        _kv_bytes(now, kv_smooth, kv_base, s, v)
     rates = [(p.preemptions_per_s or 0.0) + (p.retractions_per_s or 0.0) for p in points[-5:]
              if p.preemptions_per_s is not None or p.retractions_per_s is not None]
     if rates:

@@ -8,6 +8,7 @@ twice over (vLLM's FLOP count and a datasheet peak), shown as such.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 
@@ -41,6 +42,7 @@ PEAKS: tuple[tuple[tuple[str, ...], Peak], ...] = (
 )
 
 
+@functools.lru_cache(maxsize=64)
 def peak_for(gpu_name: str) -> Peak | None:
     """The datasheet peak for an NVML device name, or None for a card not in the table."""
     upper = gpu_name.upper().replace("-", " ")

@@ -15,6 +15,8 @@ from typing import Any, cast
 from gputop.buckets import bucket_bounds_ns
 from gputop.model import enginehist, latency
 from gputop.model.enginehist import HistDelta
+from gputop.model.kvpool import kv_pool_bytes
+from gputop.model.peaks import peak_for
 from gputop.schema import EngineSample, Frame, LaunchHist, PinnedSample, ProcSample
 
 
@@ -121,6 +123,11 @@ class Point:
     # a page of data-parallel engines (or several endpoints) on GPUs of their own: each
     # replica's point, by its label, so each is judged as the engine it is (replica_points)
     replicas: tuple[tuple[str, Point], ...] = ()
+    # what one decode step reads and what a prompt token costs, per GPU: the weights and
+    # the KV pool (its used share is kv_usage_ratio), and the card's datasheet peak
+    weights_bytes: int | None = None
+    kv_pool_bytes: int | None = None
+    peak_tflops: float | None = None
 
     def replica(self, label: str) -> Point | None:
         for name, p in self.replicas:
@@ -308,7 +315,17 @@ def _engine_part(frames: list[Frame], previous_point: Point | None,
         "engine_gpus": engine_gpus,
         "counters_reset": reset,
         "work_unit": engine.work_unit if engine else "",
+        "weights_bytes": engine.weights_bytes if engine else None,
+        "kv_pool_bytes": kv_pool_bytes(engine) if engine else None,
+        "peak_tflops": _peak_tflops(frame, engine_gpus) if engine else None,
     }
+
+
+def _peak_tflops(frame: Frame, gpus: tuple[int, ...]) -> float | None:
+    """The dense bf16 peak of the engine's first GPU (else the frame's first)."""
+    names = [g.name for g in frame.gpus if not gpus or g.index in gpus]
+    found = peak_for(names[0]) if names else None
+    return found.tflops_bf16 if found else None
 
 
 def point(frames: list[Frame], previous_point: Point | None = None,

@@ -65,7 +65,7 @@ SIGNATURES: tuple[Signature, ...] = (
         supports=("busy", "tensor_up"),
         # prefill is GPU compute: prompts that leave the GPU less busy cost on the host
         vetoes=(("preempt", 0.7), ("notable", 0.8), ("util_drop", 0.7),
-                ("host", 0.8), ("jitter", 0.8), ("shared", 0.7))),
+                ("host", 0.8), ("jitter", 0.8), ("shared", 0.7), ("kv_explains", 0.6))),
     Signature(
         "kv_pressure",
         "the KV cache is full: requests are preempted or wait for blocks",
@@ -116,10 +116,11 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "memory_bandwidth",
         "the SMs wait on DRAM (bandwidth saturated)",
-        requires=(("dram", "kv_read"), ("dram_new", "tokens_down", "itl", "step", "work_down")),
+        requires=(("dram", "kv_read", "kv_bytes"),
+                  ("dram_new", "tokens_down", "itl", "step", "work_down")),
         supports=("busy", "dram_new", "step", "kv_read"),
         vetoes=(("hollow", 0.8), ("clock_slow", 0.6), ("odd", 0.8), ("shared", 0.7),
-                ("prefill", 0.5), ("notable", 0.5), ("host", 0.8), ("preempt", 0.6),
+                ("prefill_heavy", 0.5), ("notable", 0.5), ("host", 0.8), ("preempt", 0.6),
                 ("util_drop", 0.6), ("dram_fell", 0.8)),
         where="dram"),
     Signature(

@@ -105,6 +105,16 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "...and must hold on half of them (prompts longer than usual costing the decodes; the "
      "host contended with harm): a burst admitted, one pasted document, a build's first "
      "seconds are a few ticks of it"),
+    ("prefill_apart_s", 5.0,
+     "prompts that stalled the decodes more than 5 s before this stall began..."),
+    ("prefill_memory_s", 60.0,
+     "...and within the last minute recur (users pasting documents every 20-30 s): a stall "
+     "of theirs is judged at once, not held as a burst being admitted (one pasted document, "
+     "a few long prompts together)"),
+    ("step_batch_grown", 1.3,
+     "a batch 1.3x its usual at as many tokens/s or more is a busier service: each step "
+     "carries more sequences and takes longer for it (every token slower by the typical "
+     "token, not a slower engine)"),
     ("slow_span_s", 30.0,
      "every token 2x slower with the batch swollen at the same tokens/s, on half of 30 s of "
      "ticks: the typical step read from histogram buckets jumps between readings (1.5-2.6x "
@@ -157,6 +167,12 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
     ("demand_kept", 0.75,
      "running + waiting at 75%+ of its healthy median: demand is still there, so fewer "
      "tokens/s is the engine's doing, not the traffic's"),
+    ("kv_bytes_ratio", 1.3,
+     "decode reads the weights and every running sequence's KV each step: KV that makes "
+     "that 1.3x its healthy size (2x for full strength) is a step that much longer"),
+    ("prefill_mfu", 0.5,
+     "prefill runs near half the card's dense peak (2 FLOPs per parameter per token), so "
+     "its cost is a share of the GPU, not only a rate"),
     ("prefill_ratio", 2.0,
      "computed (not cache-hit) prompt tokens/s at 2x+ its baseline is a prefill burst"),
     ("kv_full", 0.9,

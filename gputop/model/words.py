@@ -57,6 +57,10 @@ SIGNAL_TEXT = {
     "sawtooth_plain": "waits between steps that run as usual",
     "kv_read": "every step reading far more KV (longer contexts)",
     "prefill_mix": "prompts taking the step's token budget from the decodes",
+    "kv_bytes": "each token reading far more bytes (weights and KV in use)",
+    "prefill_cost": "the extra prompts' FLOPs taking a share of the GPU",
+    "prefill_heavy": "prompts costing a share of the GPU",
+    "kv_explains": "the bytes each token reads explaining the slowdown",
     "job_idle": "the job's GPU idling under its own util (no counter of its own)",
 }
 # which of a signature's signals each kind of evidence stands for (to order the lines)
@@ -133,6 +137,10 @@ def headline(ep: Episode) -> str:
         return (f"{where} busy {util} but requests finish at "
                 f"{(v.get('finished_ratio') or 0):.0%} of their rate, every token "
                 f"{(v.get('step_ratio') or 0):.1f}x slower")
+    if m == "spec":
+        return (f"{where} busy {util} but drafts mostly rejected: "
+                f"{_pct(v.get('spec_accept'))} accepted (baseline {_pct(v.get('spec_accept_base'))}),"
+                f" {_n(ep.tokens_per_s)} tok/s (baseline {_n(ep.baseline_tokens_per_s)})")
     if m == "queue":
         return (f"{where} busy {util} but the queue grows: {_n(v.get('waiting'))} waiting "
                 f"(baseline {_n(v.get('waiting_base'))}) at {_n(ep.tokens_per_s)} tok/s")
@@ -148,8 +156,7 @@ def headline(ep: Episode) -> str:
         return (f"{where} waiting at {util} GPU-Util (baseline {_n(v.get('util_base'))}%): "
                 f"{ep.subject_label or 'its job'}'s steps wait on something off the GPU")
     if m == "prefill":
-        return (f"{where} busy {util} but prompts {_ratio(v.get('prompt_ratio'))} their usual "
-                f"rate stall the decodes: first tokens {_ratio(v.get('ttft_ratio'))}, "
+        return (f"{where} busy {util} but {_prompts(v)} stall the decodes: "
                 f"{_n(ep.tokens_per_s)} tok/s (baseline {_n(ep.baseline_tokens_per_s)})")
     if m == "host":
         return (f"{where} waiting on the host at {util} (baseline {_n(v.get('util_base'))}%): "
@@ -180,6 +187,23 @@ def headline(ep: Episode) -> str:
     tps = _n(ep.tokens_per_s)
     lead = f"{where} waiting on the host at {util}" if starved else f"{where} busy {util}"
     return f"{lead} but {tps} tok/s (baseline {_n(ep.baseline_tokens_per_s)})"
+
+
+def _prompts(v: dict[str, float | None]) -> str:
+    """What about the prompts is unusual, by what the last tick still shows: judged over a
+    span, the episode may end on a tick between two long prompts (no rate to quote then)."""
+    rate, length = v.get("prompt_ratio") or 0.0, v.get("prompt_len_ratio") or 0.0
+    first = v.get("ttft_ratio") or 0.0
+    tail = f" (first tokens {_ratio(first)})" if first >= 1.5 else ""
+    if rate >= 1.5:
+        return f"prompts at {_ratio(rate)} their usual rate{tail}"
+    if length >= 1.2:
+        return f"prompts {_ratio(length)} their usual length{tail}"
+    return f"long prompts arriving again and again{tail}"
+
+
+def _pct(share: float | None) -> str:
+    return "n/a" if share is None else f"{share:.0%}"
 
 
 def _ratio(value: float | None) -> str:
