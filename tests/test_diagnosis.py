@@ -567,6 +567,7 @@ def test_memory_bandwidth_without_a_dram_counter_reads_the_memory_controller():
     ep = only(trace.run())
     assert ep.suspects[0][0] == "memory_bandwidth", (ep.suspects, ep.evidence)
     assert any(e.startswith("memory controller busy 88%") for e in ep.evidence), ep.evidence
+    assert ep.measure == "step" and " but every token " in ep.headline, ep.headline
 
 
 def test_speculative_drafts_rejected_is_named():

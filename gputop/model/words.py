@@ -161,6 +161,9 @@ def headline(ep: Episode) -> str:
     if m == "host":
         return (f"{where} waiting on the host at {util} (baseline {_n(v.get('util_base'))}%): "
                 f"a crowded host costs {ep.subject_label or 'its work'} its pace")
+    if m == "step" and (v.get("step_ratio") or 0.0) >= t("step_slow"):
+        return (f"{where} busy {util} but every token {_ratio(v.get('step_ratio'))} slower: "
+                f"{_n(ep.tokens_per_s)} tok/s (baseline {_n(ep.baseline_tokens_per_s)})")
     if m == "slow":
         # judged over a span: this tick's typical token may already be back (a sustained
         # finding says no number it no longer shows)
