@@ -985,7 +985,9 @@ def test_long_prompts_together_again_and_again_are_prefill_interference():
         _steady_decodes(trace, 9)
     ep = only(trace.run())
     assert ep.suspects[0][0] == "prefill_interference", (ep.suspects, ep.evidence)
-    assert "stall the decodes" in ep.headline or "tok/s" in ep.headline, ep.headline
+    # judged over a span, it holds on the ticks between the prompts too: the headline
+    # quotes the last tick that showed them, never a calm one
+    assert ep.headline.startswith("GPU 0 busy 99% but prompts at "), ep.headline
 
 
 def test_drafts_rejected_while_a_grown_batch_keeps_tokens_is_named():

@@ -628,8 +628,9 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
         if keep != measure and _trigger_holds(keep, st, subject, feats, config):
             measure = keep
         tally = st.tally.add(*judged())
-        episode = _episode(st, subject, feats, tally, strength >= 0.5, st.active.start_wall_s,
-                           measure, st.active, config)
+        episode = _shown(_episode(st, subject, feats, tally, strength >= 0.5,
+                                  st.active.start_wall_s, measure, st.active, config),
+                         st.active, feats)
         return replace(st, active=episode, tally=tally, clearing=None), None
     clearing = st.clearing or (now.time_mono_s, now.time_wall_s)
     episode = st.active
@@ -869,6 +870,17 @@ def _episode(st: SubjectState, subject: Subject, feats: Features, tally: Tally, 
         history=_history(old, suspects, wall),
         why_not={c: why for c, why in tally.losing.items()
                  if suspects and c != suspects[0][0]})
+
+
+def _shown(episode: Episode, old: Episode, feats: Features) -> Episode:
+    """A finding judged over a span holds on ticks that do not show it (the tick between two
+    long prompts): the episode keeps the numbers of the last tick that did, so its headline
+    and report never quote a calm tick as the harm."""
+    shows = SUSTAINED.get(episode.measure)
+    if shows is None or shows[1](feats) or old.measure != episode.measure:
+        return episode
+    return replace(episode, values=old.values, tokens_per_s=old.tokens_per_s,
+                   util_pct=old.util_pct, baseline_tokens_per_s=old.baseline_tokens_per_s)
 
 
 # ---------------------------------------------------------------- triggers
