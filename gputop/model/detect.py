@@ -1053,7 +1053,8 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         # each step samples 160 top-k lists over the vocabulary; more requests in flight)
         # (tokens/s far above its baseline is more work arriving, whatever the step reads)
         return ratio >= (1.8 if clearing else t("step_alone")) and s.get("prefill", 0.0) < 0.5 \
-            and (v.get("tokens_ratio") or 1.0) <= 1.6 and (clearing or _step_shows(v, ratio))
+            and (v.get("tokens_ratio") or 1.0) <= 1.6 and (
+                clearing or _step_shows(v, ratio) or s.get("notable", 0.0) >= 0.5)
     if measure == "prompts":
         # an engine that counts its prompt seconds (llama.cpp, no latency histograms): the
         # prompts taking a far larger share of its time while tokens/s fell with demand still
@@ -1175,7 +1176,9 @@ def _step_shows(v: Values, step_ratio: float) -> bool:
     the step time, so at the batch's growth over its baseline it should read about
     batch / step.  A batch grown at as much output as ever or more pays for its size in
     longer steps (a busier service, not a slower one); output at twice what the typical
-    token implies says that reading is off (a histogram's few slow buckets)."""
+    token implies says that reading is off (a histogram's few slow buckets).  The batch is
+    counted in requests: one that fans out into n sequences (a notable request, checked by
+    the caller) makes it undercount, and its word is not taken."""
     tokens, running, base = v.get("tokens_ratio"), v.get("running"), v.get("running_base")
     if tokens is None or running is None or not base:
         return True
