@@ -1180,3 +1180,40 @@ def test_every_step_slower_in_jumps_between_buckets_is_an_oversized_request():
                    itl=0.055 if i % 10 < 6 else 0.028, ttft=0.3)
     ep = only(trace.run())
     assert ep.suspects[0][0] == "oversized_request", (ep.suspects, ep.evidence)
+
+
+def _rank0_extra(trace, ticks, every_s, extra_s):
+    """Four A100s of a DDP job (no GPM, no counter) at full GPU-Util: for ``extra_s`` of
+    every ``every_s`` rank 0 does work of its own (validation metrics) and keeps drawing
+    330 W while ranks 1-3 wait in the all-reduce at 170 W; otherwise all four draw 390 W."""
+    for i in range(ticks):
+        extra = i % every_s < extra_s
+        trace.tick(util=98, sm=None, dram=None, clock=1410, power=[
+            noisy(330 if g == 0 else 170, i + g, 0.02) if extra else noisy(390, i + g, 0.01)
+            for g in range(4)])
+
+
+def test_a_rank_behind_for_a_few_seconds_of_every_period_is_named():
+    """Someone enabled per-step validation metrics on rank 0 only: for 3 s of every 8 the
+    other ranks wait for it.  Tick by tick it stands out on a third of the ticks, under the
+    share a flickering straggler must show on; over the span it draws 1.3x its peers."""
+    procs = [(7001 + g, 7000, g, f"python train.py --local-rank={g}") for g in range(4)]
+    trace = Trace(gpus=4, engine=None, procs=procs, engine_pids=())
+    _rank0_extra(trace, 90, every_s=8, extra_s=0)
+    _rank0_extra(trace, 120, every_s=8, extra_s=3)
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "collective_straggler", (ep.suspects, ep.evidence)
+    assert ep.gpus == (0,), ep.headline
+
+
+def test_one_rank_ahead_once_is_no_straggler():
+    """The look-alike: rank 0 ahead of its peers once, for 5 s (one extra evaluation after a
+    checkpoint), then in step again.  Over the span its mean still stands out; it stood out
+    on one run of ticks, not again and again."""
+    procs = [(7001 + g, 7000, g, f"python train.py --local-rank={g}") for g in range(4)]
+    trace = Trace(gpus=4, engine=None, procs=procs, engine_pids=())
+    _rank0_extra(trace, 90, every_s=8, extra_s=0)
+    _rank0_extra(trace, 5, every_s=8, extra_s=5)
+    _rank0_extra(trace, 60, every_s=8, extra_s=0)
+    assert not any(e.suspects and e.suspects[0][0] == "collective_straggler"
+                   for e in episodes(trace.run()))

@@ -67,7 +67,7 @@ FLOOR_G = {"oversized_request": 3, "prefill_interference": 2, "collective_stragg
            "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 3,
            "tiny_kernels": 2, "memory_bandwidth": 2, "throttling": 3, "kv_pressure": 3,
            "gpu_shared": 3, "spec_decode_rejected": 2, "healthy": 21}
-FLOOR_H = {"oversized_request": 3, "prefill_interference": 3, "collective_straggler": 3,
+FLOOR_H = {"oversized_request": 3, "prefill_interference": 3, "collective_straggler": 4,
            "input_stall": 3, "host_launch_jitter": 4, "host_cpu_contention": 3,
            "tiny_kernels": 4, "memory_bandwidth": 1, "throttling": 3, "kv_pressure": 3,
            "gpu_shared": 4, "spec_decode_rejected": 3, "healthy": 26}
@@ -83,7 +83,7 @@ FLOOR_K = {"oversized_request": 3, "prefill_interference": 4, "collective_stragg
            "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 2,
            "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 4, "kv_pressure": 2,
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 25}
-FLOOR_M = {"oversized_request": 3, "prefill_interference": 4, "collective_straggler": 3,
+FLOOR_M = {"oversized_request": 3, "prefill_interference": 4, "collective_straggler": 4,
            "input_stall": 4, "host_launch_jitter": 3, "host_cpu_contention": 4,
            "tiny_kernels": 3, "memory_bandwidth": 3, "throttling": 3, "kv_pressure": 3,
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 31}

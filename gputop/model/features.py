@@ -89,6 +89,39 @@ def _per_gpu(points: tuple[Point, ...], attr: str, gpus: tuple[int, ...],
     return out
 
 
+def _window_means(points: tuple[Point, ...], gpus: tuple[int, ...], sms: dict[int, float],
+                  base: Baseline) -> tuple[dict[int, float], dict[int, float], set[int]]:
+    """Each GPU's mean SM activity (or, without an SM counter, power) over the last
+    ``sustained_span_s``, and the GPUs that stood over their peers on half its ticks or on
+    two or more separate runs of them: a rank that falls behind for a few seconds of every
+    period (its extra work each N steps) stands out now and then tick by tick, always in
+    the mean; one blip (a burst on one replica) is one short run."""
+    since = points[-1].time_mono_s - t("sustained_span_s")
+    window = tuple(p for p in points if p.time_mono_s > since)
+    attr = "sm_active_pct" if sms else "power_w"
+    means = _per_gpu(window, attr, gpus, len(window))
+    weight = {g: (base.gpu("power", g) or 0.0) if not sms else 1.0 for g in gpus}
+    recurring = set()
+    scaled = {g: m / weight[g] for g, m in means.items() if weight[g]}
+    for g in means:
+        if g not in scaled or len(scaled) < 2 or \
+                scaled[g] <= 1.05 * statistics.median(x for k, x in scaled.items() if k != g):
+            continue  # (only a GPU over its peers in the mean is looked at tick by tick)
+        runs, over, ticks = 0, False, 0
+        for p in window:
+            values = getattr(p, attr)
+            peers = [values[k] / weight[k] for k in gpus if k != g and k in values and weight[k]]
+            if g not in values or not peers or not weight[g]:
+                continue
+            now = values[g] / weight[g] > 1.1 * statistics.median(peers)
+            runs += now and not over
+            ticks += now
+            over = now
+        if runs >= 2 or ticks >= 0.5 * len(window):
+            recurring.add(g)
+    return (means, {}, recurring) if sms else ({}, means, recurring)
+
+
 def _working_util(points: tuple[Point, ...], gpus: tuple[int, ...]) -> dict[int, float]:
     """Each GPU's mean GPU-Util over the last ``odd_util_window_s``, for the GPUs that
     worked (50%+) on every tick of it: a level the stages of a pipeline take turns to dip
@@ -309,7 +342,7 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     if len(gpus) >= 2:
         odd = _odd_one_out(subject, s, clocks, sms, temps, utils, new_reasons, base, say,
                            _per_gpu(points, "power_w", gpus) if not sms else {},
-                           _working_util(points, gpus))
+                           _working_util(points, gpus), _window_means(points, gpus, sms, base))
         idle_rank = _idle_rank(subject, points, utils, sms, s, v, say)
     shared = _shared(subject, now, base, s, say)
     # the rank the others wait for is the one a new tenant shares: the tenant is the cause,
@@ -418,7 +451,8 @@ def _hollow_power(points: tuple[Point, ...], gpus: tuple[int, ...], base: Baseli
 def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: dict[int, float],
                  temps: dict[int, float], utils: dict[int, float],
                  new_reasons: dict[int, list[str]], base: Baseline, say: Say,
-                 powers: dict[int, float], utils_long: dict[int, float]) -> int | None:
+                 powers: dict[int, float], utils_long: dict[int, float],
+                 long: tuple[dict[int, float], dict[int, float], set[int]]) -> int | None:
     """One GPU of a multi-GPU job out of step with its peers: a lower clock, hotter, the only
     one throttled, or the only one still computing (higher SM; without an SM counter, more
     power than the peers against their healthy proportion) while the others wait in the
@@ -474,12 +508,17 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
             # draws 1.3x its waiting peers, one with a milder surplus of work 1.15-1.2x
             # (against their healthy proportion, and only while the peers fell under their
             # own power and it did not: cards of a job draw within a few % of it healthy)
-            x = ramp(rel, 1.1, 1.3)
-            parts.append(x)
-            if x > 0.3:
-                why.setdefault(g, []).append(Evidence("odd_power", powers[g],
-                                                      _others_median(powers, g), "W", g,
-                                                      others=_peers(powers, g)))
+            _odd_part(parts, why, g, ramp(rel, 1.1, 1.3), "odd_power", powers, "W")
+        sms_long, powers_long, recurring = long
+        peers_sm_long = _others_median(sms_long, g)
+        if g in recurring and g in sms_long and peers_sm_long is not None:
+            # (over the window: a rank behind for a few seconds of every period)
+            x = ramp(sms_long[g] - peers_sm_long, 0.5 * t("sm_spread_pts"), 15.0) \
+                * ramp(sms_long[g] / max(peers_sm_long, 1.0), 1.1, 1.25)
+            _odd_part(parts, why, g, x, "odd_sm", sms_long, "%")
+        rel_long = _power_over_peers(powers_long, base, g) if g in recurring else None
+        if rel_long is not None:
+            _odd_part(parts, why, g, ramp(rel_long, 1.08, 1.25), "odd_power", powers_long, "W")
         dev[g] = max(parts, default=0.0)
     if not dev:
         return None
@@ -508,6 +547,15 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
         for e in why.get(odd, []):
             say(e.signal, e.value, e.baseline, e.unit, gpu=e.gpu, others=e.others)
     return odd if s["odd"] > 0 else None
+
+
+def _odd_part(parts: list[float], why: dict[int, list[Evidence]], g: int, x: float,
+              signal: str, values: dict[int, float], unit: str) -> None:
+    """One way GPU ``g`` stands out (strength ``x``), its evidence kept where it is clear."""
+    parts.append(x)
+    if x > 0.3:
+        why.setdefault(g, []).append(Evidence(signal, values[g], _others_median(values, g),
+                                              unit, g, others=_peers(values, g)))
 
 
 def _util_under_peers(utils: dict[int, float], base_utils: dict[int, float],
