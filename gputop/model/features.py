@@ -551,9 +551,10 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
 
 def _odd_part(parts: list[float], why: dict[int, list[Evidence]], g: int, x: float,
               signal: str, values: dict[int, float], unit: str) -> None:
-    """One way GPU ``g`` stands out (strength ``x``), its evidence kept where it is clear."""
+    """One way GPU ``g`` stands out (strength ``x``), its evidence kept where it is clear
+    (the first reading of a signal: the tick's own before the span's mean)."""
     parts.append(x)
-    if x > 0.3:
+    if x > 0.3 and not any(e.signal == signal for e in why.get(g, ())):
         why.setdefault(g, []).append(Evidence(signal, values[g], _others_median(values, g),
                                               unit, g, others=_peers(values, g)))
 
