@@ -520,7 +520,8 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
     if subject.kind == "engine":
         kept = tuple(x for x in st.prefill_stalls_mono_s
                      if now.time_mono_s - x < t("prefill_memory_s"))
-        stalled = (now.time_mono_s,) if _prefill_costs(feats) else ()
+        # (this tick's reading of the prefill measure, just taken among the sustained ones)
+        stalled = (now.time_mono_s,) if dict(st.sustained)["prefill"][-1][1] else ()
         if kept != st.prefill_stalls_mono_s or stalled:
             st = replace(st, prefill_stalls_mono_s=kept + stalled)
     # slow observations must come from min_slow_readings separate readings: at a 2 s

@@ -90,7 +90,7 @@ def _per_gpu(points: tuple[Point, ...], attr: str, gpus: tuple[int, ...],
 
 
 def _window_means(points: tuple[Point, ...], gpus: tuple[int, ...], sms: dict[int, float],
-                  base: Baseline) -> tuple[dict[int, float], dict[int, float], set[int]]:
+                  base: Baseline) -> tuple[dict[int, float], set[int]]:
     """Each GPU's mean SM activity (or, without an SM counter, power) over the last
     ``sustained_span_s``, and the GPUs that stood over their peers on half its ticks or on
     two or more separate runs of them: a rank that falls behind for a few seconds of every
@@ -119,7 +119,7 @@ def _window_means(points: tuple[Point, ...], gpus: tuple[int, ...], sms: dict[in
             over = now
         if runs >= 2 or ticks >= 0.5 * len(window):
             recurring.add(g)
-    return (means, {}, recurring) if sms else ({}, means, recurring)
+    return means, recurring
 
 
 def _working_util(points: tuple[Point, ...], gpus: tuple[int, ...]) -> dict[int, float]:
@@ -452,7 +452,7 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
                  temps: dict[int, float], utils: dict[int, float],
                  new_reasons: dict[int, list[str]], base: Baseline, say: Say,
                  powers: dict[int, float], utils_long: dict[int, float],
-                 long: tuple[dict[int, float], dict[int, float], set[int]]) -> int | None:
+                 long: tuple[dict[int, float], set[int]]) -> int | None:
     """One GPU of a multi-GPU job out of step with its peers: a lower clock, hotter, the only
     one throttled, or the only one still computing (higher SM; without an SM counter, more
     power than the peers against their healthy proportion) while the others wait in the
@@ -509,16 +509,17 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
             # (against their healthy proportion, and only while the peers fell under their
             # own power and it did not: cards of a job draw within a few % of it healthy)
             _odd_part(parts, why, g, ramp(rel, 1.1, 1.3), "odd_power", powers, "W")
-        sms_long, powers_long, recurring = long
-        peers_sm_long = _others_median(sms_long, g)
-        if g in recurring and g in sms_long and peers_sm_long is not None:
-            # (over the window: a rank behind for a few seconds of every period)
-            x = ramp(sms_long[g] - peers_sm_long, 0.5 * t("sm_spread_pts"), 15.0) \
-                * ramp(sms_long[g] / max(peers_sm_long, 1.0), 1.1, 1.25)
-            _odd_part(parts, why, g, x, "odd_sm", sms_long, "%")
-        rel_long = _power_over_peers(powers_long, base, g) if g in recurring else None
+        # (over the span: a rank behind for a few seconds of every period; its SM, or its
+        # power where there is no SM counter)
+        means, recurring = long
+        peers_long = _others_median(means, g)
+        if g in recurring and sms and peers_long is not None:
+            x = ramp(means[g] - peers_long, 0.5 * t("sm_spread_pts"), 15.0) \
+                * ramp(means[g] / max(peers_long, 1.0), 1.1, 1.25)
+            _odd_part(parts, why, g, x, "odd_sm", means, "%")
+        rel_long = _power_over_peers(means, base, g) if g in recurring and not sms else None
         if rel_long is not None:
-            _odd_part(parts, why, g, ramp(rel_long, 1.08, 1.25), "odd_power", powers_long, "W")
+            _odd_part(parts, why, g, ramp(rel_long, 1.08, 1.25), "odd_power", means, "W")
         dev[g] = max(parts, default=0.0)
     if not dev:
         return None
