@@ -87,7 +87,8 @@ class Trace:
              preempt=0.0, itl=0.02, ttft=0.15, n8=0, host_cpu=40.0, psi=3.0, run_queue=4,
              cpus=16, tree_cpu=100.0, involuntary=200.0, engine_up=True, work=None,
              proc_cpu=90.0, mem_util=None, drafted=None, accepted=None,
-             launch_us=None, decode_s=None, prefill_s=None, itl_tail=None) -> Trace:
+             launch_us=None, decode_s=None, prefill_s=None, itl_tail=None,
+             finished=None) -> Trace:
         n, dt = self.n, self.tick_s
         seq = len(self.frames)
         mono = seq * dt
@@ -130,7 +131,8 @@ class Trace:
                 tot["gen"] += tokens * dt
                 tot["prompt"] += prompt * dt
                 tot["cached"] += cached * dt
-                tot["finished"] += tokens / 200.0 * dt
+                # (requests finished per second: 200-token replies unless given)
+                tot["finished"] += (tokens / 200.0 if finished is None else finished) * dt
                 tot["preempt"] += preempt * dt
                 tot["cpu"] += tree_cpu / 100.0 * dt
                 tot["inv"] += involuntary * dt

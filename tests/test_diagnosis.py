@@ -9,6 +9,7 @@ import math
 import pytest
 
 from gputop.model.detect import _step_shows
+from gputop.model.features import batch_decodes
 from gputop.model.enginehist import HistDelta, median_and_p99
 from tests.diagnosis_frames import Trace, data_parallel, episodes, noisy, run_frames
 
@@ -1217,3 +1218,66 @@ def test_one_rank_ahead_once_is_no_straggler():
     _rank0_extra(trace, 60, every_s=8, extra_s=0)
     assert not any(e.suspects and e.suspects[0][0] == "collective_straggler"
                    for e in episodes(trace.run()))
+
+
+def test_every_token_slower_while_the_tail_holds_is_an_oversized_request():
+    """An eval harness sends n=4, logprobs=20 requests: every decode step 1.8x slower (ITL
+    p50), the batch swells by Little's law at the same tokens/s, but the ITL p99 stays
+    where the usual prefill chunks put it (the tail was never the decode step) and the
+    engine's histograms name no large n.  Each sequence slower than the batch's growth
+    explains is the harm; the per-step work is the verdict."""
+    trace = Trace()
+    for i in range(80):
+        trace.tick(util=noisy(97, i, 0.02), sm=70, dram=50, tokens=noisy(1200, i, 0.05),
+                   prompt=noisy(2500, i, 0.05), running=noisy(30, i, 0.05), itl=0.02,
+                   itl_tail=(0.2, 0.03), ttft=0.15)
+    for i in range(70):
+        trace.tick(util=99, sm=68, dram=45, tokens=noisy(1250, i, 0.05),
+                   prompt=noisy(2500, i, 0.05), running=noisy(56, i, 0.05), itl=0.036,
+                   itl_tail=(0.21, 0.03), ttft=0.15)
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "oversized_request", (ep.suspects, ep.evidence)
+
+
+@pytest.mark.parametrize("values, decodes", [
+    # a batch 2x at 1.9x the step: about the same tokens/s, each sequence decoded each step
+    ({"tokens_ratio": 1.05, "running": 56, "running_base": 29, "step_ratio": 1.9}, True),
+    # a batch 5x at 2.4x the step should give 2x the tokens/s: 0.4x is a batch that waits
+    ({"tokens_ratio": 0.41, "running": 104, "running_base": 21, "step_ratio": 2.4}, False),
+    ({"tokens_ratio": None, "running": 104, "running_base": 21, "step_ratio": 2.4}, True),
+])
+def test_a_batch_that_waits_undecoded_is_not_every_token_slower(values, decodes):
+    assert batch_decodes(values) is decodes
+
+
+def test_long_sequences_preempted_once_per_request_served_are_kv_pressure():
+    """A reasoning mode ships (9k-token outputs) on a server with a small KV pool: the pool
+    fills, vLLM preempts about one sequence every four seconds, a rate under any
+    per-second bar, but requests finish even more rarely, and 8k-token max_tokens requests
+    are routine here.  A recompute for every request served is the pool's pressure."""
+    trace = Trace()
+    for i in range(70):
+        trace.tick(tokens=noisy(2500, i, 0.04), running=39, kv=0.6, itl=0.03, finished=0.3)
+    for i in range(60):
+        trace.tick(tokens=noisy(1700, i, 0.04), running=31, waiting=min(20, 6 + i), kv=0.99,
+                   preempt=0.25, finished=0.2, itl=0.032, ttft=20.0)
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "kv_pressure", (ep.suspects, ep.evidence)
+
+
+def test_an_eval_pass_of_a_trainer_with_a_counter_is_no_episode():
+    """An FSDP fine-tune runs a 50 s eval pass: its samples counter slows to half and
+    GPU-Util falls to 55%, and nothing says its steps wait (no input thread pegged, no
+    contended host, no saw-tooth): its own lighter phase.  The same fall for three minutes
+    is news."""
+    trace, total = _trainer(), [0.0]
+    _steps(trace, 60, 440.0, total, util=lambda i: noisy(99, i, 0.01), sm=80, proc_cpu=40)
+    _steps(trace, 25, 240.0, total, util=lambda i: noisy(55, i, 0.03), sm=45, proc_cpu=40)
+    _steps(trace, 40, 440.0, total, util=lambda i: noisy(99, i, 0.01), sm=80, proc_cpu=40)
+    assert episodes(trace.run()) == []
+    trace, total = _trainer(), [0.0]
+    _steps(trace, 60, 440.0, total, util=lambda i: noisy(99, i, 0.01), sm=80, proc_cpu=40)
+    _steps(trace, 90, 240.0, total, util=lambda i: noisy(55, i, 0.03), sm=45, proc_cpu=40)
+    found = episodes(trace.run())
+    assert found and found[0].start_wall_s - trace.frames[0].time_wall_s <= 60 * 2.0 + 10, \
+        [(e.headline, e.start_wall_s) for e in found]

@@ -51,7 +51,7 @@ FLOOR_B = {"oversized_request": 4, "prefill_interference": 4, "collective_stragg
            "input_stall": 4, "host_launch_jitter": 3, "host_cpu_contention": 4,
            "tiny_kernels": 4, "memory_bandwidth": 4, "throttling": 4, "kv_pressure": 3,
            "gpu_shared": 4, "healthy": 20}
-FLOOR_C = {"oversized_request": 2, "prefill_interference": 2, "collective_straggler": 4,
+FLOOR_C = {"oversized_request": 4, "prefill_interference": 2, "collective_straggler": 4,
            "input_stall": 4, "host_launch_jitter": 4, "host_cpu_contention": 4,
            "tiny_kernels": 4, "memory_bandwidth": 4, "throttling": 3, "kv_pressure": 4,
            "gpu_shared": 4, "spec_decode_rejected": 4, "healthy": 29}
@@ -59,7 +59,7 @@ FLOOR_D = {"oversized_request": 4, "prefill_interference": 3, "collective_stragg
            "input_stall": 3, "host_launch_jitter": 2, "host_cpu_contention": 3,
            "tiny_kernels": 3, "memory_bandwidth": 1, "throttling": 3, "kv_pressure": 3,
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 22}
-FLOOR_E = {"oversized_request": 3, "prefill_interference": 4, "collective_straggler": 4,
+FLOOR_E = {"oversized_request": 4, "prefill_interference": 4, "collective_straggler": 4,
            "input_stall": 4, "host_launch_jitter": 4, "host_cpu_contention": 2,
            "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 4, "kv_pressure": 3,
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 25}
@@ -80,16 +80,16 @@ FLOOR_J = {"oversized_request": 1, "prefill_interference": 3, "collective_stragg
            "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 4, "kv_pressure": 2,
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 26}
 FLOOR_K = {"oversized_request": 3, "prefill_interference": 4, "collective_straggler": 3,
-           "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 2,
+           "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 3,
            "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 4, "kv_pressure": 2,
-           "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 25}
+           "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 26}
 FLOOR_M = {"oversized_request": 3, "prefill_interference": 4, "collective_straggler": 4,
            "input_stall": 4, "host_launch_jitter": 3, "host_cpu_contention": 4,
            "tiny_kernels": 3, "memory_bandwidth": 3, "throttling": 3, "kv_pressure": 3,
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 31}
 FLOOR_N = {"oversized_request": 3, "prefill_interference": 3, "collective_straggler": 3,
            "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 3,
-           "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 3, "kv_pressure": 1,
+           "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 3, "kv_pressure": 2,
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 25}
 FLOOR_P = {"oversized_request": 3, "prefill_interference": 3, "collective_straggler": 4,
            "input_stall": 4, "host_launch_jitter": 4, "host_cpu_contention": 4,

@@ -37,7 +37,8 @@ from gputop.model import enginehist, signatures, words
 from gputop.model.baseline import Baseline, Sample
 from gputop.model.enginehist import HistDelta
 from gputop.model.evidence import Evidence, merge
-from gputop.model.features import (FINISH_COUNTED, Features, Values, finish_counted_tau_s,
+from gputop.model.features import (FINISH_COUNTED, Features, Values, batch_decodes,
+                                   finish_counted_tau_s,
                                    own_and_sharers, signals)
 from gputop.model.point import Point, point, replica_points, work_rate_now
 from gputop.model.signatures import BY_CAUSE, CAUSES
@@ -596,12 +597,7 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
             hold = max(hold, t("prefill_hold_s"))
         if measure in SLOW_MEASURE_HOLD:
             hold = max(hold, t(SLOW_MEASURE_HOLD[measure]))
-        if measure == "idle" and feats.s.get("input_cpu", 0.0) < 0.8 and max(
-                feats.s.get(x, 0.0) for x in ("host", "jitter", "sawtooth")) < 0.3:
-            # nothing says the steps wait (no input thread pegged, no contended host, no
-            # launch stalls, no saw-tooth): a lighter phase of the job's own (an eval pass,
-            # forward only) lowers its busy time for a minute or so; only a longer loss is
-            # its steps waiting
+        if measure in ("idle", "work") and _lighter_phase(measure, feats):
             hold = max(hold, t("job_idle_alone_hold_s"))
         if now.time_mono_s - pending[0] < hold:
             return st, None
@@ -758,15 +754,16 @@ def _job_dram(feats: Features) -> bool:
 
 
 def _steps_slow(feats: Features) -> bool:
-    """Every token 2x slower (ITL p50 at the batch demand explains) with the batch swollen at
+    """Every token 1.7x slower (ITL p50 at the batch demand explains) with the batch swollen at
     the same tokens/s (each sequence slower: Little's law), and nothing that reads more
     (prompts, DRAM traffic, longer contexts) or more work arriving (tokens/s 1.6x+): work
     beside the forward pass in every step, such as n sequences' logprobs over the vocabulary.
     Its histogram buckets move the p50 between readings, so it is judged over a span."""
     s, v = feats.s, feats.v
-    return (v.get("step_ratio") or 0.0) >= t("step_slow") and s.get("seq_slow", 0.0) >= 0.4 \
+    return (v.get("step_ratio") or 0.0) >= t("slow_step") and s.get("seq_slow", 0.0) >= 0.4 \
         and max(s.get("prefill", 0.0), s.get("dram_new", 0.0), s.get("kv_read", 0.0)) < 0.5 \
-        and (v.get("tokens_ratio") or 1.0) <= 1.6
+        and (v.get("tokens_ratio") or 1.0) <= 1.6 and batch_decodes(v)
+
 
 
 def _prefill_costs(feats: Features) -> bool:
@@ -778,6 +775,21 @@ def _prefill_costs(feats: Features) -> bool:
         "prefill_tokens_max") and (s.get("ttft", 0.0) >= 0.5 or s.get("tokens_down", 0.0) >= 0.5
                                    or (v.get("itl_ratio") or 0.0) >= t("step_slow")
                                    or (v.get("step_ratio") or 0.0) >= t("step_slow"))
+
+
+def _lighter_phase(measure: str, feats: Features) -> bool:
+    """Nothing says the steps wait (no input thread pegged, no contended host, no launch
+    stalls, no saw-tooth) and, for a counter's fall, nothing else on the GPU but its lower
+    busy time: a lighter phase of the job's own (an eval pass, forward only) lowers its
+    busy time and its train steps for a minute or so; only a longer loss is its steps
+    waiting."""
+    s = feats.s
+    if s.get("input_cpu", 0.0) >= 0.8 or max(
+            s.get(x, 0.0) for x in ("host", "jitter", "sawtooth")) >= 0.3:
+        return False
+    return measure == "idle" or max(
+        s.get("hollow_new", 0.0), s.get("hollow_match", 0.0), s.get("clock_all", 0.0),
+        s.get("shared", 0.0), s.get("odd", 0.0) * s.get("peers_wait", 0.0)) < 0.3
 
 
 def _mild(measure: str, feats: Features) -> bool:

@@ -390,7 +390,11 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     # certain than a request seen in the engine's own histograms: it weighs 0.8
     swell = ramp((v.get("running") or 0.0) / max(v.get("running_base") or 0.0, 1.0), 1.3, 2.0) \
         if v.get("running_base") is not None else 0.0
-    s["step_alone"] = 0.8 * min(s.get("step", 0.0), s.get("itl", s.get("step", 0.0)), swell) \
+    # the tail need not move: a p99 set by prefill chunks stays while every step doubles,
+    # and the sequences slower than the batch's growth explains say the same (Little's law)
+    slower = max(s.get("itl", s.get("step", 0.0)),
+                 s.get("seq_slow", 0.0) if batch_decodes(v) else 0.0)
+    s["step_alone"] = 0.8 * min(s.get("step", 0.0), slower, swell) \
         * (1.0 - s.get("prefill", 0.0)) \
         * (1.0 - max(s.get("dram_new", 0.0), s.get("kv_read", 0.0))) \
         * (1.0 - s.get("spec_drop", 0.0))
@@ -1001,13 +1005,51 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
     if rates:
         rate = sum(rates) / len(rates)
         rate_base = base.get("preempt") or 0.0
-        if rate > max(t("preempt_per_s"), 3 * rate_base):
-            s["preempt"] = ramp(rate, t("preempt_per_s"), 2.0)
+        share = _preempted_share(points, rate_base)
+        if share is not None:
+            v["preempt_share"] = share
+        if rate > max(t("preempt_per_s"), 3 * rate_base) or share is not None:
+            s["preempt"] = max(ramp(rate, t("preempt_per_s"), 2.0)
+                               if rate > max(t("preempt_per_s"), 3 * rate_base) else 0.0,
+                               ramp(share, 0.05, 0.3))
             retract = any(p.retractions_per_s for p in points[-5:])
             say("preempt", rate, rate_base, "/s", detail="retractions" if retract else "")
             if s["kv_full"] >= 0.5:
                 say("kv", kv, base.get("kv"), "ratio")
     return slow_reading
+
+
+def batch_decodes(v: Values) -> bool:
+    """Tokens/s at least half what the batch's growth over its slower step implies: each
+    sequence of the batch gets its token every step.  Far under it, most of the batch waits
+    (admitted but not decoded, a scheduler refilling after a surge): the typical step does
+    not account for the output, and no work beside the forward pass is shown."""
+    tokens, running, base, step = (v.get("tokens_ratio"), v.get("running"),
+                                   v.get("running_base"), v.get("step_ratio"))
+    if tokens is None or running is None or not base or not step:
+        return True
+    return tokens >= 0.5 * (running / base) / step
+
+
+def _preempted_share(points: tuple[Point, ...], rate_base: float) -> float | None:
+    """Preemptions (and retractions) per finished request over ``preempt_span_s``: a pool
+    of long sequences (9k-token reasoning) finishes a request every few seconds and
+    preempts about as often, a rate under any per-second bar but a recompute for every
+    request served.  None under ``preempt_min`` of them (one is a burst) or at the
+    engine's usual rate."""
+    since = points[-1].time_mono_s - t("preempt_span_s")
+    recent = [p for p in points if p.time_mono_s >= since
+              and (p.preemptions_per_s is not None or p.retractions_per_s is not None)]
+    if len(recent) < 2:
+        return None
+    span_s = recent[-1].time_mono_s - recent[0].time_mono_s
+    rate = sum((p.preemptions_per_s or 0.0) + (p.retractions_per_s or 0.0)
+               for p in recent) / len(recent)
+    finished = _mean(p.requests_per_s for p in recent)
+    if span_s < 0.5 * t("preempt_span_s") or rate * span_s < t("preempt_min") \
+            or rate <= 3 * rate_base or finished is None:
+        return None
+    return rate / max(finished, 1.0 / span_s)  # (none finished: as if one had)
 
 
 def _host(subject: Subject, points: tuple[Point, ...], base: Baseline, s: Strengths,

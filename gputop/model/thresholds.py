@@ -154,6 +154,10 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
     ("step_alone_hold_s", 15.0,
      "the typical step's p50 moves in coarse histogram buckets and with bursts of prefill: "
      "alone, it must hold 15 s to open an episode"),
+    ("slow_step", 1.7,
+     "...the span measure of it: every token 1.7x slower with the sequences slower than the "
+     "batch's growth explains, on half of 30 s of ticks (an n-best / logprobs request "
+     "costs 1.5-2x a step; a p50 read from buckets flickers across 2x)"),
     ("step_slow", 2.0,
      "every token (ITL p50, not only the tail) taking 2x its healthy time at this batch size"),
     ("demand_slack", 1.5,
@@ -180,6 +184,11 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "preemptions is the pool at its limit"),
     ("preempt_per_s", 0.2,
      "a healthy engine preempts rarely; 0.2/s (one every 5 s) and 3x its baseline is pressure"),
+    ("preempt_span_s", 12.0,
+     "...or, over the 12 s of points kept, preemptions per finished request (long sequences finish slowly: "
+     "one preemption per request served is pressure at any rate per second)"),
+    ("preempt_min", 2,
+     "...at least 2 of them in that span: one is a burst"),
     ("notable_n", 8,
      "vLLM request_params_n: n >= 8 sequences per request, the seed's storm"),
     ("notable_max_tokens", 8192,
@@ -241,9 +250,10 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "sequences it was learned at (a service ramping up, a load test) is no normal, so the "
      "latency triggers wait (the others, and a latency episode already open, do not)"),
     ("job_idle_alone_hold_s", 90.0,
-     "that idling must last a minute and a half when nothing else says the steps wait (no "
-     "input thread pegged, no contended host, no launch stalls, no saw-tooth): an eval pass "
-     "runs forward only at a lower GPU-Util for a minute or so"),
+     "that idling, or a counter's fall with only a lower GPU-Util beside it, must last a "
+     "minute and a half when nothing else says the steps wait (no input thread pegged, no "
+     "contended host, no launch stalls, no saw-tooth): an eval pass runs forward only at a "
+     "lower GPU-Util for a minute or so"),
     ("job_min_age_s", 30.0,
      "a process that just appeared is starting up (loading weights, capturing CUDA graphs: "
      "vLLM's capture is tens of seconds of tiny kernels): not yet judged"),
