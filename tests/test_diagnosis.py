@@ -1281,3 +1281,22 @@ def test_an_eval_pass_of_a_trainer_with_a_counter_is_no_episode():
     found = episodes(trace.run())
     assert found and found[0].start_wall_s - trace.frames[0].time_wall_s <= 60 * 2.0 + 10, \
         [(e.headline, e.start_wall_s) for e in found]
+
+
+def test_every_step_slower_on_a_sliver_of_the_sms_is_tiny_kernels():
+    """A tenant switches on guided decoding for every request: per-request bitmask and
+    logits-processor kernels (a few SMs each) fill each step.  Every token 4x slower, the
+    batch swells, GPU-Util stays at 99% but SM activity falls from 70% to 30%: the work
+    beside the forward pass runs on a sliver of the SMs, not a request's sampling over
+    the vocabulary."""
+    trace = Trace()
+    for i in range(80):
+        trace.tick(util=noisy(97, i, 0.02), sm=70, dram=50, tokens=noisy(1700, i, 0.05),
+                   prompt=noisy(2500, i, 0.05), running=noisy(14, i, 0.05), itl=0.014,
+                   ttft=0.3)
+    for i in range(60):
+        trace.tick(util=99, sm=30, dram=40, tokens=noisy(1500, i, 0.05),
+                   prompt=noisy(2500, i, 0.05), running=min(60, 14 + 2 * i), itl=0.056,
+                   ttft=0.3)
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "tiny_kernels", (ep.suspects, ep.evidence)

@@ -93,7 +93,7 @@ FLOOR_N = {"oversized_request": 3, "prefill_interference": 3, "collective_stragg
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 25}
 FLOOR_P = {"oversized_request": 3, "prefill_interference": 3, "collective_straggler": 4,
            "input_stall": 4, "host_launch_jitter": 4, "host_cpu_contention": 4,
-           "tiny_kernels": 3, "memory_bandwidth": 3, "throttling": 3, "kv_pressure": 4,
+           "tiny_kernels": 4, "memory_bandwidth": 3, "throttling": 3, "kv_pressure": 4,
            "gpu_shared": 4, "spec_decode_rejected": 4, "healthy": 24}
 CORPORA = {"b": (FLOOR_B, corpus_b, diagnosis_b), "c": (FLOOR_C, corpus_c, diagnosis_c),
            "d": (FLOOR_D, corpus_d, diagnosis_d), "e": (FLOOR_E, corpus_e, diagnosis_e),

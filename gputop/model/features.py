@@ -387,7 +387,9 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     # read or DRAM), no speculation thrown away: per-step work beside the forward pass
     # (sampling n sequences' logprobs over the vocabulary); the batch swells by Little's
     # law (each request stays longer), so neither a flat batch nor a queue shows it.  Less
-    # certain than a request seen in the engine's own histograms: it weighs 0.8
+    # certain than a request seen in the engine's own histograms: it weighs 0.8.  Work beside
+    # the pass that halves the SMs' share of the busy time (guided decoding's bitmask
+    # kernels, a few SMs each) is tiny kernels, not a request's sampling over the vocabulary
     swell = ramp((v.get("running") or 0.0) / max(v.get("running_base") or 0.0, 1.0), 1.3, 2.0) \
         if v.get("running_base") is not None else 0.0
     # the tail need not move: a p99 set by prefill chunks stays while every step doubles,
@@ -397,7 +399,7 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     s["step_alone"] = 0.8 * min(s.get("step", 0.0), slower, swell) \
         * (1.0 - s.get("prefill", 0.0)) \
         * (1.0 - max(s.get("dram_new", 0.0), s.get("kv_read", 0.0))) \
-        * (1.0 - s.get("spec_drop", 0.0))
+        * (1.0 - s.get("spec_drop", 0.0)) * (1.0 - s.get("hollow_new", 0.0))
     # likely, not certain (a burst can double a batch too): it weighs less than a signature
     s["fanout_harm"] = 0.7 * min(s.get("fanout", 0.0), s.get("harm", 0.0))
     # waits between steps that run as usual (SM per busy time at its normal): a Python loop
