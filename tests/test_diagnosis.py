@@ -1226,17 +1226,24 @@ def test_every_token_slower_while_the_tail_holds_is_an_oversized_request():
     where the usual prefill chunks put it (the tail was never the decode step) and the
     engine's histograms name no large n.  Each sequence slower than the batch's growth
     explains is the harm; the per-step work is the verdict."""
+    trace = _slower_steps(30, lambda i: noisy(56, i, 0.05), itl=0.036, ticks=70)
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "oversized_request", (ep.suspects, ep.evidence)
+
+
+def _slower_steps(usual_batch, batch, *, itl, ticks):
+    """A server whose ITL p99 is set by the usual prefill chunks, then every decode step
+    ``itl`` long (from 20 ms) with the batch at ``batch(i)`` and tokens/s as before."""
     trace = Trace()
     for i in range(80):
         trace.tick(util=noisy(97, i, 0.02), sm=70, dram=50, tokens=noisy(1200, i, 0.05),
-                   prompt=noisy(2500, i, 0.05), running=noisy(30, i, 0.05), itl=0.02,
-                   itl_tail=(0.2, 0.03), ttft=0.15)
-    for i in range(70):
+                   prompt=noisy(2500, i, 0.05), running=noisy(usual_batch, i, 0.05),
+                   itl=0.02, itl_tail=(0.2, 0.03), ttft=0.15)
+    for i in range(ticks):
         trace.tick(util=99, sm=68, dram=45, tokens=noisy(1250, i, 0.05),
-                   prompt=noisy(2500, i, 0.05), running=noisy(56, i, 0.05), itl=0.036,
+                   prompt=noisy(2500, i, 0.05), running=batch(i), itl=itl,
                    itl_tail=(0.21, 0.03), ttft=0.15)
-    ep = only(trace.run())
-    assert ep.suspects[0][0] == "oversized_request", (ep.suspects, ep.evidence)
+    return trace
 
 
 @pytest.mark.parametrize("values, decodes", [
@@ -1300,3 +1307,29 @@ def test_every_step_slower_on_a_sliver_of_the_sms_is_tiny_kernels():
                    ttft=0.3)
     ep = only(trace.run())
     assert ep.suspects[0][0] == "tiny_kernels", (ep.suspects, ep.evidence)
+
+
+def test_a_saw_tooth_whose_peak_reads_healthy_is_an_input_stall():
+    """A new augmentation pipeline makes JPEG decode the bottleneck of an image job on an
+    A10G: GPU-Util goes 94, 82, 66, 49, 61, 77 in a 6 s period.  The tick at the period's
+    peak reads almost healthy; the stall shows on the others, and is judged over the span."""
+    trace = Trace(engine=None, procs=[(7001, 1, 0, "python train_resnet.py")])
+    for i in range(80):
+        trace.tick(util=noisy(98, i, 0.005), sm=80)
+    period = (94, 82, 66, 49, 61, 77)
+    for i in range(90):
+        util = period[i % len(period)]
+        trace.tick(util=util, sm=0.8 * util)
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "input_stall", (ep.suspects, ep.evidence)
+
+
+
+def test_every_token_slower_read_between_batch_dips_is_an_oversized_request():
+    """A return_logprob request with top-20 over n=6 sequences: every token 1.85x slower and
+    the batch swollen 2.2x at the same tokens/s, but every third reading the batch gauge
+    catches requests between steps at its usual size, and that reading says nothing.  The
+    finding is read in periods: once pending, its share of the span keeps it."""
+    trace = _slower_steps(14, lambda i: 15 if i % 3 == 2 else 31, itl=0.037, ticks=60)
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "oversized_request", (ep.suspects, ep.evidence)

@@ -698,8 +698,11 @@ def _sustained_holds(st: SubjectState, measure: str, clearing: bool) -> bool:
     between steps) but is there most of the time."""
     ticks = dict(st.sustained).get(measure, ())
     span = t(SUSTAINED_SPAN.get(measure, "sustained_span_s"))
-    if not ticks or ticks[-1][0] - ticks[0][0] < span - 2.5 \
-            or not (clearing or ticks[-1][1]):
+    # (a pending finding read in periods, a saw-tooth or a step from histogram buckets, is
+    # kept by its share: the tick at the peak of a period does not start its hold again)
+    if not ticks or ticks[-1][0] - ticks[0][0] < span - 2.5 or not (
+            clearing or ticks[-1][1] or (st.pending_measure == measure
+                                         and measure in PERIODIC_MEASURES)):
         return False
     if clearing and not any(held for when, held in ticks
                             if ticks[-1][0] - when <= t("sustained_linger_s")):
@@ -764,6 +767,15 @@ def _steps_slow(feats: Features) -> bool:
         and max(s.get("prefill", 0.0), s.get("dram_new", 0.0), s.get("kv_read", 0.0)) < 0.5 \
         and (v.get("tokens_ratio") or 1.0) <= 1.6 and batch_decodes(v)
 
+
+
+def _steps_wait(feats: Features, clearing: bool = False) -> bool:
+    """Steps and waits alternating: a saw-tooth, or a weaker one where the busy time fell
+    with it.  A step's wait shows on some ticks of its period and not on the one at its
+    peak (the window's lowest sample, or the util at its best): also judged over a span."""
+    s = feats.s
+    sawtooth = s.get("sawtooth", 0.0)
+    return sawtooth >= (0.3 if clearing or s.get("util_drop", 0.0) >= 0.5 else 0.5)
 
 
 def _prefill_costs(feats: Features) -> bool:
@@ -923,8 +935,10 @@ SUSTAINED: dict[str, tuple[tuple[str, ...], Callable[[Features], bool]]] = {
     "host": (("engine", "trainer", "job", "gpu"), _host_costs),
     "odd": (("engine", "trainer", "job", "gpu"), _odd_waits),
     "slow": (("engine",), _steps_slow),
+    "stall": (("trainer", "job", "gpu"), _steps_wait),
     "dram": (("trainer", "job", "gpu"), _job_dram)}
 SUSTAINED_SPAN = {"slow": "slow_span_s"}  # measures judged over a span of their own
+PERIODIC_MEASURES = ("slow", "stall")  # ...whose readings come and go within a period
 
 
 def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Features,
@@ -1083,7 +1097,9 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         # that just appeared is starting up (loading, capturing graphs): not yet judged
         if subject.kind != "engine" and now_age < t("job_min_age_s") and not clearing:
             return False
-        return _sustained_holds(st, measure, clearing)
+        # (a saw-tooth strong on every tick holds at once, as it always did)
+        return (measure == "stall" and _steps_wait(feats, clearing)) \
+            or _sustained_holds(st, measure, clearing)
     if measure == "spec":
         # the drafts mostly rejected and the service slower for it: the GPU verifies tokens
         # it throws away (a batch growing to absorb it keeps tokens/s, not each user's rate)
@@ -1139,10 +1155,6 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         # it: the busy time went to kernels that occupy few SMs (a loop of tiny ones)
         return ratio <= 0.45 and ratio <= 0.5 * ratio_base * slack \
             and (v.get("power_ratio") or 1.0) <= t("hollow_power_ratio") + 0.2
-    if measure == "stall":
-        # a weaker saw-tooth counts where the busy time fell with it (the steps wait)
-        sawtooth = s.get("sawtooth", 0.0)
-        return sawtooth >= (0.3 if clearing or s.get("util_drop", 0.0) >= 0.5 else 0.5)
     if measure == "idle":
         # a job without a counter whose GPU idles a good share of its healthy busy time, for
         # long: its steps wait on something (its input, the host); busy time is its only
