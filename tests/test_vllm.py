@@ -293,8 +293,10 @@ def test_host_contention_without_ebpf_is_blamed_on_the_host(vllm, monkeypatch, t
     episode = episodes[-1]
     # the stand-in GPU reads busy whatever happens, so what trips is the engine's own
     # evidence: fewer tokens/s, a longer inter-token latency (its tail, or every token:
-    # "step"), a growing queue
-    assert episode.measure in ("tokens", "itl", "step", "queue", "util", "cpu"), episode.headline
+    # "step"), a growing queue, or the contended host with such harm on half the span's
+    # ticks ("host": on a machine already crowded the hogs' harm comes slower and milder)
+    assert episode.measure in ("tokens", "itl", "step", "queue", "util", "cpu", "host"), \
+        episode.headline
     causes = [c for c, _ in episode.suspects]
     # no eBPF: what /proc shows is host CPU contention, not measured launch jitter
     assert causes[0] == "host_cpu_contention", (episode.suspects, episode.evidence)
