@@ -38,8 +38,7 @@ from gputop.model.baseline import Baseline, Sample
 from gputop.model.enginehist import HistDelta
 from gputop.model.evidence import Evidence, merge
 from gputop.model.features import (FINISH_COUNTED, Features, Values, batch_decodes,
-                                   finish_counted_tau_s,
-                                   own_and_sharers, signals)
+                                   finish_counted_tau_s, own_and_sharers, signals)
 from gputop.model.point import Point, point, replica_points, work_rate_now
 from gputop.model.signatures import BY_CAUSE, CAUSES
 from gputop.model.subjects import (ENGINE, Subject, engine_key, is_engine_key, replica_of,
@@ -766,7 +765,6 @@ def _steps_slow(feats: Features) -> bool:
     return (v.get("step_ratio") or 0.0) >= t("slow_step") and s.get("seq_slow", 0.0) >= 0.4 \
         and max(s.get("prefill", 0.0), s.get("dram_new", 0.0), s.get("kv_read", 0.0)) < 0.5 \
         and (v.get("tokens_ratio") or 1.0) <= 1.6 and batch_decodes(v)
-
 
 
 def _steps_wait(feats: Features, clearing: bool = False) -> bool:

@@ -1007,12 +1007,12 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
     if rates:
         rate = sum(rates) / len(rates)
         rate_base = base.get("preempt") or 0.0
+        over = rate > max(t("preempt_per_s"), 3 * rate_base)
         share = _preempted_share(points, rate_base)
         if share is not None:
             v["preempt_share"] = share
-        if rate > max(t("preempt_per_s"), 3 * rate_base) or share is not None:
-            s["preempt"] = max(ramp(rate, t("preempt_per_s"), 2.0)
-                               if rate > max(t("preempt_per_s"), 3 * rate_base) else 0.0,
+        if over or share is not None:
+            s["preempt"] = max(ramp(rate, t("preempt_per_s"), 2.0) if over else 0.0,
                                ramp(share, 0.05, 0.3))
             retract = any(p.retractions_per_s for p in points[-5:])
             say("preempt", rate, rate_base, "/s", detail="retractions" if retract else "")
@@ -1045,8 +1045,8 @@ def _preempted_share(points: tuple[Point, ...], rate_base: float) -> float | Non
     if len(recent) < 2:
         return None
     span_s = recent[-1].time_mono_s - recent[0].time_mono_s
-    rate = sum((p.preemptions_per_s or 0.0) + (p.retractions_per_s or 0.0)
-               for p in recent) / len(recent)
+    rate = cast(float, _mean((p.preemptions_per_s or 0.0) + (p.retractions_per_s or 0.0)
+                             for p in recent))  # (recent is not empty)
     finished = _mean(p.requests_per_s for p in recent)
     if span_s < 0.5 * t("preempt_span_s") or rate * span_s < t("preempt_min") \
             or rate <= 3 * rate_base or finished is None:

@@ -185,8 +185,8 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
     ("preempt_per_s", 0.2,
      "a healthy engine preempts rarely; 0.2/s (one every 5 s) and 3x its baseline is pressure"),
     ("preempt_span_s", 12.0,
-     "...or, over the 12 s of points kept, preemptions per finished request (long sequences finish slowly: "
-     "one preemption per request served is pressure at any rate per second)"),
+     "...or, over the 12 s of points kept, preemptions per finished request (long sequences "
+     "finish slowly: one preemption per request served is pressure at any rate per second)"),
     ("preempt_min", 2,
      "...at least 2 of them in that span: one is a burst"),
     ("notable_n", 8,
