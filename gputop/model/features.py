@@ -1051,7 +1051,8 @@ def _preempted_share(points: tuple[Point, ...], rate_base: float) -> float | Non
     if span_s < 0.5 * t("preempt_span_s") or rate * span_s < t("preempt_min") \
             or rate <= 3 * rate_base or finished is None:
         return None
-    return rate / max(finished, 1.0 / span_s)  # (none finished: as if one had)
+    share = rate / max(finished, 1.0 / span_s)  # (none finished: as if one had)
+    return share if math.isfinite(share) else None
 
 
 def _host(subject: Subject, points: tuple[Point, ...], base: Baseline, s: Strengths,
