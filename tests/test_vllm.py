@@ -254,8 +254,9 @@ def test_a_logprobs_storm_opens_a_latency_episode_naming_the_request(vllm, monke
     episode = episodes[-1]
     seen = (episode.headline, episode.evidence, episode.suspects)
     # what trips it depends on how the host treats the tiny model: the others' latency, the
-    # requests' finishing rate with the batch hogged, or tokens/s (crowded 2 cores)
-    assert episode.measure in ("itl", "ttft", "share", "tokens", "queue", "step"), seen
+    # requests' finishing rate with the batch hogged, or tokens/s (crowded 2 cores), or
+    # every token 1.7x slower on half of 30 s ("slow": the span measure for per-step work)
+    assert episode.measure in ("itl", "ttft", "share", "tokens", "queue", "step", "slow"), seen
     if episode.measure in ("itl", "ttft"):
         assert "latency" in episode.headline or "time to first token" in episode.headline
     assert episode.suspects[0][0] == "oversized_request", seen
