@@ -11,6 +11,7 @@ import pytest
 from gputop.model.detect import _step_shows
 from gputop.model.features import batch_decodes
 from gputop.model.enginehist import HistDelta, median_and_p99
+from gputop.model.thresholds import t
 from tests.diagnosis_frames import Trace, data_parallel, episodes, noisy, run_frames
 
 TRAIN = [(5001 + g, 5000, g, "python -u train.py --model llama-8b") for g in range(4)]
@@ -1333,3 +1334,36 @@ def test_every_token_slower_read_between_batch_dips_is_an_oversized_request():
     trace = _slower_steps(14, lambda i: 15 if i % 3 == 2 else 31, itl=0.037, ticks=60)
     ep = only(trace.run())
     assert ep.suspects[0][0] == "oversized_request", (ep.suspects, ep.evidence)
+
+
+def _opened_at(states) -> list[int]:
+    """The ticks on which an episode opened (none open on the tick before)."""
+    return [i for i, s in enumerate(states)
+            if s.active is not None and (i == 0 or states[i - 1].active is None)]
+
+
+def test_a_service_that_dips_by_itself_holds_a_fault_through_its_dips():
+    """A small server whose long prefills stall the decodes every 15 s (tokens/s a quarter
+    for 6 s, a request or two waiting) dips as its normal: after the first dips no episode
+    opens for three minutes of them, where each one reopened the episode before; a collapse
+    that holds is still named, once it has held through noisy_hold_s, while a calm server's
+    opens after the usual hold."""
+    def build(dips: bool) -> Trace:
+        trace = Trace()
+        for i in range(40):
+            trace.tick(tokens=noisy(2000, i, 0.05), running=30)
+        for i in range(240):
+            dip = dips and i % 15 < 6
+            trace.tick(tokens=500 if dip else noisy(2000, i, 0.05), running=30,
+                       waiting=3 if dip else 0)
+        for i in range(30):  # the fault, from tick 280
+            trace.tick(tokens=500, running=30, waiting=12)
+        for i in range(20):
+            trace.tick(tokens=noisy(2000, i, 0.05), running=30)
+        return trace
+
+    noisy_opened = _opened_at(build(dips=True).run())
+    assert not [i for i in noisy_opened if 100 <= i < 280], noisy_opened
+    assert [i for i in noisy_opened if 280 + t("noisy_hold_s") <= i < 310], noisy_opened
+    calm_opened = _opened_at(build(dips=False).run())
+    assert calm_opened and 280 <= calm_opened[0] < 280 + t("noisy_hold_s"), calm_opened

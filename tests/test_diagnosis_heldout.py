@@ -89,7 +89,7 @@ FLOOR_M = {"oversized_request": 3, "prefill_interference": 4, "collective_stragg
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 31}
 FLOOR_N = {"oversized_request": 3, "prefill_interference": 3, "collective_straggler": 3,
            "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 3,
-           "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 3, "kv_pressure": 2,
+           "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 3, "kv_pressure": 3,
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 25}
 FLOOR_P = {"oversized_request": 3, "prefill_interference": 3, "collective_straggler": 4,
            "input_stall": 4, "host_launch_jitter": 4, "host_cpu_contention": 4,

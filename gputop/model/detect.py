@@ -216,6 +216,9 @@ class SubjectState:
     prefill_stalls_mono_s: tuple[float, ...] = ()
     # (when, tokens/s) averaged exponentially, for engines whose counter moves as requests end
     tokens_smooth: tuple[float, float] | None = None
+    # (mono, whether an engine trigger fired) for ticks outside episodes over noise_span_s:
+    # how often the service dips by itself
+    fired: tuple[tuple[float, bool], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -554,6 +557,10 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
                     and now.time_mono_s - m <= span_s}
             if len(hits) < t("min_slow_readings"):
                 measure = None if st.pending is None else st.pending_measure
+        if subject.kind == "engine":
+            st = replace(st, fired=tuple(
+                x for x in st.fired if now.time_mono_s - x[0] <= t("noise_span_s"))
+                + ((now.time_mono_s, measure in NOISY_MEASURES),))
         if measure is None:
             if mine and st.pending is None and subject.kind == "engine":
                 st = replace(st, notable_healthy=tuple(
@@ -596,6 +603,8 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
             hold = max(hold, t("prefill_hold_s"))
         if measure in SLOW_MEASURE_HOLD:
             hold = max(hold, t(SLOW_MEASURE_HOLD[measure]))
+        if measure in NOISY_MEASURES and _noisy(st, pending[0]):
+            hold = max(hold, t("noisy_hold_s"))
         if measure in ("idle", "work") and _lighter_phase(measure, feats):
             hold = max(hold, t("job_idle_alone_hold_s"))
         if now.time_mono_s - pending[0] < hold:
@@ -644,6 +653,15 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
                        last_tally=st.tally, last_closed_mono_s=clearing[0],
                        settle_until_mono_s=now.time_mono_s + t("settle_s")), ended
     return st, None
+
+
+def _noisy(st: SubjectState, since_mono_s: float) -> bool:
+    """Whether the service's engine triggers fired on a noise_share of its ticks before
+    ``since_mono_s`` (outside episodes, over at least noise_min_s): dips are its normal."""
+    before = [hit for m, hit in st.fired if m < since_mono_s]
+    if len(before) < 2 or since_mono_s - st.fired[0][0] < t("noise_min_s"):
+        return False
+    return sum(before) / len(before) >= t("noise_share")
 
 
 def _smoothed_tokens(st: SubjectState, now: Point) -> tuple[float, float] | None:
@@ -924,6 +942,9 @@ _ENGINE_ORDER = ("itl", "tokens", "queue", "util", "ttft", "kv", "step", "spec",
                  "clock", "hollow")
 _JOB_ORDER = ("work", "hollow", "stall", "idle", "straggler", "odd", "shared", "launch", "cpu",
               "host", "clock", "dram")
+# an engine's tick-to-tick measures: a service's routine dips fire them for a few ticks
+# (the span-judged ones, SUSTAINED, weigh their own share of ticks)
+NOISY_MEASURES = ("itl", "ttft", "tokens", "queue", "step", "util")
 # measures that must hold longer than the hold, whatever else reads: one pasted document
 # (prompts) is a burst; a phase of lighter work (idle) is no stall
 SLOW_MEASURE_HOLD = {"prompts": "prefill_hold_s", "idle": "job_idle_hold_s"}

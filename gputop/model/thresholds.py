@@ -279,6 +279,19 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
     ("restart_warmup_s", 30.0,
      "after an engine restart, baselines wait for steady service: a load balancer's slow "
      "start is not the engine's normal"),
+    ("noise_span_s", 180.0,
+     "how far back a service's own noise is read: the ticks, outside any episode, on which "
+     "an engine trigger fired and cleared again before its hold (a few minutes of traffic)"),
+    ("noise_share", 0.1,
+     "a service whose triggers fire on a tenth of its ordinary ticks dips that way as its "
+     "normal (long prefills stalling a small batch, on/off clients): its dips are its traffic, "
+     "and a fault must hold through them"),
+    ("noise_min_s", 60.0,
+     "the noise is judged only over a minute of ticks at least (a new service's first "
+     "dips are too few to call it noisy)"),
+    ("noisy_hold_s", 15.0,
+     "in a noisy service an engine trigger must hold 15 s unbroken: its routine dips last a "
+     "few ticks each, a fault holds on every tick"),
     ("settle_s", 10.0,
      "after an episode closes, the backlog drains for a while: not a baseline either"),
 )}
