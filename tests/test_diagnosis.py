@@ -12,7 +12,8 @@ from gputop.model.detect import _step_shows
 from gputop.model.features import batch_decodes
 from gputop.model.enginehist import HistDelta, median_and_p99
 from gputop.model.thresholds import t
-from tests.diagnosis_frames import Trace, data_parallel, episodes, noisy, run_frames
+from tests.diagnosis_frames import (START_WALL_S, Trace, data_parallel, episodes, noisy,
+                                    run_frames)
 
 TRAIN = [(5001 + g, 5000, g, "python -u train.py --model llama-8b") for g in range(4)]
 
@@ -1367,3 +1368,41 @@ def test_a_service_that_dips_by_itself_holds_a_fault_through_its_dips():
     assert [i for i in noisy_opened if 280 + t("noisy_hold_s") <= i < 310], noisy_opened
     calm_opened = _opened_at(build(dips=False).run())
     assert calm_opened and 280 <= calm_opened[0] < 280 + t("noisy_hold_s"), calm_opened
+
+
+def test_a_baseline_learned_from_one_request_is_learned_afresh_when_it_blocks_learning():
+    """gputop starts on a server running one short request (a health check: 40 tok/s, KV
+    0.4%); then the day's traffic arrives (30 requests, KV half full). Against the first
+    readings every tick reads as contexts 4x longer, an onset no tick may be learned from, yet
+    nothing fires: without relearning, the baseline stays at 40 tok/s and a collapse to 500
+    tok/s goes unseen. After stale_baseline_s of that, the baseline is learned afresh from the
+    traffic, and the collapse is named."""
+    trace = Trace()
+    for i in range(25):
+        trace.tick(tokens=noisy(40, i, 0.05), running=1, kv=0.004, prompt=100)
+    for i in range(220):
+        trace.tick(tokens=noisy(2000, i, 0.05), running=30, kv=0.5, prompt=2000)
+    for i in range(30):  # the fault, from tick 245
+        trace.tick(tokens=500, running=30, kv=0.5, waiting=12, prompt=2000)
+    states = trace.run()
+    assert not [e for e in episodes(states[:245])]
+    relearned = states[244].subject("engine").base.get("tokens")
+    assert relearned is not None and 1800 <= relearned <= 2200, relearned
+    found = episodes(states)
+    assert found and found[0].start_wall_s >= START_WALL_S + 245, found
+    assert found[0].measure == "tokens"
+
+
+def test_an_idle_server_keeps_its_baseline():
+    """A quiet night (nothing running between rare bursts) is no stale baseline: idle ticks
+    neither learn nor count towards relearning."""
+    trace = Trace()
+    for i in range(40):
+        trace.tick(tokens=noisy(2000, i, 0.05), running=30, kv=0.5)
+    for i in range(200):
+        burst = i % 40 < 4
+        trace.tick(util=90 if burst else 2, tokens=1500 if burst else 0,
+                   running=20 if burst else 0, kv=0.4 if burst else 0.0,
+                   prompt=2000 if burst else 0)
+    states = trace.run()
+    assert states[-1].subject("engine").base.get("tokens") == pytest.approx(2000, rel=0.1)

@@ -219,6 +219,9 @@ class SubjectState:
     # (mono, whether an engine trigger fired) for ticks outside episodes over noise_span_s:
     # how often the service dips by itself
     fired: tuple[tuple[float, bool], ...] = ()
+    # since when no tick was clean enough to learn while nothing fired: a baseline that no
+    # longer describes the service (learned from its first readings) and blocks its own renewal
+    unclean_since_mono_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -490,6 +493,8 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
              windows: dict[str, HistDelta], config: DetectConfig,
              notable: tuple[tuple[float, Evidence], ...]) -> tuple[SubjectState, Episode | None]:
     now = recent[-1]
+    if (st.pending is not None or st.active is not None) and st.unclean_since_mono_s is not None:
+        st = replace(st, unclean_since_mono_s=None)  # (judged, not merely unlearned)
     since = st.pending[0] if st.pending else (
         _episode_start_mono(st, now) if st.active else now.time_mono_s)
     mine = tuple(e for m, e in notable if m >= since - 2 * config.hold_s) \
@@ -1265,7 +1270,18 @@ def _feed(st: SubjectState, subject: Subject, recent: tuple[Point, ...], feats: 
             return st
         st = replace(st, warmup_since_mono_s=None)
     learning = now.time_mono_s - st.first_seen_mono_s < t("learn_s")
-    sample = _sample(subject, now, feats) if _clean(feats, learning) else None
+    clean = _clean(feats, learning)
+    if clean or not st.base.ready or subject.kind != "engine" or not now.requests_running:
+        # (an idle tick says nothing of the baseline: a quiet night's bursts are no service)
+        st = replace(st, unclean_since_mono_s=None) if st.unclean_since_mono_s else st
+    elif st.unclean_since_mono_s is None:
+        st = replace(st, unclean_since_mono_s=now.time_mono_s)
+    elif now.time_mono_s - st.unclean_since_mono_s >= t("stale_baseline_s"):
+        # nothing fired for minutes, yet no tick was clean: the baseline, not the service, is
+        # off (a few first readings of a sparse scrape); learn afresh from what runs now
+        return replace(st, base=Baseline(), probation=(), unclean_since_mono_s=None,
+                       first_seen_mono_s=now.time_mono_s)
+    sample = _sample(subject, now, feats) if clean else None
     probation = st.probation + ((sample,) if sample is not None else ())
     base = st.base
     while probation and now.time_mono_s - probation[0].time_mono_s >= PROBATION_S:

@@ -292,6 +292,11 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
     ("noisy_hold_s", 15.0,
      "in a noisy service an engine trigger must hold 15 s unbroken: its routine dips last a "
      "few ticks each, a fault holds on every tick"),
+    ("stale_baseline_s", 120.0,
+     "two minutes in which nothing fired and yet no tick was clean enough to learn is a "
+     "baseline that no longer describes the service (learned from a sparse scrape's first "
+     "readings, or a workload that changed for good): it is learned afresh, as after a "
+     "restart; an onset fires long before"),
     ("settle_s", 10.0,
      "after an episode closes, the backlog drains for a while: not a baseline either"),
 )}
