@@ -1406,3 +1406,30 @@ def test_an_idle_server_keeps_its_baseline():
                    prompt=2000 if burst else 0)
     states = trace.run()
     assert states[-1].subject("engine").base.get("tokens") == pytest.approx(2000, rel=0.1)
+
+
+def test_a_span_finding_in_a_service_that_dips_by_itself_must_hold_on_most_of_its_span():
+    """Every token 2x slower with the batch doubled at the same tokens/s (the `slow` span
+    measure) on six ticks in ten: on a calm server that is a finding (half the span's ticks
+    suffice); on one whose tokens/s dips to a quarter for 6 s of every 15 by itself it is its
+    routine, and only a finding on most of the span's ticks (noisy_span_share) opens."""
+    def build(dips: bool, share_on: float) -> Trace:
+        trace = Trace()
+        for i in range(60):
+            trace.tick(tokens=noisy(2000, i, 0.05), running=30, finished=10)
+        for i in range(180):
+            dip = dips and i % 15 < 6
+            trace.tick(tokens=500 if dip else noisy(2000, i, 0.05), running=30, finished=10,
+                       waiting=3 if dip else 0)
+        for i in range(90):  # from tick 240
+            on = (i % 10) < share_on * 10
+            trace.tick(tokens=noisy(2000, i, 0.05), running=60 if on else 30, finished=10,
+                       itl=0.04 if on else 0.02)
+        return trace
+
+    def late(dips: bool, share_on: float) -> list[int]:
+        return [i for i in _opened_at(build(dips, share_on).run()) if i >= 240]
+
+    assert late(dips=False, share_on=0.6), "a calm server: half the span suffices"
+    assert not late(dips=True, share_on=0.6), "a noisy one: six ticks in ten are routine"
+    assert late(dips=True, share_on=1.0), "a noisy one: a finding on every tick opens"

@@ -730,6 +730,11 @@ def _sustained_holds(st: SubjectState, measure: str, clearing: bool) -> bool:
                             if ticks[-1][0] - when <= t("sustained_linger_s")):
         return False  # gone for a while: what the span still holds is the past
     share = sum(1 for _, held in ticks if held) / len(ticks)
+    if not clearing and measure in NOISY_SPANS and _noisy(st, st.pending[0] if st.pending
+                                                          else ticks[-1][0]):
+        # a service that dips by itself shows a span finding on half its ticks as routine:
+        # it must hold on most of them
+        return share >= t("noisy_span_share")
     return share >= t("sustained_share") * (0.6 if clearing else 1.0)
 
 
@@ -950,6 +955,7 @@ _JOB_ORDER = ("work", "hollow", "stall", "idle", "straggler", "odd", "shared", "
 # an engine's tick-to-tick measures: a service's routine dips fire them for a few ticks
 # (the span-judged ones, SUSTAINED, weigh their own share of ticks)
 NOISY_MEASURES = ("itl", "ttft", "tokens", "queue", "step", "util")
+NOISY_SPANS = ("prefill", "slow")  # ...and the engine's span-judged ones they echo
 # measures that must hold longer than the hold, whatever else reads: one pasted document
 # (prompts) is a burst; a phase of lighter work (idle) is no stall
 SLOW_MEASURE_HOLD = {"prompts": "prefill_hold_s", "idle": "job_idle_hold_s"}

@@ -297,6 +297,9 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "baseline that no longer describes the service (learned from a sparse scrape's first "
      "readings, or a workload that changed for good): it is learned afresh, as after a "
      "restart; an onset fires long before"),
+    ("noisy_span_share", 0.8,
+     "...and a span-judged engine finding (prompts stalling the decodes, every token "
+     "slower) must hold on four ticks in five of its span, not half"),
     ("settle_s", 10.0,
      "after an episode closes, the backlog drains for a while: not a baseline either"),
 )}
