@@ -1433,3 +1433,26 @@ def test_a_span_finding_in_a_service_that_dips_by_itself_must_hold_on_most_of_it
     assert late(dips=False, share_on=0.6), "a calm server: half the span suffices"
     assert not late(dips=True, share_on=0.6), "a noisy one: six ticks in ten are routine"
     assert late(dips=True, share_on=1.0), "a noisy one: a finding on every tick opens"
+
+
+def test_a_lumpy_service_is_noisy_from_its_first_minute():
+    """Before a minute of its dips can be counted, a service whose healthy tokens/s swings
+    tick by tick (300-1,800 around 1,000: long prefills stalling a small batch) is taken as
+    noisy from the spread it was learned at (noise_cv): a 6 s dip does not open an episode,
+    a 25 s collapse opens after noisy_hold_s; a steady service's dip opens at once."""
+    lumpy_tokens = (400, 1700, 900, 1500, 300, 1200, 1800, 600)
+
+    def build(lumpy: bool, fault_s: int) -> Trace:
+        trace = Trace()
+        for phase, n in (("before", 40), ("fault", fault_s), ("after", 30)):
+            for i in range(n):
+                if phase == "fault":
+                    trace.tick(tokens=100, running=8, waiting=2, finished=5)
+                else:
+                    trace.tick(tokens=lumpy_tokens[i % 8] if lumpy else noisy(1000, i, 0.05),
+                               running=8, finished=5)
+        return trace
+
+    assert not _opened_at(build(lumpy=True, fault_s=6).run())
+    assert _opened_at(build(lumpy=True, fault_s=25).run()) == [40 + int(t("noisy_hold_s")) + 1]
+    assert _opened_at(build(lumpy=False, fault_s=6).run()) == [44]

@@ -665,7 +665,10 @@ def _noisy(st: SubjectState, since_mono_s: float) -> bool:
     ``since_mono_s`` (outside episodes, over at least noise_min_s): dips are its normal."""
     before = [hit for m, hit in st.fired if m < since_mono_s]
     if len(before) < 2 or since_mono_s - st.fired[0][0] < t("noise_min_s"):
-        return False
+        # too soon to count its dips: the tokens/s it was learned at says how lumpy it is
+        tokens = [s.values["tokens"] for s in st.base.samples if "tokens" in s.values]
+        mean = statistics.fmean(tokens) if len(tokens) >= 5 else 0.0
+        return mean > 0 and statistics.pstdev(tokens) / mean >= t("noise_cv")
     return sum(before) / len(before) >= t("noise_share")
 
 

@@ -289,6 +289,10 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
     ("noise_min_s", 60.0,
      "the noise is judged only over a minute of ticks at least (a new service's first "
      "dips are too few to call it noisy)"),
+    ("noise_cv", 0.35,
+     "...and before that, a service whose healthy tokens/s (the samples it was learned from) "
+     "spread by a third of their mean or more (long prefills stalling a small batch tick by "
+     "tick) is taken as noisy from the start; a steady one (5-15%) is not"),
     ("noisy_hold_s", 15.0,
      "in a noisy service an engine trigger must hold 15 s unbroken: its routine dips last a "
      "few ticks each, a fault holds on every tick"),
