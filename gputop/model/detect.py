@@ -662,7 +662,9 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
 
 def _noisy(st: SubjectState, since_mono_s: float) -> bool:
     """Whether the service's engine triggers fired on a noise_share of its ticks before
-    ``since_mono_s`` (outside episodes, over at least noise_min_s): dips are its normal."""
+    ``since_mono_s`` (outside episodes, over at least noise_min_s): dips are its normal.
+    Sooner than that, whether the tokens/s its baseline was learned from spread by
+    noise_cv of their mean: a lumpy service from its first minute."""
     before = [hit for m, hit in st.fired if m < since_mono_s]
     if len(before) < 2 or since_mono_s - st.fired[0][0] < t("noise_min_s"):
         # too soon to count its dips: the tokens/s it was learned at says how lumpy it is
