@@ -226,6 +226,12 @@ def episodes(states) -> list:
     return sorted(seen.values(), key=lambda e: e.start_wall_s)
 
 
+def opened_at(states) -> list[int]:
+    """The ticks on which an episode opened (none open on the tick before)."""
+    return [i for i, s in enumerate(states)
+            if s.active is not None and (i == 0 or states[i - 1].active is None)]
+
+
 def noisy(value: float, i: int, spread: float) -> float:
     """A deterministic wobble: the same numbers on every run."""
     return value * (1.0 + spread * math.sin(i * 2.399))

@@ -13,7 +13,7 @@ from gputop.model.features import batch_decodes
 from gputop.model.enginehist import HistDelta, median_and_p99
 from gputop.model.thresholds import t
 from tests.diagnosis_frames import (START_WALL_S, Trace, data_parallel, episodes, noisy,
-                                    run_frames)
+                                    opened_at, run_frames)
 
 TRAIN = [(5001 + g, 5000, g, "python -u train.py --model llama-8b") for g in range(4)]
 
@@ -1337,12 +1337,6 @@ def test_every_token_slower_read_between_batch_dips_is_an_oversized_request():
     assert ep.suspects[0][0] == "oversized_request", (ep.suspects, ep.evidence)
 
 
-def _opened_at(states) -> list[int]:
-    """The ticks on which an episode opened (none open on the tick before)."""
-    return [i for i, s in enumerate(states)
-            if s.active is not None and (i == 0 or states[i - 1].active is None)]
-
-
 def test_a_service_that_dips_by_itself_holds_a_fault_through_its_dips():
     """A small server whose long prefills stall the decodes every 15 s (tokens/s a quarter
     for 6 s, a request or two waiting) dips as its normal: after the first dips no episode
@@ -1363,10 +1357,10 @@ def test_a_service_that_dips_by_itself_holds_a_fault_through_its_dips():
             trace.tick(tokens=noisy(2000, i, 0.05), running=30)
         return trace
 
-    noisy_opened = _opened_at(build(dips=True).run())
+    noisy_opened = opened_at(build(dips=True).run())
     assert not [i for i in noisy_opened if 100 <= i < 280], noisy_opened
     assert [i for i in noisy_opened if 280 + t("noisy_hold_s") <= i < 310], noisy_opened
-    calm_opened = _opened_at(build(dips=False).run())
+    calm_opened = opened_at(build(dips=False).run())
     assert calm_opened and 280 <= calm_opened[0] < 280 + t("noisy_hold_s"), calm_opened
 
 
@@ -1428,7 +1422,7 @@ def test_a_span_finding_in_a_service_that_dips_by_itself_must_hold_on_most_of_it
         return trace
 
     def late(dips: bool, share_on: float) -> list[int]:
-        return [i for i in _opened_at(build(dips, share_on).run()) if i >= 240]
+        return [i for i in opened_at(build(dips, share_on).run()) if i >= 240]
 
     assert late(dips=False, share_on=0.6), "a calm server: half the span suffices"
     assert not late(dips=True, share_on=0.6), "a noisy one: six ticks in ten are routine"
@@ -1453,6 +1447,6 @@ def test_a_lumpy_service_is_noisy_from_its_first_minute():
                                running=8, finished=5)
         return trace
 
-    assert not _opened_at(build(lumpy=True, fault_s=6).run())
-    assert _opened_at(build(lumpy=True, fault_s=25).run()) == [40 + int(t("noisy_hold_s")) + 1]
-    assert _opened_at(build(lumpy=False, fault_s=6).run()) == [44]
+    assert not opened_at(build(lumpy=True, fault_s=6).run())
+    assert opened_at(build(lumpy=True, fault_s=25).run()) == [40 + int(t("noisy_hold_s")) + 1]
+    assert opened_at(build(lumpy=False, fault_s=6).run()) == [44]

@@ -1284,7 +1284,8 @@ def _feed(st: SubjectState, subject: Subject, recent: tuple[Point, ...], feats: 
     clean = _clean(feats, learning)
     if clean or not st.base.ready or subject.kind != "engine" or not now.requests_running:
         # (an idle tick says nothing of the baseline: a quiet night's bursts are no service)
-        st = replace(st, unclean_since_mono_s=None) if st.unclean_since_mono_s else st
+        st = replace(st, unclean_since_mono_s=None) if st.unclean_since_mono_s is not None \
+            else st
     elif st.unclean_since_mono_s is None:
         st = replace(st, unclean_since_mono_s=now.time_mono_s)
     elif now.time_mono_s - st.unclean_since_mono_s >= t("stale_baseline_s"):
