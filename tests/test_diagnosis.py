@@ -1450,3 +1450,26 @@ def test_a_lumpy_service_is_noisy_from_its_first_minute():
     assert not opened_at(build(lumpy=True, fault_s=6).run())
     assert opened_at(build(lumpy=True, fault_s=25).run()) == [40 + int(t("noisy_hold_s")) + 1]
     assert opened_at(build(lumpy=False, fault_s=6).run()) == [44]
+
+
+def test_a_queue_the_service_never_had_is_not_its_own_noise():
+    """A lumpy service's own dips never filled a queue.  A prompt storm that defers two dozen
+    requests (the queue growing from none while tokens/s collapse, 11 s) opens after the
+    usual hold, not after noisy_hold_s: on CI's two cores the real llama.cpp storm lasted
+    less than that, and no episode opened.  The same dip without a queue still waits."""
+    lumpy_tokens = (400, 1700, 900, 1500, 300, 1200, 1800, 600)
+
+    def build(queue: bool) -> Trace:
+        trace = Trace()
+        for i in range(40):
+            trace.tick(tokens=lumpy_tokens[i % 8], running=8, finished=5)
+        for i in range(11):
+            trace.tick(tokens=100, running=8, waiting=3.0 * (i + 1) if queue else 0.0,
+                       finished=1, itl=0.08)  # the decodes stalled behind the prompts
+        for i in range(30):
+            trace.tick(tokens=lumpy_tokens[i % 8], running=8, finished=5)
+        return trace
+
+    opened = opened_at(build(queue=True).run())
+    assert opened and opened[0] < 40 + t("noisy_hold_s"), opened
+    assert not opened_at(build(queue=False).run())

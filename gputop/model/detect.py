@@ -608,7 +608,8 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
             hold = max(hold, t("prefill_hold_s"))
         if measure in SLOW_MEASURE_HOLD:
             hold = max(hold, t(SLOW_MEASURE_HOLD[measure]))
-        if measure in NOISY_MEASURES and _noisy(st, pending[0]):
+        if measure in NOISY_MEASURES and _noisy(st, pending[0]) \
+                and not _queue_unheard_of(st, subject, feats, config):
             hold = max(hold, t("noisy_hold_s"))
         if measure in ("idle", "work") and _lighter_phase(measure, feats):
             hold = max(hold, t("job_idle_alone_hold_s"))
@@ -658,6 +659,16 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
                        last_tally=st.tally, last_closed_mono_s=clearing[0],
                        settle_until_mono_s=now.time_mono_s + t("settle_s")), ended
     return st, None
+
+
+def _queue_unheard_of(st: SubjectState, subject: Subject, feats: Features,
+                      config: DetectConfig) -> bool:
+    """Whether a queue grows (the queue trigger holds) where the service's healthy baseline
+    had none waiting: a service's own dips do not fill a queue, so its noise is no reason
+    to wait (a prompt storm deferring two dozen requests on a lumpy server)."""
+    base = feats.v.get("waiting_base")
+    return base is not None and base < 1.0 and _trigger_holds(
+        "queue", st, subject, feats, config, clearing=False)
 
 
 def _noisy(st: SubjectState, since_mono_s: float) -> bool:
