@@ -1473,3 +1473,22 @@ def test_a_queue_the_service_never_had_is_not_its_own_noise():
     opened = opened_at(build(queue=True).run())
     assert opened and opened[0] < 40 + t("noisy_hold_s"), opened
     assert not opened_at(build(queue=False).run())
+
+
+def test_a_different_trouble_soon_after_an_episode_is_a_new_episode():
+    """What the H200 lab recorded (tests/data/h200/lab): a DataLoader stall (the trainer at
+    a sixth of its tokens/s, the GPU waiting) ends, and seconds later CUDA-graph replays of
+    one-element kernels hold GPU-Util at 99% on 0.3% of the SMs.  Within REOPEN_S, but with a
+    different clear leading cause: two episodes, each with its own verdict, not the stall
+    reopened and its verdict rewritten (the lab's graph phase read "no episode")."""
+    trace = Trace(engine="trainer", procs=[(5001, 5000, 0, "python -u train.py")],
+                  engine_pids=(5000, 5001), tick_s=2.0)
+    total = [0.0]
+    _steps(trace, 30, 50000.0, total, util=lambda i: noisy(62, i, 0.05), sm=50)
+    _steps(trace, 12, 8000.0, total, util=25.0, sm=12.0, samples=(97.0,) + (6.0,) * 5)
+    _steps(trace, 8, 50000.0, total, util=lambda i: noisy(62, i, 0.05), sm=50)
+    _steps(trace, 12, 13000.0, total, util=99.0, sm=0.3, dram=0.0, tensor=0.0)
+    _steps(trace, 15, 50000.0, total, util=lambda i: noisy(62, i, 0.05), sm=50)
+    found = episodes(trace.run())
+    assert [e.suspects[0][0] for e in found] == ["input_stall", "tiny_kernels"], \
+        [(e.headline, e.suspects, e.history) for e in found]

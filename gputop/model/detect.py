@@ -624,7 +624,8 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
             # being prefilled
             return st, None
         old = None
-        if st.last_closed is not None and pending[0] - st.last_closed_mono_s <= REOPEN_S:
+        if st.last_closed is not None and pending[0] - st.last_closed_mono_s <= REOPEN_S \
+                and _same_trouble(st.last_closed, top):
             old = replace(st.last_closed, end_wall_s=None)  # the same episode, again
             tally = st.last_tally.merged(tally)
         episode = _episode(st, subject, feats, tally, strength >= 0.5,
@@ -669,6 +670,17 @@ def _queue_unheard_of(st: SubjectState, subject: Subject, feats: Features,
     base = feats.v.get("waiting_base")
     return base is not None and base < 1.0 and _trigger_holds(
         "queue", st, subject, feats, config, clearing=False)
+
+
+def _same_trouble(closed: Episode, top: tuple[tuple[str, float], ...]) -> bool:
+    """Whether a finding that starts within REOPEN_S of the last episode's end is that
+    episode again: unless both its leading cause and the episode's are clear
+    (reopen_distinct) and differ (a DataLoader stall that ends, then CUDA-graph replays of
+    tiny kernels, are two troubles, not one)."""
+    clear = t("reopen_distinct")
+    if not top or not closed.suspects or top[0][1] < clear or closed.suspects[0][1] < clear:
+        return True
+    return top[0][0] == closed.suspects[0][0]
 
 
 def _noisy(st: SubjectState, since_mono_s: float) -> bool:

@@ -276,6 +276,11 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "...or once the trigger has held 30 s with no cause that strong: unexplained, it is "
      "still news, but a few seconds of one signal alone (a lumpy counter, a burst) is not; "
      "tokens/s low while the batch swells (arrivals being prefilled) waits the same"),
+    ("reopen_distinct", 0.5,
+     "a finding within REOPEN_S of the last episode's end is that episode again, unless both "
+     "verdicts are this clear and differ (a DataLoader stall, then CUDA-graph replays of tiny "
+     "kernels: two troubles); a faint verdict that sharpens (long contexts read as memory "
+     "bandwidth, then the KV pool full) is one trouble as it unfolds"),
     ("restart_warmup_s", 30.0,
      "after an engine restart, baselines wait for steady service: a load balancer's slow "
      "start is not the engine's normal"),
