@@ -130,10 +130,17 @@ async def main() -> int:
                  if p["phase"] == "graph")
     await shoot_recording(h200 / "h200.gputop", graph["start_wall_s"] + 12, (160, 45),
                           OUT / "h200-graph-phase.svg")
+    # the GPU lab on a real H200 (tests/data/h200/lab): its DataLoader stall, 18 s into it
+    lab = h200 / "lab"
+    stall = next(p for p in json.loads((lab / "phases.json").read_text())["phases"]
+                 if p["name"] == "stall")
+    await shoot_recording(lab / "train.gputop", stall["start_wall_s"] + 18, (160, 45),
+                          OUT / "h200-lab-stall.svg")
     pngs = [png(OUT / name) for name in ("logprobs-storm-200x50.svg", "logprobs-storm-80x24.svg",
                                          "logprobs-storm-80x24-no-color.svg",
-                                         "h200-graph-phase.svg", "dataloader-stall.svg")]
-    print(f"wrote {len(SCENARIOS) + 2 + len(extra) + len(rendered)} screenshots and "
+                                         "h200-graph-phase.svg", "dataloader-stall.svg",
+                                         "h200-lab-stall.svg")]
+    print(f"wrote {len(SCENARIOS) + 3 + len(extra) + len(rendered)} screenshots and "
           f"{len(pngs)} PNG renders to {OUT}")
     return 0
 

@@ -20,7 +20,7 @@ from lab import report
 from lab.profiles import PHASES
 
 DATA = Path(__file__).parent / "data" / "h200" / "lab"
-README = Path(__file__).parent.parent / "README.md"
+GPU_DOC = Path(__file__).parent.parent / "docs" / "gpu.md"
 RECORDED = DATA.is_dir() and any(DATA.glob("*.gputop"))
 HURT_LATENCY_FACTOR = 2.0
 HURT_THROUGHPUT_RATIO = 0.5
@@ -28,7 +28,7 @@ HURT_THROUGHPUT_RATIO = 0.5
 pytestmark = pytest.mark.skipif(
     not RECORDED, reason="tests/data/h200/lab/ has no recording yet: the lab has not run on a "
                          "GPU (run scripts/gpu-lab.sh on a lent H200 and commit its $OUT there; "
-                         "README: 'The GPU lab')")
+                         "docs/gpu.md: 'The GPU lab')")
 
 
 @pytest.fixture(scope="module")
@@ -83,6 +83,6 @@ def test_graph_replay_of_tiny_kernels_reads_busy_with_idle_sms(rows):
     assert graph["util_pct"] >= 95 and graph["sm_active_pct"] < 5, graph
 
 
-def test_the_readme_table_is_this_recording(rows):
+def test_the_docs_table_is_this_recording(rows):
     table = report.table([rows[p.name] for p in PHASES])
-    assert table in README.read_text(), "README's lab table differs from lab.report's"
+    assert table in GPU_DOC.read_text(), "docs/gpu.md's lab table differs from lab.report's"
