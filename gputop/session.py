@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from gputop.model.derive import View, derive
 from gputop.model.detect import DetectConfig, DetectState, make_fold
 from gputop.model.plots import PlotLog, tick_of
+from gputop.model.point import shown_tokens_per_s
 from gputop.model.timeline import Timeline
 from gputop.sampler import Sampler
 from gputop.schema import Frame, ProcessScan
@@ -155,7 +156,7 @@ class Session:
             state = timeline.append(frame)
         except ValueError:
             return False
-        plots.append(tick_of(frame, state.point.tokens_per_s))
+        plots.append(tick_of(frame, shown_tokens_per_s(state.point)))
         plots.drop_front(timeline.dropped_frames - dropped)
         return True
 

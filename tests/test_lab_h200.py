@@ -12,6 +12,7 @@ tests/data/h200/lab/ holds no recording.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -86,3 +87,59 @@ def test_graph_replay_of_tiny_kernels_reads_busy_with_idle_sms(rows):
 def test_the_docs_table_is_this_recording(rows):
     table = report.table([rows[p.name] for p in PHASES])
     assert table in GPU_DOC.read_text(), "docs/gpu.md's lab table differs from lab.report's"
+
+
+def test_a_trainers_rate_on_screen_is_over_whole_steps():
+    """The real trainer's counter moves once per step: per tick it reads 0 or a whole step.
+    The throughput the screen and the snapshot show (the engine view) is the rate over
+    whole steps, as the detector judges it: during the DataLoader stall never 0, and within
+    a fifth of the trainer's own count of the phase (phases.json)."""
+    from gputop.model.derive import engine_view
+    from gputop.model.detect import make_fold
+    from gputop.model.timeline import Timeline
+    from gputop.record.store import Recording
+
+    phase = next(p for p in json.loads((DATA / "phases.json").read_text())["phases"]
+                 if p["name"] == "stall")
+    recording = Recording(DATA / "train.gputop")
+    try:
+        frames = list(recording.frames())
+    finally:
+        recording.close()
+    timeline = Timeline(len(frames) + 1, make_fold())
+    shown = []
+    for i, frame in enumerate(frames):
+        timeline.append(frame)
+        # a whole step of the stall (about 1.8 s) after it began, to its end
+        if frame.engine is not None and \
+                phase["start_wall_s"] + 3 <= frame.time_wall_s <= phase["end_wall_s"]:
+            shown.append(engine_view(timeline, i).tokens_per_s)
+    own = phase["client"]["tokens_per_s"]
+    assert len(shown) >= 15 and all(r is not None and r > 0 for r in shown), shown
+    mean = sum(shown) / len(shown)
+    assert 0.8 * own <= mean <= 1.2 * own, (mean, own)
+
+
+def test_the_trainers_pane_names_its_gpu_and_its_step_rate():
+    """Pane 3 over the real trainer mid-stall: its rate over whole steps against the
+    baseline, and the GPU NVML shows its tree on (its page names none), never "0 GPUs"."""
+    from gputop.record.store import Recording
+    from gputop.session import Session
+    from gputop.tui.panes.base import Ctx
+    from gputop.tui.panes.throughput import ThroughputPane
+
+    phase = next(p for p in json.loads((DATA / "phases.json").read_text())["phases"]
+                 if p["name"] == "stall")
+    recording = Recording(DATA / "train.gputop")
+    try:
+        frames = [f for f in recording.frames() if f.time_wall_s <= phase["start_wall_s"] + 18]
+    finally:
+        recording.close()
+    session = Session("lab:train", frames=frames)
+    ctx = Ctx(session.view(), 0, 60.0, "lab:train")
+    lines = ["".join(ch for ch, _ in r) for r in ThroughputPane.header_rows(ctx, ctx.view.engine, 100)]
+    rate, share = re.search(r"([\d,]+) train tok/s\s+(\d+)% of baseline", lines[0]).groups()
+    assert 0.5 * phase["client"]["tokens_per_s"] <= float(rate.replace(",", "")) \
+        <= 1.5 * phase["client"]["tokens_per_s"], lines
+    assert 5 <= int(share) <= 40, lines
+    assert "on 1 GPU (0)" in lines[1] and "0 GPUs" not in lines[1], lines

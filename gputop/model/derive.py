@@ -14,7 +14,7 @@ from gputop.model.detect import DetectState
 from gputop.model.kvpool import kv_bytes_per_token, kv_pool_bytes
 from gputop.model.peaks import peak_for
 from gputop.model.plots import Plots
-from gputop.model.point import counter_rate, read_time
+from gputop.model.point import counter_rate, read_time, shown_tokens_per_s
 from gputop.model.provenance import engine_on_gpu, vram_split
 from gputop.model.timeline import Timeline
 from gputop.model.views import (OFF_CPU, ApiLatency, EngineView, GpuView, MigView,
@@ -148,7 +148,7 @@ def engine_view(timeline: Timeline[DetectState], index: int,
     age_s = max(0.0, now - read_time(frame))
     replicas = tuple(_replica_view(timeline, index, frame, state, r, before, seconds, age_s)
                      for r in sample.replicas)
-    return EngineView(sample, p.tokens_per_s, p.prompt_tokens_per_s, p.requests_per_s,
+    return EngineView(sample, shown_tokens_per_s(p), p.prompt_tokens_per_s, p.requests_per_s,
                       state.baseline_tokens_per_s, latency=dict(p.latency),
                       baseline_latency_s=dict(state.baseline_latency_s),
                       preemptions_per_s=p.preemptions_per_s, flops_per_s=p.flops_per_s,

@@ -255,6 +255,17 @@ def work_rate_now(p: Point) -> float | None:
     return rate if since <= 1.5 * step_s else rate * step_s / since
 
 
+def shown_tokens_per_s(p: Point) -> float | None:
+    """The tokens/s a reader is shown: a trainer's over whole steps (work_rate_now), the rate
+    the detector judges, never the 0-or-a-whole-step of one tick (the pane read "0.0 train
+    tok/s" while the banner said 8,228); an engine's per tick."""
+    if p.engine_kind == "trainer":
+        step = work_rate_now(p)
+        if step is not None:
+            return step
+    return p.tokens_per_s
+
+
 def _hist_deltas(before: EngineSample | None, now: EngineSample) -> dict[str, HistDelta]:
     old = {h.name: h for h in before.histograms} if before is not None else {}
     out = {}

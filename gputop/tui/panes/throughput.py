@@ -25,7 +25,9 @@ class ThroughputPane(Pane):
         "(vllm:generation_tokens_total, sglang:generation_tokens_total, ...) between two "
         "scrapes, timed by when each scrape's answer arrived; a counter that drops (engine "
         "restart) counts from zero, never negative. Prompt tokens/s: the same for prefill "
-        "tokens. Baseline: the median of the last 60 s of healthy ticks, frozen during an "
+        "tokens. A training job's counter moves once per step: its train tok/s is the rate over "
+        "the last whole step (less once the next step is overdue), never the 0 or whole step "
+        "of one scrape. Baseline: the median of the last 60 s of healthy ticks, frozen during an "
         "episode. ITL p99: the 99th percentile inter-token latency (vllm:inter_token_latency_"
         "seconds) and TTFT p99 the time to first token, both over the last 5 s, from the "
         "difference of two scrapes of the engine's histograms (interpolated inside a bucket, "
@@ -78,7 +80,12 @@ class ThroughputPane(Pane):
                         value + row((share, style)) + late] + variants
         out = [first_fitting(variants, width)]
         if s.kind == "trainer":
-            out.append(fit(row((f"{s.model} · {plural(len(s.gpu_indices), 'GPU')}", DIM)), width))
+            # its GPUs from NVML's process lists (the trainer's page names none): unknown
+            # where its tree holds no GPU memory that NVML shows, never "0 GPUs"
+            gpus = engine.gpus or s.gpu_indices
+            where = (f"on {plural(len(gpus), 'GPU')} ({', '.join(map(str, gpus))})" if gpus
+                     else "GPUs n/a (no process of its tree in NVML's lists)")
+            out.append(fit(row((" · ".join(x for x in (s.model, where) if x), DIM)), width))
             return out
         latency = []
         for name, label in (("itl", "ITL"), ("ttft", "TTFT")):
