@@ -5,6 +5,7 @@ the right GPU, engine truth (cache hits, KV pressure, a second tenant, the host'
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
@@ -216,7 +217,10 @@ def test_a_straggler_on_gpus_without_an_sm_counter_is_named_by_its_power(command
     ep = only(trace.run())
     assert ep.suspects[0][0] == "collective_straggler", (ep.suspects, ep.evidence)
     assert ep.gpus == (1,) and set(ep.job_gpus) == {0, 1, 2, 3}, ep.headline
-    assert any("draws 396 W" in e for e in ep.evidence), ep.evidence
+    # the rank's power at its peak against the others' (396 W, +-1% noise; they wait at 301)
+    drawn = [int(m.group(1)) for e in ep.evidence
+             if (m := re.search(r"GPU 1 draws (\d+) W while GPUs 0,2,3 wait at 301 W", e))]
+    assert drawn and 392 <= drawn[0] <= 400, ep.evidence
 
 
 def test_launch_stalls_of_a_training_job_without_an_engine_are_named():

@@ -143,3 +143,26 @@ def test_the_trainers_pane_names_its_gpu_and_its_step_rate():
         <= 1.5 * phase["client"]["tokens_per_s"], lines
     assert 5 <= int(share) <= 40, lines
     assert "on 1 GPU (0)" in lines[1] and "0 GPUs" not in lines[1], lines
+
+
+def test_the_graph_episode_quotes_its_peak_not_the_tick_it_ended_on():
+    """The recording ends two seconds after the graph phase, on a tick that still reads
+    hollow but milder (GPU-Util 83%, SM active 25%).  The episode's headline and evidence
+    quote the phase's harm (GPU-Util 99%, SM active 0%), not that tick."""
+    from gputop.model.detect import make_fold
+    from gputop.model.timeline import Timeline
+    from gputop.record.store import Recording
+
+    recording = Recording(DATA / "train.gputop")
+    try:
+        frames = list(recording.frames())
+    finally:
+        recording.close()
+    timeline = Timeline(len(frames) + 1, make_fold())
+    for frame in frames:
+        state = timeline.append(frame)
+    episode = state.actives[-1]
+    assert episode.suspects[0][0] == "tiny_kernels", episode.suspects
+    assert "busy 99%" in episode.headline, episode.headline
+    assert any(re.match(r"SM active [01]% of GPU-Util 99%", e) for e in episode.evidence), \
+        episode.evidence

@@ -642,7 +642,9 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
         tally = st.tally.add(*judged())
         episode = _shown(_episode(st, subject, feats, tally, strength >= 0.5,
                                   st.active.start_wall_s, measure, st.active, config),
-                         st.active, feats)
+                         st.active, feats,
+                         recovering=not _trigger_holds(measure, st, subject, feats, config,
+                                                       clearing=False))
         return replace(st, active=episode, tally=tally, clearing=None), None
     clearing = st.clearing or (now.time_mono_s, now.time_wall_s)
     episode = st.active
@@ -951,15 +953,44 @@ def _episode(st: SubjectState, subject: Subject, feats: Features, tally: Tally, 
                  if suspects and c != suspects[0][0]})
 
 
-def _shown(episode: Episode, old: Episode, feats: Features) -> Episode:
-    """A finding judged over a span holds on ticks that do not show it (the tick between two
-    long prompts): the episode keeps the numbers of the last tick that did, so its headline
-    and report never quote a calm tick as the harm."""
-    shows = SUSTAINED.get(episode.measure)
-    if shows is None or shows[1](feats) or old.measure != episode.measure:
-        return episode
-    return replace(episode, values=old.values, tokens_per_s=old.tokens_per_s,
+def _badness(episode: Episode) -> float | None:
+    """How bad the tick an episode's numbers come from was, by what tripped it: a latency
+    measure's ratio to its baseline, else the work lost (baseline over tokens/s)."""
+    if episode.measure in LATENCY_MEASURES:
+        return episode.values.get(f"{episode.measure}_ratio")
+    ratio = episode.values.get("tokens_ratio")
+    return None if ratio is None else 1.0 / max(ratio, 1e-6)
+
+
+def _shown(episode: Episode, old: Episode, feats: Features, recovering: bool) -> Episode:
+    """The numbers an open episode quotes are those of its harm: a tick that recovers (the
+    trigger holds only at the looser clearing thresholds: ``recovering``) or is milder than
+    the peak so far keeps the peak's numbers and what tripped it (a CUDA-graph phase ending
+    must not read "busy 83% but SM active 25%"), and a finding judged over a span keeps the
+    numbers of the last tick that showed it (the tick between two long prompts).  A finding
+    that names the harm better (prompts, a span-judged one) takes over with its own."""
+    kept = replace(episode, values=old.values, tokens_per_s=old.tokens_per_s,
                    util_pct=old.util_pct, baseline_tokens_per_s=old.baseline_tokens_per_s)
+    if old.measure != episode.measure:
+        if episode.measure in SUSTAINED or episode.measure in SLOW_MEASURE_HOLD:
+            return episode
+        return replace(kept, measure=old.measure) if recovering or _milder(episode, old) \
+            else episode
+    if recovering or _milder(episode, old):
+        return kept
+    shows = SUSTAINED.get(episode.measure)
+    return episode if shows is None or shows[1](feats) else kept
+
+
+def _milder(episode: Episode, old: Episode) -> bool:
+    """Whether ``episode``'s tick hurt much less (peak_keep) than the one ``old`` quotes,
+    judged alike: a latency measure against itself, the others by the work lost; within
+    that, the screen's newest numbers are quoted."""
+    latency = {episode.measure, old.measure} & set(LATENCY_MEASURES)
+    if latency and episode.measure != old.measure:
+        return False
+    now, then = _badness(episode), _badness(old)
+    return now is not None and then is not None and now < t("peak_keep") * then
 
 
 # ---------------------------------------------------------------- triggers

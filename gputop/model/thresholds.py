@@ -276,6 +276,12 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "...or once the trigger has held 30 s with no cause that strong: unexplained, it is "
      "still news, but a few seconds of one signal alone (a lumpy counter, a burst) is not; "
      "tokens/s low while the batch swells (arrivals being prefilled) waits the same"),
+    ("peak_keep", 0.75,
+     "an open episode quotes its newest tick unless that tick is this much milder than its "
+     "peak (work lost, latency ratio, or a piece of evidence's log-distance from its "
+     "baseline): a recovering tick is not the harm (the H200 lab's graph phase ended on "
+     "GPU-Util 83% on 25% SM after 99% on 0.3%), while ordinary tick-to-tick noise still "
+     "shows the screen's own numbers"),
     ("reopen_distinct", 0.5,
      "a finding within REOPEN_S of the last episode's end is that episode again, unless both "
      "verdicts are this clear and differ (a DataLoader stall, then CUDA-graph replays of tiny "
