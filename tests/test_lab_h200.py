@@ -17,6 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from gputop.model.detect import make_fold
+from gputop.model.timeline import Timeline
+from gputop.record.store import Recording
 from lab import report
 from lab.profiles import PHASES
 
@@ -40,6 +43,20 @@ def doc():
 @pytest.fixture(scope="module")
 def rows():
     return {row["phase"]: row for row in report.phase_rows(str(DATA))}
+
+
+def train_frames() -> list:
+    """Every frame of the trainer's recording."""
+    recording = Recording(DATA / "train.gputop")
+    try:
+        return list(recording.frames())
+    finally:
+        recording.close()
+
+
+def lab_phase(name: str) -> dict:
+    return next(p for p in json.loads((DATA / "phases.json").read_text())["phases"]
+                if p["name"] == name)
 
 
 def hurt(doc: dict, name: str) -> bool:
@@ -95,17 +112,8 @@ def test_a_trainers_rate_on_screen_is_over_whole_steps():
     whole steps, as the detector judges it: during the DataLoader stall never 0, and within
     a fifth of the trainer's own count of the phase (phases.json)."""
     from gputop.model.derive import engine_view
-    from gputop.model.detect import make_fold
-    from gputop.model.timeline import Timeline
-    from gputop.record.store import Recording
 
-    phase = next(p for p in json.loads((DATA / "phases.json").read_text())["phases"]
-                 if p["name"] == "stall")
-    recording = Recording(DATA / "train.gputop")
-    try:
-        frames = list(recording.frames())
-    finally:
-        recording.close()
+    phase, frames = lab_phase("stall"), train_frames()
     timeline = Timeline(len(frames) + 1, make_fold())
     shown = []
     for i, frame in enumerate(frames):
@@ -123,18 +131,12 @@ def test_a_trainers_rate_on_screen_is_over_whole_steps():
 def test_the_trainers_pane_names_its_gpu_and_its_step_rate():
     """Pane 3 over the real trainer mid-stall: its rate over whole steps against the
     baseline, and the GPU NVML shows its tree on (its page names none), never "0 GPUs"."""
-    from gputop.record.store import Recording
     from gputop.session import Session
     from gputop.tui.panes.base import Ctx
     from gputop.tui.panes.throughput import ThroughputPane
 
-    phase = next(p for p in json.loads((DATA / "phases.json").read_text())["phases"]
-                 if p["name"] == "stall")
-    recording = Recording(DATA / "train.gputop")
-    try:
-        frames = [f for f in recording.frames() if f.time_wall_s <= phase["start_wall_s"] + 18]
-    finally:
-        recording.close()
+    phase = lab_phase("stall")
+    frames = [f for f in train_frames() if f.time_wall_s <= phase["start_wall_s"] + 18]
     session = Session("lab:train", frames=frames)
     ctx = Ctx(session.view(), 0, 60.0, "lab:train")
     lines = ["".join(ch for ch, _ in r) for r in ThroughputPane.header_rows(ctx, ctx.view.engine, 100)]
@@ -149,15 +151,7 @@ def test_the_graph_episode_quotes_its_peak_not_the_tick_it_ended_on():
     """The recording ends two seconds after the graph phase, on a tick that still reads
     hollow but milder (GPU-Util 83%, SM active 25%).  The episode's headline and evidence
     quote the phase's harm (GPU-Util 99%, SM active 0%), not that tick."""
-    from gputop.model.detect import make_fold
-    from gputop.model.timeline import Timeline
-    from gputop.record.store import Recording
-
-    recording = Recording(DATA / "train.gputop")
-    try:
-        frames = list(recording.frames())
-    finally:
-        recording.close()
+    frames = train_frames()
     timeline = Timeline(len(frames) + 1, make_fold())
     for frame in frames:
         state = timeline.append(frame)
