@@ -1460,13 +1460,16 @@ def test_a_queue_the_service_never_had_is_not_its_own_noise():
     """A lumpy service's own dips never filled a queue.  A prompt storm that defers two dozen
     requests (the queue growing from none while tokens/s collapse, 11 s) opens after the
     usual hold, not after noisy_hold_s: on CI's two cores the real llama.cpp storm lasted
-    less than that, and no episode opened.  The same dip without a queue still waits."""
+    less than that, and no episode opened.  The same dip without a queue still waits, and so
+    does a service whose own bursts queue."""
     lumpy_tokens = (400, 1700, 900, 1500, 300, 1200, 1800, 600)
 
-    def build(queue: bool) -> Trace:
+    def build(queue: bool, bursts_queue: bool = False) -> Trace:
         trace = Trace()
         for i in range(40):
-            trace.tick(tokens=lumpy_tokens[i % 8], running=8, finished=5)
+            # a service whose own bursts queue a dozen requests for two ticks in ten
+            trace.tick(tokens=lumpy_tokens[i % 8], running=8, finished=5,
+                       waiting=12.0 if bursts_queue and i % 10 in (3, 4) else 0.0)
         for i in range(11):
             trace.tick(tokens=100, running=8, waiting=3.0 * (i + 1) if queue else 0.0,
                        finished=1, itl=0.08)  # the decodes stalled behind the prompts
@@ -1477,6 +1480,8 @@ def test_a_queue_the_service_never_had_is_not_its_own_noise():
     opened = opened_at(build(queue=True).run())
     assert opened and opened[0] < 40 + t("noisy_hold_s"), opened
     assert not opened_at(build(queue=False).run())
+    # ...but a service whose own bursts fill a queue waits as any noisy one does
+    assert not opened_at(build(queue=True, bursts_queue=True).run())
 
 
 def test_a_different_trouble_soon_after_an_episode_is_a_new_episode():

@@ -216,9 +216,10 @@ class SubjectState:
     prefill_stalls_mono_s: tuple[float, ...] = ()
     # (when, tokens/s) averaged exponentially, for engines whose counter moves as requests end
     tokens_smooth: tuple[float, float] | None = None
-    # (mono, whether an engine trigger fired) for ticks outside episodes over noise_span_s:
-    # how often the service dips by itself
-    fired: tuple[tuple[float, bool], ...] = ()
+    # (mono, whether an engine trigger fired, whether its queue grew by the queue trigger's
+    # scale) for ticks outside episodes over noise_span_s: how often the service dips by
+    # itself, and whether its own dips ever fill a queue
+    fired: tuple[tuple[float, bool, bool], ...] = ()
     # since when no tick was clean enough to learn while nothing fired: a baseline that no
     # longer describes the service (learned from its first readings) and blocks its own renewal
     unclean_since_mono_s: float | None = None
@@ -563,9 +564,11 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
             if len(hits) < t("min_slow_readings"):
                 measure = None if st.pending is None else st.pending_measure
         if subject.kind == "engine":
+            grown = feats.v.get("queue_growth") or 0.0
+            queued = bool(feats.v.get("queue_scale")) and grown >= feats.v["queue_scale"]  # type: ignore[operator]
             st = replace(st, fired=tuple(
                 x for x in st.fired if now.time_mono_s - x[0] <= t("noise_span_s"))
-                + ((now.time_mono_s, measure in NOISY_MEASURES),))
+                + ((now.time_mono_s, measure in NOISY_MEASURES, queued),))
         if measure is None:
             if mine and st.pending is None and subject.kind == "engine":
                 st = replace(st, notable_healthy=tuple(
@@ -609,7 +612,7 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
         if measure in SLOW_MEASURE_HOLD:
             hold = max(hold, t(SLOW_MEASURE_HOLD[measure]))
         if measure in NOISY_MEASURES and _noisy(st, pending[0]) \
-                and not _queue_unheard_of(st, subject, feats, config):
+                and not _queue_unheard_of(st, subject, feats, config, pending[0]):
             hold = max(hold, t("noisy_hold_s"))
         if measure in ("idle", "work") and _lighter_phase(measure, feats):
             hold = max(hold, t("job_idle_alone_hold_s"))
@@ -665,13 +668,15 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
 
 
 def _queue_unheard_of(st: SubjectState, subject: Subject, feats: Features,
-                      config: DetectConfig) -> bool:
+                      config: DetectConfig, since_mono_s: float) -> bool:
     """Whether a queue grows (the queue trigger holds) where the service's healthy baseline
-    had none waiting: a service's own dips do not fill a queue, so its noise is no reason
-    to wait (a prompt storm deferring two dozen requests on a lumpy server)."""
+    had none waiting and none of its own dips before ``since_mono_s`` (outside episodes,
+    over noise_span_s) grew one: dips that never filled a queue are no reason to wait for
+    this one (a prompt storm deferring two dozen requests on a lumpy server); a service
+    whose own bursts queue still waits."""
     base = feats.v.get("waiting_base")
-    return base is not None and base < 1.0 and _trigger_holds(
-        "queue", st, subject, feats, config, clearing=False)
+    return base is not None and base < 1.0 and not any(q for m, _, q in st.fired if m < since_mono_s) \
+        and _trigger_holds("queue", st, subject, feats, config, clearing=False)
 
 
 def _same_trouble(closed: Episode, top: tuple[tuple[str, float], ...]) -> bool:
@@ -690,7 +695,7 @@ def _noisy(st: SubjectState, since_mono_s: float) -> bool:
     ``since_mono_s`` (outside episodes, over at least noise_min_s): dips are its normal.
     Sooner than that, whether the tokens/s its baseline was learned from spread by
     noise_cv of their mean: a lumpy service from its first minute."""
-    before = [hit for m, hit in st.fired if m < since_mono_s]
+    before = [hit for m, hit, _ in st.fired if m < since_mono_s]
     if len(before) < 2 or since_mono_s - st.fired[0][0] < t("noise_min_s"):
         # too soon to count its dips: the tokens/s it was learned at says how lumpy it is
         tokens = [s.values["tokens"] for s in st.base.samples if "tokens" in s.values]
@@ -970,13 +975,17 @@ def _shown(episode: Episode, old: Episode, feats: Features, recovering: bool) ->
     numbers of the last tick that showed it (the tick between two long prompts).  A finding
     that names the harm better (prompts, a span-judged one) takes over with its own."""
     kept = replace(episode, values=old.values, tokens_per_s=old.tokens_per_s,
-                   util_pct=old.util_pct, baseline_tokens_per_s=old.baseline_tokens_per_s)
+                   util_pct=old.util_pct, baseline_tokens_per_s=old.baseline_tokens_per_s,
+                   latency_p99_s=old.latency_p99_s, latency_baseline_s=old.latency_baseline_s)
+    alike = (episode.measure in LATENCY_MEASURES) == (old.measure in LATENCY_MEASURES)
+    # a recovering tick keeps the peak unless it is worse than it (a block on opening, such
+    # as a surge of arrivals, is no recovery)
+    calmer = alike and (_milder(episode, old) or (recovering and not _milder(old, episode)))
     if old.measure != episode.measure:
         if episode.measure in SUSTAINED or episode.measure in SLOW_MEASURE_HOLD:
             return episode
-        return replace(kept, measure=old.measure) if recovering or _milder(episode, old) \
-            else episode
-    if recovering or _milder(episode, old):
+        return replace(kept, measure=old.measure) if calmer else episode
+    if calmer:
         return kept
     shows = SUSTAINED.get(episode.measure)
     return episode if shows is None or shows[1](feats) else kept

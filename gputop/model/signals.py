@@ -139,7 +139,8 @@ GPU = (
 
 ENGINE = (
     Signal("generation_tokens_per_s", "engine", "tokens/s", "gauge",
-           "generated tokens per second: the engine's counter over the readings' own interval",
+           "generated tokens per second: the engine's counter over the readings' own interval "
+           "(a trainer's, which moves once per step, over its last whole step)",
            lambda e: e.tokens_per_s, "gputop_engine_generation_tokens_per_second"),
     Signal("prompt_tokens_per_s", "engine", "tokens/s", "gauge", "prompt (prefill) tokens per second",
            lambda e: e.prompt_tokens_per_s, "gputop_engine_prompt_tokens_per_second"),
