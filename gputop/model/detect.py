@@ -564,8 +564,8 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
             if len(hits) < t("min_slow_readings"):
                 measure = None if st.pending is None else st.pending_measure
         if subject.kind == "engine":
-            grown = feats.v.get("queue_growth") or 0.0
-            queued = bool(feats.v.get("queue_scale")) and grown >= feats.v["queue_scale"]  # type: ignore[operator]
+            scale = feats.v.get("queue_scale")
+            queued = bool(scale) and (feats.v.get("queue_growth") or 0.0) >= (scale or 0.0)
             st = replace(st, fired=tuple(
                 x for x in st.fired if now.time_mono_s - x[0] <= t("noise_span_s"))
                 + ((now.time_mono_s, measure in NOISY_MEASURES, queued),))
@@ -675,7 +675,8 @@ def _queue_unheard_of(st: SubjectState, subject: Subject, feats: Features,
     this one (a prompt storm deferring two dozen requests on a lumpy server); a service
     whose own bursts queue still waits."""
     base = feats.v.get("waiting_base")
-    return base is not None and base < 1.0 and not any(q for m, _, q in st.fired if m < since_mono_s) \
+    queued_before = any(q for m, _, q in st.fired if m < since_mono_s)
+    return base is not None and base < 1.0 and not queued_before \
         and _trigger_holds("queue", st, subject, feats, config, clearing=False)
 
 

@@ -50,7 +50,7 @@ def _peak(before: Evidence, e: Evidence) -> Evidence:
     far_before, far_now = _deviation(before), _deviation(e)
     if far_before is None or far_now is None or far_now >= t("peak_keep") * far_before:
         return e
-    return replace(before, count=e.count)
+    return before  # (merge sets its span and count)
 
 
 def merge(old: tuple[Evidence, ...], new: tuple[Evidence, ...]) -> tuple[Evidence, ...]:

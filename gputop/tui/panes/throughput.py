@@ -80,9 +80,9 @@ class ThroughputPane(Pane):
                         value + row((share, style)) + late] + variants
         out = [first_fitting(variants, width)]
         if s.kind == "trainer":
-            # its GPUs from NVML's process lists (the trainer's page names none): unknown
-            # where its tree holds no GPU memory that NVML shows, never "0 GPUs"
-            gpus = engine.gpus or s.gpu_indices
+            # its GPUs from NVML's process lists (the trainer's page names none; the view's
+            # gpus include any it did name): unknown where NVML shows none, never "0 GPUs"
+            gpus = engine.gpus
             where = (f"on {plural(len(gpus), 'GPU')} ({', '.join(map(str, gpus))})" if gpus
                      else "GPUs n/a (no process of its tree in NVML's lists)")
             out.append(fit(row((" · ".join(x for x in (s.model, where) if x), DIM)), width))
