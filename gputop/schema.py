@@ -209,6 +209,12 @@ class EngineSample:
     ctx_involuntary: int | None = None
     busiest_thread_cpu_s: float | None = None  # the thread that launches, usually
     busiest_thread: str = ""
+    # the CPU quota over the tree's cgroup (cpu.max, cfs_quota_us) and its CFS periods,
+    # cumulative: periods throttled are a quota holding it back, which no run queue or PSI
+    # on the host shows (None: no quota, or none readable)
+    cpu_quota_cores: float | None = None
+    cpu_periods: int | None = None
+    cpu_throttled_periods: int | None = None
     # KV pool in tokens as the engine counts it (SGLang kv_used/available/evictable_tokens:
     # evictable is radix-cached KV no request holds, reusable or freed on demand)
     kv_used_tokens: float | None = None
@@ -294,6 +300,9 @@ class PinnedSample:
     cpu_pressure_some_pct: float | None = None  # /proc/pressure/cpu some avg10
     run_queue: int | None = None  # procs_running from /proc/stat
     listening_ports: tuple[int, ...] = ()
+    cpu_quota_cores: float | None = None  # as EngineSample's: the tree's cgroup CPU quota
+    cpu_periods: int | None = None
+    cpu_throttled_periods: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

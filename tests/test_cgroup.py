@@ -5,13 +5,19 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
+from pathlib import Path
+
+import psutil
 
 import pytest
 
 from gputop.sources import cgroup
-from gputop.sources.cgroup import owner_from_cgroup, process_owner
-from gputop.sources.proctree import Pin, PinError, owner_matches, pin_owner, resolve_roots
+from gputop.sources.cgroup import cpu_quota, owner_from_cgroup, process_owner
+from gputop.sources.proctree import (Pin, PinError, owner_matches, pin_owner, resolve_roots,
+                                     tree_cpu)
 
 ID = "3f2a1b9c0d1e" + "4" * 52
 POD_UID = "1b2c3d4e-5f60-4a7b-8c9d-0e1f2a3b4c5d"
@@ -123,3 +129,51 @@ def test_a_real_cgroup_names_the_container_and_pins_it(process_in_a_container):
     roots = resolve_roots(Pin(container=container_id[:12]))
     assert [p.pid for p in roots] == [child.pid]
     assert process_owner(os.getpid()).container_id != container_id
+
+
+# ---------------------------------------------------------------- a real CPU quota
+
+def _quota_cgroup(name: str) -> Path:
+    """A cgroup with the cpu controller: v2's where it is enabled, else v1's."""
+    v2 = Path("/sys/fs/cgroup")
+    if "cpu" in (v2 / "cgroup.subtree_control").read_text().split() \
+            if (v2 / "cgroup.subtree_control").exists() else False:
+        path = v2 / name
+        path.mkdir()
+        (path / "cpu.max").write_text("20000 100000")
+        return path
+    path = v2 / "cpu" / name
+    path.mkdir()
+    (path / "cpu.cfs_quota_us").write_text("20000")
+    (path / "cpu.cfs_period_us").write_text("100000")
+    return path
+
+
+def test_a_real_cpu_quota_is_read_with_the_periods_it_held_back():
+    """A busy loop in a cgroup limited to a fifth of a core: the kernel throttles it in
+    most of its CFS periods.  gputop reads the quota and the periods from the cgroup the
+    process is in (v2 cpu.max/cpu.stat, or v1's cpu controller), as the engine's tree."""
+    if os.geteuid() != 0:
+        pytest.fail("the cgroup test needs root (the README's test command runs as root)")
+    path = _quota_cgroup(f"gputop-quota-{os.getpid()}")
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        (path / "cgroup.procs").write_text(str(busy.pid))
+        time.sleep(1.5)
+        first = cpu_quota(busy.pid)
+        time.sleep(1.0)
+        quota = tree_cpu([psutil.Process(busy.pid)]).quota
+        assert first is not None and quota is not None, (first, quota)
+        assert quota.cores == 0.2
+        periods, held = quota.periods - first.periods, quota.throttled - first.throttled
+        # (how many periods it ran out in depends on the CPU it got: at least some)
+        assert 3 <= periods <= 15 and 1 <= held <= periods, (first, quota)
+    finally:
+        busy.kill()
+        busy.wait()
+        for _ in range(50):
+            try:
+                path.rmdir()
+                break
+            except OSError:
+                time.sleep(0.1)

@@ -32,7 +32,7 @@ import time
 from dataclasses import dataclass
 
 from gputop import hostroot
-from gputop.safefile import read_regular
+from gputop.safefile import UnsafeFile, read_regular
 
 SHORT_ID = 12  # as docker ps shows ids
 MOUNTS_KEPT_S = 60.0  # /proc/self/mountinfo is read again after this long
@@ -331,3 +331,70 @@ def process_owner(pid: int, start_time_s: float | None = None, root: str | None 
             _cache.clear()
         _cache[key] = owner
     return owner
+
+
+# ---------------------------------------------------------------- CPU quota
+
+CGROUP_DEPTH = 32  # the most cgroup levels walked up from a process's own
+
+
+@dataclass(frozen=True)
+class CpuQuota:
+    """A cgroup's CPU bandwidth limit and how often it bit: CFS periods, cumulative."""
+
+    cores: float  # the quota, in cores (quota / period)
+    periods: int  # CFS periods in which the cgroup ran
+    throttled: int  # ...of which it ran out of quota and was held back
+
+
+def cpu_quota(pid: int) -> CpuQuota | None:
+    """The nearest CPU quota over ``pid`` (its cgroup's, else an ancestor's: Kubernetes sets
+    a container's and its pod's), from cgroup v2 ``cpu.max`` and ``cpu.stat`` or v1's cpu
+    controller, read under each hierarchy's root mount and never through a link.  A quota
+    that holds an engine back shows in no run queue or PSI on the host, only here.  None
+    when nothing limits it or nothing can be read."""
+    try:
+        with open(hostroot.proc(pid, "cgroup")) as f:
+            text = f.read(65536)
+    except OSError:
+        return None
+    mounts = _mounts()
+    for controllers, path in cgroup_entries(text):
+        if controllers and "cpu" not in controllers.split(","):
+            continue
+        point = mounts.get(controllers)
+        parts = [p for p in path.split("/") if p]
+        if point is None or ".." in parts:
+            continue
+        for depth in range(len(parts), max(-1, len(parts) - CGROUP_DEPTH), -1):
+            found = _quota_at(os.path.join(point, *parts[:depth]), v2=not controllers)
+            if found is not None:
+                return found
+    return None
+
+
+def _quota_at(directory: str, v2: bool) -> CpuQuota | None:
+    def read(name: str) -> str | None:
+        try:
+            return read_regular(os.path.join(directory, name), 4096,
+                                follow_links=False).decode("ascii", "replace")
+        except (OSError, UnsafeFile):
+            return None
+
+    try:
+        if v2:
+            limit = (read("cpu.max") or "").split()
+            if len(limit) != 2 or limit[0] == "max":
+                return None
+            quota, period = int(limit[0]), int(limit[1])
+        else:
+            quota, period = int(read("cpu.cfs_quota_us") or -1), \
+                int(read("cpu.cfs_period_us") or 0)
+        if quota <= 0 or period <= 0:
+            return None
+        stat = dict(line.split()[:2] for line in (read("cpu.stat") or "").splitlines()
+                    if len(line.split()) >= 2)
+        return CpuQuota(round(quota / period, 3), int(stat["nr_periods"]),
+                        int(stat["nr_throttled"]))
+    except (KeyError, ValueError):
+        return None

@@ -32,7 +32,7 @@ from gputop.sources.engine_metrics import (REPLICA_LABELS, ParsedMetrics, config
                                            recognise, replica_label)
 from gputop.sources.engine_replicas import command_lines, llamacpp_pool, replica_roots
 from gputop.sources.modelinfo import ModelInfo, load
-from gputop.sources.proctree import tree_cpu, tree_of
+from gputop.sources.proctree import quota_fields, tree_cpu, tree_of
 
 BACKOFF_S = (1, 2, 4, 8, 16, 30)
 DISCOVER_EVERY_S = 5.0
@@ -402,7 +402,8 @@ class EngineSource:
             cpu_s=cpu.cpu_s if cpu else None,
             ctx_involuntary=cpu.involuntary if cpu else None,
             busiest_thread_cpu_s=busiest.cpu_s if busiest else None,
-            busiest_thread=f"{busiest.tid} {busiest.name}" if busiest else "")
+            busiest_thread=f"{busiest.tid} {busiest.name}" if busiest else "",
+            **quota_fields(cpu.quota if cpu else None))
 
     @staticmethod
     def _readings(url: str, parsed: ParsedMetrics, info: ModelInfo | None) -> dict:

@@ -23,7 +23,7 @@ from gputop import hostroot
 from gputop.patterns import CmdlinePattern, PatternError
 from gputop.schema import PinnedSample, ThreadSample
 from gputop.sources.base import Reading
-from gputop.sources.cgroup import Owner, process_owner
+from gputop.sources.cgroup import CpuQuota, Owner, cpu_quota, process_owner
 from gputop.sources.procinfo import same_start
 from gputop.units import command_line, shorten
 
@@ -332,7 +332,7 @@ class ProcTreeSource:
             root_pids=tuple(p.pid for p in roots), tree_pids=tuple(p.pid for p in tree),
             exited=dict(self._exited), waiting=waiting,
             cpu_s=cpu.cpu_s, ctx_voluntary=cpu.voluntary, ctx_involuntary=cpu.involuntary,
-            threads=cpu.threads, cores=cpu.cores,
+            threads=cpu.threads, cores=cpu.cores, **quota_fields(cpu.quota),
             cpu_pressure_some_pct=cpu_pressure(), run_queue=run_queue(),
             listening_ports=tuple(sorted(ports)))
 
@@ -347,6 +347,7 @@ class TreeCpu:
     involuntary: int | None
     threads: tuple[ThreadSample, ...]  # busiest first
     cores: tuple[int, ...]  # CPUs the tree may run on
+    quota: CpuQuota | None = None  # the CPU quota over its first process's cgroup
 
 
 def tree_cpu(tree: list[psutil.Process]) -> TreeCpu:
@@ -373,7 +374,15 @@ def tree_cpu(tree: list[psutil.Process]) -> TreeCpu:
                              cpu_s=round(t.cpu_s, 3)) for t in threads[:TOP_THREADS * 4])
     if not tree:
         return TreeCpu(None, None, None, (), ())
-    return TreeCpu(round(cpu_s, 3), voluntary, involuntary, top, tuple(sorted(cores)))
+    return TreeCpu(round(cpu_s, 3), voluntary, involuntary, top, tuple(sorted(cores)),
+                   cpu_quota(tree[0].pid))
+
+
+def quota_fields(quota: CpuQuota | None) -> dict:
+    """A tree's CPU quota as the sample fields that carry it (none: all None)."""
+    return {"cpu_quota_cores": quota.cores if quota else None,
+            "cpu_periods": quota.periods if quota else None,
+            "cpu_throttled_periods": quota.throttled if quota else None}
 
 
 def _thread_name(pid: int, tid: int) -> str:
