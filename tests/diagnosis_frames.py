@@ -72,7 +72,8 @@ class Trace:
             (4000,) + tuple(p[0] for p in self.procs)
         self.totals = {"gen": 0.0, "prompt": 0.0, "cached": 0.0, "finished": 0.0,
                        "preempt": 0.0, "cpu": 0.0, "inv": 0.0, "work": 0.0,
-                       "drafted": 0.0, "accepted": 0.0, "decode_s": 0.0, "prefill_s": 0.0}
+                       "drafted": 0.0, "accepted": 0.0, "decode_s": 0.0, "prefill_s": 0.0,
+                       "periods": 0.0, "throttled": 0.0}
         self.proc_cpu: dict[int, float] = {}
         self.hists = {"itl": _Hist("itl", ITL_BOUNDS), "ttft": _Hist("ttft", TTFT_BOUNDS)}
         self.params_n = _Hist("params_n", N_BOUNDS)
@@ -88,7 +89,7 @@ class Trace:
              cpus=16, tree_cpu=100.0, involuntary=200.0, engine_up=True, work=None,
              proc_cpu=90.0, mem_util=None, drafted=None, accepted=None,
              launch_us=None, decode_s=None, prefill_s=None, itl_tail=None,
-             finished=None) -> Trace:
+             finished=None, quota=None, throttled=0.0) -> Trace:
         n, dt = self.n, self.tick_s
         seq = len(self.frames)
         mono = seq * dt
@@ -136,6 +137,10 @@ class Trace:
                 tot["preempt"] += preempt * dt
                 tot["cpu"] += tree_cpu / 100.0 * dt
                 tot["inv"] += involuntary * dt
+                # quota (cores) of the engine's cgroup: CFS periods of 100 ms, the share
+                # ``throttled`` of them held back
+                tot["periods"] += 10 * dt
+                tot["throttled"] += 10 * dt * throttled
                 tot["drafted"] += (drafted or 0.0) * dt
                 tot["accepted"] += (accepted or 0.0) * dt
                 tot["decode_s"] += (decode_s or 0.0) * dt  # llama.cpp: seconds per second
@@ -173,6 +178,9 @@ class Trace:
                     histograms=(self.hists["itl"].sample(), self.hists["ttft"].sample(),
                                 self.params_n.sample()),
                     cpu_s=round(tot["cpu"], 3), ctx_involuntary=int(tot["inv"]),
+                    **({"cpu_quota_cores": quota, "cpu_periods": round(tot["periods"]),
+                        "cpu_throttled_periods": round(tot["throttled"])}
+                       if quota is not None else {}),
                     **({"spec_draft_tokens_total": round(tot["drafted"]),
                         "spec_accepted_tokens_total": round(tot["accepted"])}
                        if drafted is not None else {}),
@@ -184,16 +192,18 @@ class Trace:
             sources["engine"] = SourceStatus(ok=engine_up, reason=None if engine_up
                                              else "connection refused")
         # launch_us: eBPF's cuLaunchKernel calls of each GPU's process, (calls, longest us)
-        # per GPU: all 6 us but the longest, as the probes' histogram and max record them
+        # per GPU: all 6 us but the longest, as the probes' histogram and max record them;
+        # (calls, longest us, k): k of the calls that long
         launch = []
         per_gpu = [] if launch_us is None else launch_us if isinstance(launch_us, list) \
             else [launch_us] * n
-        for (pid, _, g, _), (calls, longest_us) in zip(self.procs, per_gpu):
-            buckets = {bucket_index(6_000): calls - 1}
+        for (pid, _, g, _), (calls, longest_us, *slow) in zip(self.procs, per_gpu):
+            k = slow[0] if slow else 1
+            buckets = {bucket_index(6_000): calls - k}
             top = bucket_index(int(longest_us * 1000))
-            buckets[top] = buckets.get(top, 0) + 1
+            buckets[top] = buckets.get(top, 0) + k
             launch.append(LaunchHist(api="cuLaunchKernel", pid=pid, count=calls,
-                                     sum_ns=int(6_000 * (calls - 1) + longest_us * 1000),
+                                     sum_ns=int(6_000 * (calls - k) + k * longest_us * 1000),
                                      max_ns=int(longest_us * 1000), buckets=buckets))
         self.frames.append(Frame(
             seq=seq, time_wall_s=wall, time_mono_s=mono, gpus=tuple(gpus),

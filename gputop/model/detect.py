@@ -594,9 +594,11 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
                     _trigger_holds(m, st, subject, feats, config, clearing=False)
                     for m in ENGINE_MEASURES if m not in LATENCY_MEASURES):
             hold *= 2  # a moderate latency rise alone must last: bursts give a few seconds
-        if measure == "step" and (feats.v.get("dram_rise") or 0.0) < t("dram_rise_pts") \
-                and feats.s.get("kv_read", 0.0) < 0.5:
-            hold = max(hold, t("step_alone_hold_s"))  # the typical step alone must last
+        if measure == "step" and ((feats.v.get("dram_rise") or 0.0) < t("dram_rise_pts")
+                                  and feats.s.get("kv_read", 0.0) < 0.5
+                                  or (feats.v.get("step_ratio") or 0.0) < t("step_slow")):
+            hold = max(hold, t("step_alone_hold_s"))  # the typical step alone must last,
+            # and so must a milder one the output shows
         top = tally.ranked()[:1]
         prefilling = bool(top) and top[0][0] == "prefill_interference"
         if (_admitting(recent) and not _fanned_out(feats, now, strength) and (
@@ -1169,10 +1171,13 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         # every token slower while the memory traffic rose (measured, or the KV every step
         # reads: longer contexts in a fuller pool): decode at the bandwidth roofline
         ratio, rise = v.get("step_ratio"), v.get("dram_rise")
+        reads = (rise is not None and rise >= t("dram_rise_pts") * (0.6 if clearing else 1.0)) \
+            or s.get("kv_read", 0.0) >= (0.3 if clearing else 0.5)
+        if reads and _step_reads_cost(v, clearing):
+            return True  # a milder slowdown that the output shows: the reads are the cost
         if ratio is None or ratio < (1.6 if clearing else t("step_slow")):
             return False
-        if (rise is not None and rise >= t("dram_rise_pts") * (0.6 if clearing else 1.0)) \
-                or s.get("kv_read", 0.0) >= (0.3 if clearing else 0.5):
+        if reads:
             return True
         # every token far slower than at the batch the arrivals explain, with no prefill to
         # account for it: the service itself slowed (the seed's n=8 / logprobs=20 request:
@@ -1310,6 +1315,16 @@ def _step_shows(v: Values, step_ratio: float) -> bool:
     if tokens >= 1.0 and batch >= t("step_batch_grown"):
         return False
     return tokens <= 2.0 * batch / step_ratio
+
+
+def _step_reads_cost(v: Values, clearing: bool) -> bool:
+    """Every token a third slower with the output down by as much or more, demand kept: a
+    step that reads more (longer contexts, more traffic) costs the service, not just its
+    tail.  A batch that grew keeps its output; this one did not."""
+    ratio, tokens = v.get("step_ratio"), v.get("tokens_ratio")
+    return ratio is not None and tokens is not None and bool(v.get("demand_kept")) \
+        and ratio >= t("step_reads_slow") * (0.9 if clearing else 1.0) \
+        and tokens <= t("step_reads_tokens") + (0.1 if clearing else 0.0)
 
 
 def _outgrown(v: Values) -> bool:
@@ -1467,11 +1482,13 @@ def _sample(subject: Subject, now: Point, feats: Features) -> Sample | None:
         put("busiest_thread", now.pinned_thread_pct)
     if subject.has_engine or subject.pids & now.pinned_pids:
         put("involuntary", now.tree_involuntary_per_s)
+    put("throttled", now.tree_throttled_share)
     put("psi", now.cpu_pressure_pct)
     put("run_queue", now.run_queue)
     put("host_cpu", now.host_cpu_pct)
     put("launch_p99", now.launch_p99_us)
     put("launch_max", now.launch_max_us)
+    put("launch_stalled", now.launch_stalled_share)
     for api, p99 in now.launch_p99_by_api_us.items():
         put(f"launch_p99:{api}", p99)
     per_gpu: dict[str, dict[int, float]] = {"clock": {}, "sm": {}, "util": {}, "own_sm": {},

@@ -372,7 +372,7 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     s["serving"] = 1.0 if subject.kind == "engine" else 0.0
 
     # ---------------------------------------------------------------- the host
-    s["host"] = _host(subject, points, base, s, say)
+    s["host"] = _host(subject, points, base, s, v, say)
     s["jitter"] = _jitter(points, base, say)
     if now.host_cpu_pct is not None and now.host_cpu_pct >= 90:
         say("host_cpu", now.host_cpu_pct, base.get("host_cpu"), "%")
@@ -400,8 +400,6 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
         * (1.0 - s.get("prefill", 0.0)) \
         * (1.0 - max(s.get("dram_new", 0.0), s.get("kv_read", 0.0))) \
         * (1.0 - s.get("spec_drop", 0.0)) * (1.0 - s.get("hollow_new", 0.0))
-    # likely, not certain (a burst can double a batch too): it weighs less than a signature
-    s["fanout_harm"] = 0.7 * min(s.get("fanout", 0.0), s.get("harm", 0.0))
     # waits between steps that run as usual (SM per busy time at its normal): a Python loop
     # of tiny kernels saw-tooths too, but its busy time is on few SMs
     s["sawtooth_plain"] = s.get("sawtooth", 0.0) * (1.0 - s.get("hollow_new", 0.0))
@@ -419,8 +417,11 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     # detokenisation, paid every step
     drop = (v["util_base"] - v["util"]  # type: ignore[operator]  # both known here
             if v.get("util") is not None and v.get("util_base") is not None else None)
+    # (an engine without latency histograms, llama.cpp, times its decode calls: each step
+    # slower while the GPU is less busy is host work added to the step)
     s["engine_host_bound"] = ramp(drop, 15.0, 30.0) * s["serving"] * (1.0 - s["host"]) \
-        * (1.0 - s["jitter"]) * max(s.get("itl", 0.0), s.get("ttft", 0.0))
+        * (1.0 - s["jitter"]) * max(s.get("itl", 0.0), s.get("ttft", 0.0),
+                                    ramp(v.get("step_ratio"), 1.25, 1.6))
     s["kv_sig"] = min(s.get("kv_full", 0.0), s.get("preempt", 0.0))
     s["kv_wait"] = min(s.get("kv_full", 0.0), s.get("queue", 0.0))  # waiting for blocks
     s["clock_slow"] = max(s.get("clock_all", 0.0),
@@ -432,10 +433,20 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     s["harm"] = max(s.get("util_drop", 0.0), s.get("itl", 0.0), s.get("tokens_down", 0.0),
                     s.get("queue", 0.0), s.get("sawtooth", 0.0), s.get("work_down", 0.0),
                     s.get("ttft", 0.0))
+    # likely, not certain (a burst can double a batch too): it weighs less than a signature
+    s["fanout_harm"] = 0.7 * min(s.get("fanout", 0.0), s["harm"])
+    # memory traffic that the n sequences of one request, reading its shared prompt each
+    # step, bring with them is that request's cost, not the contexts' growth
+    s["dram_not_fanout"] = s.get("dram_new", 0.0) * (1.0 - s.get("fanout", 0.0))
+    launch_gpus = _launch_gpus(points, subject.gpus) if s["jitter"] else ()
+    # the rank the others wait for is the one whose launching thread stalls: the stalls are
+    # the cause, the straggling their effect (its harm is the whole job's wait)
+    s["odd_launch"] = min(s.get("odd", 0.0), s.get("peers_wait", 0.0)) \
+        if odd is not None and odd in launch_gpus else 0.0
     return Features(s=s, v=v, evidence=tuple(ev), odd_gpu=odd, shared_gpus=shared,
                     throttled_gpus=throttled, dram_gpus=dram_gpus or gpus,
                     slow_reading=slow_reading, stalled_gpus=stalled or idle_rank,
-                    launch_gpus=_launch_gpus(points, subject.gpus) if s["jitter"] else ())
+                    launch_gpus=launch_gpus)
 
 
 def _hollow_power(points: tuple[Point, ...], gpus: tuple[int, ...], base: Baseline
@@ -780,9 +791,20 @@ def _jump(points: tuple[Point, ...], base: Baseline, v: Values) -> None:
         return  # (from an idle engine, any arrivals double the batch)
     prompt = now.compute_prompt_tokens_per_s
     prompt_base = base.get("prompt")
-    if prompt is not None and prompt_base and prompt > 1.5 * prompt_base:
+    if prompt is not None and prompt_base and prompt > 1.5 * prompt_base \
+            and not _one_prompt(now, now.requests_running - before):
         return  # new prompts came with the new sequences: arrivals
     v["jump_from"] = before
+
+
+def _one_prompt(now: Point, added: float) -> bool:
+    """The new sequences' prompts were one prompt: all but about one of them read it from
+    the prefix cache (n sequences of one request share its blocks), where arrivals compute
+    theirs, or hit the cache at its usual rate (a shared system prompt is a part of each)."""
+    raw, computed = now.prompt_tokens_per_s, now.compute_prompt_tokens_per_s
+    if raw is None or computed is None or now.cached_prompt_tokens_per_s is None or added < 3:
+        return False
+    return computed <= 2.0 * raw / added
 
 
 def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
@@ -1056,7 +1078,7 @@ def _preempted_share(points: tuple[Point, ...], rate_base: float) -> float | Non
 
 
 def _host(subject: Subject, points: tuple[Point, ...], base: Baseline, s: Strengths,
-          say: Say) -> float:
+          v: Values, say: Say) -> float:
     """0..1: the CPU is contended, from what /proc gives without root or eBPF, each against
     the healthy baseline (a CPU-bound engine is always busy; what matters is what changed):
     the engine's (or pinned) tree getting less CPU than it had while the run queue is above
@@ -1077,12 +1099,31 @@ def _host(subject: Subject, points: tuple[Point, ...], base: Baseline, s: Streng
             value, b = _scalar(points, name), base.get(key)
             if value is not None and b is not None and b >= 30:
                 losses.append(((b - value) / b, label, value, b))
+    # an engine's threads using less CPU while each of its steps takes longer and its GPU
+    # waits (less busy), demand kept: it is held back (a cgroup's CPU quota throttles it with
+    # no crowd on the host to see).  Steps slowed by the GPU cost less CPU per second too,
+    # but leave the GPU as busy; more host work of its own would use more CPU, not less
+    drop = (v["util_base"] - v["util"]  # type: ignore[operator]  # both known here
+            if v.get("util") is not None and v.get("util_base") is not None else None)
+    held = ramp(v.get("step_ratio"), 1.2, 1.5) * (v.get("demand_kept") or 0.0) \
+        * ramp(drop, 10.0, 20.0) if subject.kind == "engine" and not crowded else 0.0
     if losses:
         loss, label, value, b = max(losses)
-        s["cpu_lost"] = ramp(loss, 0.15, 0.5) if crowded else 0.0
-        score += 0.4 * ramp(loss, 0.15, 0.5) * (1.0 if crowded or queue is None else 0.5)
-        if loss >= 0.3 and crowded:
-            say(label, value, b, "%", detail=f"{queue:.0f} {cpus}")
+        s["cpu_lost"] = ramp(loss, 0.15, 0.5) * (1.0 if crowded else held)
+        score += 0.4 * ramp(loss, 0.15, 0.5) * (1.0 if crowded or queue is None else 0.5) \
+            + 0.4 * ramp(loss, 0.3, 0.5) * held
+        if loss >= 0.3 and (crowded or held >= 0.5):
+            say(label, value, b, "%", detail=f"{queue:.0f} {cpus}" if crowded else "held")
+    # the tree's own cgroup quota running out: the kernel holds it back each period it
+    # does, with no crowd on the host to see (no run queue, no PSI beyond its own)
+    share = _scalar(points, "tree_throttled_share") if mine else None
+    if share is not None:
+        held_back = ramp(share - (base.get("throttled") or 0.0), 0.1, 0.4)
+        s["cpu_lost"] = max(s.get("cpu_lost", 0.0), held_back)
+        score += 0.7 * held_back
+        if held_back >= 0.3:
+            say("throttled", 100.0 * share, 100.0 * (base.get("throttled") or 0.0), "%",
+                detail=f"{now.tree_quota_cores:g}" if now.tree_quota_cores else "")
     psi = _scalar(points, "cpu_pressure_pct")
     if psi is not None:
         b = base.get("psi") or 0.0
@@ -1207,8 +1248,22 @@ def _jitter(points: tuple[Point, ...], base: Baseline, say: Say) -> float:
     usual_longest = max(base.get("launch_max") or 0.0, 20.0)
     if longest >= 1000:
         strength = max(strength, ramp(math.log10(longest / usual_longest), 1.0, 2.0))
+    # the launching thread's time lost in stalled calls, against its usual share
+    share = now.launch_stalled_share
+    if share is not None:
+        lost = ramp(share, t("launch_stalled_share") / 4, t("launch_stalled_share"))
+        usual_share = base.get("launch_stalled")
+        if usual_share is not None and share < 3 * usual_share:
+            lost *= 0.3  # this host's launches always lost as much
+        strength = max(strength, lost)
     if strength >= 0.3:
-        if longest >= 1000:
+        if share is not None and share >= t("launch_stalled_share") / 4 \
+                and ramp(share, t("launch_stalled_share") / 4, t("launch_stalled_share")) \
+                >= strength:
+            say("launch_stalled", 100.0 * share,
+                None if base.get("launch_stalled") is None
+                else 100.0 * cast(float, base.get("launch_stalled")), "%")
+        elif longest >= 1000:
             say("launch_max", longest, usual_longest, "us")
         elif worst_api and worst >= 1.4:
             say("launch_tail", now.launch_p99_by_api_us[worst_api],

@@ -64,6 +64,10 @@ class Point:
     mem_bytes_per_s: float | None = None  # estimated bytes read + written, per GPU
     # the process tree behind the throughput (the engine's, else the pinned one) on the CPU
     tree_cpu_pct: float | None = None
+    # the share of the tree's CFS periods in which its cgroup's CPU quota held it back, and
+    # that quota in cores (None: no quota, or none readable)
+    tree_throttled_share: float | None = None
+    tree_quota_cores: float | None = None
     tree_involuntary_per_s: float | None = None
     busiest_thread_pct: float | None = None
     cpu_pressure_pct: float | None = None
@@ -103,8 +107,9 @@ class Point:
     # a counter that moves once per step (a trainer's): its last two changes
     work_total: float | None = None
     work_changed_mono_s: float | None = None
-    work_step_per_s: float | None = None  # the rate over the last whole step
-    work_step_s: float | None = None  # how long that step took
+    work_step_per_s: float | None = None  # the rate over the last whole steps
+    work_step_s: float | None = None  # the longest of those steps (as the ticks time them)
+    work_changes: tuple[tuple[float, float], ...] = ()  # (read time, total) of the steps
     # the pinned tree (pids) and its busiest thread's CPU over the last tick
     pinned_pids: frozenset[int] = frozenset()
     pinned_thread_pct: float | None = None
@@ -116,6 +121,10 @@ class Point:
     # many launches took 1 ms or more: a few preempted calls in a thousand move no p99
     launch_max_us: float | None = None
     launch_slow_calls: int = 0
+    # the share of the tick a launching process spent inside calls of 1 ms or more (the
+    # worst process): 20 calls a second stalled 10 ms each cost a launch-bound loop a fifth
+    # of its time, and move neither the p99 nor, once learned, the longest call
+    launch_stalled_share: float | None = None
     # the longest launch call this tick of the processes on each GPU (by pid): a tensor-
     # parallel engine's one preempted rank is named by its own process's calls
     launch_max_by_gpu_us: dict[int, float] = field(default_factory=dict)
@@ -182,9 +191,26 @@ def _previous_reading(frames: list[Frame], last_reading: Frame | None) -> Frame 
 ENGINE_RATES = ("tokens_per_s", "prompt_tokens_per_s", "requests_per_s", "preemptions_per_s",
                 "flops_per_s", "mem_bytes_per_s", "tree_cpu_pct", "tree_involuntary_per_s",
                 "busiest_thread_pct", "cached_prompt_tokens_per_s", "retractions_per_s",
-                "spec_drafted_per_s", "spec_accepted_per_s", "decode_s_per_s", "prefill_s_per_s")
+                "spec_drafted_per_s", "spec_accepted_per_s", "decode_s_per_s", "prefill_s_per_s",
+                "tree_throttled_share", "tree_quota_cores")
 # a counter below its previous reading means the engine restarted
 _RESET_COUNTERS = ("generation_tokens_total", "prompt_tokens_total", "requests_finished_total")
+
+
+def throttled(before: EngineSample | PinnedSample, now: EngineSample | PinnedSample
+              ) -> dict[str, float | None]:
+    """The share of the CFS periods since ``before`` in which the tree's CPU quota ran out
+    (a reset or a moved cgroup reads as unknown), and the quota."""
+    share = None
+    if now.cpu_quota_cores is not None and before.cpu_quota_cores is not None \
+            and now.cpu_periods is not None and before.cpu_periods is not None \
+            and now.cpu_throttled_periods is not None \
+            and before.cpu_throttled_periods is not None:
+        periods = now.cpu_periods - before.cpu_periods
+        held = now.cpu_throttled_periods - before.cpu_throttled_periods
+        if periods > 0 and 0 <= held <= periods:
+            share = held / periods
+    return {"tree_throttled_share": share, "tree_quota_cores": now.cpu_quota_cores}
 
 
 def _engine_rates(before: EngineSample, now: EngineSample, seconds: float) -> dict[str, Any]:
@@ -206,6 +232,7 @@ def _engine_rates(before: EngineSample, now: EngineSample, seconds: float) -> di
         "flops_per_s": rate("flops_total"),
         "mem_bytes_per_s": written,
         "tree_cpu_pct": None if cpu is None else 100.0 * cpu,
+        **throttled(before, now),
         "tree_involuntary_per_s": rate("ctx_involuntary"),
         "busiest_thread_pct": None if busiest is None else 100.0 * busiest,
         "cached_prompt_tokens_per_s": rate("prompt_tokens_cached_total"),
@@ -222,30 +249,48 @@ def _reset(before: EngineSample, now: EngineSample) -> bool:
                and getattr(now, n) < getattr(before, n) for n in _RESET_COUNTERS)
 
 
+WORK_WINDOW_S = 8.0  # a trainer's rate over the whole steps of about this long
+
+
 def _work(engine: EngineSample, read_s: float, previous: Point | None) -> dict[str, Any]:
-    """A counter that moves once per step (a trainer's): the rate over whole steps, never the
-    0-or-a-whole-step of one tick."""
+    """A counter that moves once per step (a trainer's): the rate over the whole steps of the
+    last ``WORK_WINDOW_S``, never the 0-or-a-whole-step of one tick, nor one step timed by
+    the ticks it fell between (1.36 s steps read at 1 s ticks come 1, 1, 2 s apart)."""
     total = engine.generation_tokens_total
     out = {"work_total": total, "work_changed_mono_s": read_s, "work_step_per_s": None,
-           "work_step_s": None}
+           "work_step_s": None, "work_changes": ((read_s, total),) if total is not None else ()}
     if total is None or previous is None or previous.work_total is None \
             or previous.engine_url != engine.url:
         return out
     if total == previous.work_total:
         return {"work_total": total, "work_changed_mono_s": previous.work_changed_mono_s,
-                "work_step_per_s": previous.work_step_per_s, "work_step_s": previous.work_step_s}
-    if total < previous.work_total or previous.work_changed_mono_s is None:
+                "work_step_per_s": previous.work_step_per_s, "work_step_s": previous.work_step_s,
+                "work_changes": previous.work_changes}
+    if total < previous.work_total or previous.work_changed_mono_s is None \
+            or not read_s > previous.work_changed_mono_s:
         return out
-    seconds = read_s - previous.work_changed_mono_s
-    if not seconds > 0:
-        return out
-    return {**out, "work_step_per_s": (total - previous.work_total) / seconds,
-            "work_step_s": seconds}
+    changes = previous.work_changes + ((read_s, total),)
+    # back from the newest step while the span is short of the window, never across a gap
+    # far longer than the newest (a checkpoint's pause) nor one at another pace (a stall
+    # starting): whole steps falling between ticks move a gap's rate 2x at most (one step
+    # or two in a tick, a step over one tick or two)
+    newest, k = read_s - changes[-2][0], len(changes) - 2
+    pace = (total - changes[-2][1]) / newest
+    while k > 0 and read_s - changes[k][0] < WORK_WINDOW_S:
+        gap = changes[k][0] - changes[k - 1][0]
+        rate = (changes[k][1] - changes[k - 1][1]) / gap
+        if gap > 3.0 * newest or not pace / 2.5 <= rate <= 2.5 * pace:
+            break
+        k -= 1
+    changes = changes[k:]
+    (first_s, first), gaps = changes[0], [b[0] - a[0] for a, b in zip(changes, changes[1:])]
+    return {**out, "work_step_per_s": (total - first) / (read_s - first_s),
+            "work_step_s": max(gaps), "work_changes": changes}
 
 
 def work_rate_now(p: Point) -> float | None:
-    """The step-based rate as of ``p``: the last whole step's, or less once the next step is
-    overdue (half again the last step's length without a change): a stall shows as the
+    """The step-based rate as of ``p``: the last whole steps', or less once the next step is
+    overdue (half again the longest recent step without a change): a stall shows as the
     time since the last step grows."""
     rate, step_s = p.work_step_per_s, p.work_step_s
     if rate is None or step_s is None or p.work_changed_mono_s is None \
@@ -363,6 +408,9 @@ def point(frames: list[Frame], previous_point: Point | None = None,
             before_pin.ctx_involuntary, now_pin.ctx_involuntary, seconds)
         cpu = counter_rate(before_pin.cpu_s, now_pin.cpu_s, seconds)
         part["tree_cpu_pct"] = None if cpu is None else 100.0 * cpu
+    if part["tree_throttled_share"] is None and same_pin:
+        part.update(throttled(cast(PinnedSample, cast(Frame, earlier).pinned),
+                              cast(PinnedSample, pinned)))
     pressure = host.cpu_pressure_some_pct if host else None
     if pressure is None and pinned is not None:
         pressure = pinned.cpu_pressure_some_pct
@@ -394,6 +442,7 @@ def point(frames: list[Frame], previous_point: Point | None = None,
                            and h.count), default=None),
         launch_slow_calls=sum(c for i, c in buckets.items() if bucket_bounds_ns(i)[0] >= 1_000_000),
         launch_max_by_gpu_us=_launch_max_by_gpu(frame),
+        launch_stalled_share=_launch_stalled_share(frame, seconds),
         sync_p50_us=_us(latency.percentile_ns(sync, 0.5)),
         host_cpu_pct=host.cpu_pct if host else None,
         cpu_pressure_pct=pressure,
@@ -450,6 +499,22 @@ def _p99_by_api(frame: Frame) -> dict[str, float]:
             if value is not None:
                 out[api] = value / 1000.0
     return out
+
+
+def _launch_stalled_share(frame: Frame, seconds: float) -> float | None:
+    """The worst launching process's time in calls of 1 ms or more, as a share of the tick
+    (each call counted at its bucket's lower bound: a floor, never more than was lost)."""
+    if seconds <= 0 or not frame.launch:
+        return None
+    stalled: dict[int, float] = {}
+    for h in frame.launch:
+        if "Launch" in h.api:
+            ns = sum(c * low for c, low in ((c, bucket_bounds_ns(i)[0])
+                                            for i, c in h.buckets.items()) if low >= 1_000_000)
+            stalled[h.pid] = stalled.get(h.pid, 0.0) + ns
+    if not stalled:
+        return None
+    return min(1.0, max(stalled.values()) / (seconds * 1e9))
 
 
 def _launch_max_by_gpu(frame: Frame) -> dict[int, float]:

@@ -56,7 +56,7 @@ SIGNATURES: tuple[Signature, ...] = (
         supports=("hollow", "queue", "hog"),
         vetoes=(("prefill_not_notable", 0.8), ("kv_sig", 0.8), ("kv_wait", 0.4),
                 ("host", 0.9), ("jitter", 0.9),
-                ("clock_slow", 0.8), ("odd", 0.9), ("shared", 0.9), ("dram_new", 0.6),
+                ("clock_slow", 0.8), ("odd", 0.9), ("shared", 0.9), ("dram_not_fanout", 0.6),
                 ("sliver", 0.6))),
     Signature(
         "prefill_interference",
@@ -78,7 +78,8 @@ SIGNATURES: tuple[Signature, ...] = (
         requires=(("odd",), ("peers_wait",)),
         supports=("clock_any", "throttle_new", "busy"),
         # (launch calls measured stalling on the host explain a rank's lost busy time)
-        vetoes=(("shared", 0.8), ("rank_idle", 0.8), ("shared_odd", 0.9), ("jitter", 0.7)),
+        vetoes=(("shared", 0.8), ("rank_idle", 0.8), ("shared_odd", 0.9), ("jitter", 0.7),
+                ("odd_launch", 0.7)),
         where="odd"),
     Signature(
         "input_stall",
@@ -94,7 +95,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "host_launch_jitter",
         "the thread that launches kernels is preempted (measured by eBPF)",
-        requires=(("jitter",), HARM),
+        requires=(("jitter",), HARM + ("odd_launch",)),
         supports=("host",),
         vetoes=(("shared", 0.5),),
         where="launch"),
@@ -121,7 +122,7 @@ SIGNATURES: tuple[Signature, ...] = (
         supports=("busy", "dram_new", "step", "kv_read"),
         vetoes=(("hollow", 0.8), ("clock_slow", 0.6), ("odd", 0.8), ("shared", 0.7),
                 ("prefill_heavy", 0.5), ("notable", 0.5), ("host", 0.8), ("preempt", 0.6),
-                ("util_drop", 0.6), ("dram_fell", 0.8)),
+                ("util_drop", 0.6), ("dram_fell", 0.8), ("fanout", 0.6)),
         where="dram"),
     Signature(
         "throttling",

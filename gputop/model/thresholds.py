@@ -151,6 +151,12 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
     ("baseline_tail_ratio", 3.0,
      "a tick whose ITL p99 is 3x its normal is not learned as normal, however few "
      "requests carry the tail"),
+    ("step_reads_slow", 1.3,
+     "every token 1.3x slower (ITL p50) while each step reads more (DRAM 10+ points, or the "
+     "KV per sequence far up) is the step at its bandwidth when the output falls with it"),
+    ("step_reads_tokens", 0.7,
+     "...tokens/s at 70%- of baseline with demand kept: the batch did not grow to make up "
+     "for the slower steps (a busier service keeps its output)"),
     ("step_alone_hold_s", 15.0,
      "the typical step's p50 moves in coarse histogram buckets and with bursts of prefill: "
      "alone, it must hold 15 s to open an episode"),
@@ -209,6 +215,10 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "launch calls measured lasting milliseconds (eBPF) with GPU-Util 7+ points under its "
      "healthy level: the gaps between steps are the launches' (the stall is measured, so "
      "half the unexplained drop the util trigger needs)"),
+    ("launch_stalled_share", 0.12,
+     "a launching process inside calls of 1 ms or more for 12% of its time (a quarter of "
+     "that begins to count): a few descheduled calls a second cost a launch-bound loop "
+     "that much GPU time, and move neither the p99 nor, once learned, the longest call"),
     ("launch_jitter_ratio", 20.0,
      "launch p99 20x its p50 and over 1 ms: the seed measured 16.7 us -> 13.1 ms when the "
      "launching thread was preempted"),

@@ -35,6 +35,8 @@ SIGNAL_TEXT = {
     "prefill": "a prefill burst", "tensor_up": "tensor activity rising",
     "preempt": "preemptions", "kv_full": "a full KV cache", "kv_sig": "KV-cache pressure",
     "dram": "DRAM bandwidth saturated", "dram_new": "DRAM bandwidth rising",
+    "odd_launch": "the rank the others wait for stalling in its launch calls",
+    "dram_not_fanout": "DRAM bandwidth rising (not with one request's n sequences)",
     "dram_fell": "DRAM traffic under its normal",
     "seq_slow": "each sequence slower than its batch explains (the batch swelling)",
     "clock_slow": "slowed clocks", "clock_all": "slowed clocks", "clock_any": "a slowed clock",
@@ -72,8 +74,9 @@ EVIDENCE_SIGNAL = {
     "throttle": "throttle_new", "odd_clock": "odd", "odd_sm": "odd", "odd_util": "odd",
     "odd_power": "odd", "hot": "hot",
     "shared": "shared", "own_sm": "own_drop", "tree_cpu": "host", "busiest_thread": "host",
-    "psi": "host", "run_queue": "host", "involuntary": "host", "host_cpu": "host",
-    "launch": "jitter", "launch_tail": "jitter", "launch_max": "jitter", "fanout": "fanout",
+    "psi": "host", "throttled": "host", "run_queue": "host", "involuntary": "host", "host_cpu": "host",
+    "launch": "jitter", "launch_tail": "jitter", "launch_max": "jitter",
+    "launch_stalled": "jitter", "fanout": "fanout",
     "input_thread": "input_cpu", "work": "work_down", "step": "step", "token_time": "step",
     "prefill_time": "prefill", "rank_idle": "rank_idle",
     "notable_n": "notable", "notable_max_tokens": "notable", "spec_accept": "spec_drop",
@@ -271,6 +274,8 @@ def evidence_line(e: Evidence, subject: str = "engine") -> str:
         "tree_cpu": lambda: _crowded(f"{who} at {v:.0f}% CPU (baseline {_n(b)}%)", e),
         "busiest_thread": lambda: _crowded(f"its busiest thread at {v:.0f}% CPU (baseline "
                                            f"{_n(b)}%)", e),
+        "throttled": lambda: f"its cgroup's CPU quota{f' ({e.detail} cores)' if e.detail else ''} "
+                             f"held it back in {v:.0f}% of CPU periods (baseline {_n(b)}%)",
         "psi": lambda: f"CPU pressure {v:.0f}% (baseline {_n(b)}%)",
         "run_queue": lambda: f"run queue {v:.0f} on {e.detail} CPUs (baseline {_n(b)})",
         "involuntary": lambda: f"involuntary context switches {v:,.0f}/s (baseline {_n(b)}/s)",
@@ -278,9 +283,11 @@ def evidence_line(e: Evidence, subject: str = "engine") -> str:
         "launch": lambda: f"launch p99 {duration_us(v)} (p50 {duration_us(b)})",
         "launch_max": lambda: f"a launch call took {duration_us(v)} (usually at most "
                               f"{duration_us(b)}): the launching thread was descheduled",
+        "launch_stalled": lambda: f"the launching thread spent {v:.0f}% of its time in launch "
+                                  f"calls of 1 ms or more (baseline {_n(b)}%)",
         "launch_tail": lambda: f"{e.detail} p99 {duration_us(v)} (baseline {duration_us(b)})",
-        "fanout": lambda: f"the batch jumped to {v:.0f} from {b:.0f} at once, without new "
-                          "prompts: likely one request's n sequences",
+        "fanout": lambda: f"the batch jumped to {v:.0f} from {b:.0f} at once, without the "
+                          "prompts that many arrivals would bring: likely one request's n sequences",
         "step": lambda: f"inter-token latency p50 {_s(v)}, {e.detail}x its healthy {_s(b)}: "
                         "every token slower",
         "prefill_time": lambda: f"prompts take {100 * (v or 0.0):.0f}% of the engine's time "
@@ -298,6 +305,8 @@ def evidence_line(e: Evidence, subject: str = "engine") -> str:
 
 
 def _crowded(text: str, e: Evidence) -> str:
+    if e.detail == "held":
+        return f"{text} while each step takes longer: held back (a CPU quota?)"
     queue, _, cpus = e.detail.partition(" ")
     return f"{text} with the run queue at {queue} on {cpus} CPUs" if cpus else text
 
