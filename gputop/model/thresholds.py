@@ -201,7 +201,8 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "max_tokens this large keeps a sequence in the batch for minutes"),
     ("fanout_min", 8.0,
      "a batch that at least doubles (by 8+ sequences) from one reading to the next with no new "
-     "prompt work is likely one request's n sequences: evidence for a cause, never a trigger"),
+     "prompt work, or with one prompt that all but one of them read from the prefix cache, is "
+     "likely one request's n sequences: evidence for a cause, never a trigger"),
     ("spec_wasted", 0.15,
      "speculative decoding accepting under 15% of its drafts (after accepting far more) "
      "costs more than it saves: every step drafts and verifies k tokens to keep about one"),
