@@ -16,8 +16,11 @@ import pytest
 
 from gputop.sources import cgroup
 from gputop.sources.cgroup import cpu_quota, owner_from_cgroup, process_owner
-from gputop.sources.proctree import (Pin, PinError, owner_matches, pin_owner, resolve_roots,
-                                     tree_cpu)
+from gputop.model.derive import derive
+from gputop.sources.proctree import (Pin, PinError, PinState, ProcTreeSource, owner_matches,
+                                     pin_owner, pin_pid, resolve_roots, tree_cpu)
+from gputop.tui.panes.host import quota_row
+from tests.conftest import tick_timeline
 
 ID = "3f2a1b9c0d1e" + "4" * 52
 POD_UID = "1b2c3d4e-5f60-4a7b-8c9d-0e1f2a3b4c5d"
@@ -147,6 +150,40 @@ def _quota_cgroup(name: str) -> Path:
     (path / "cpu.cfs_quota_us").write_text("20000")
     (path / "cpu.cfs_period_us").write_text("100000")
     return path
+
+
+@pytest.fixture
+def busy_in_a_quota():
+    """A busy loop in a cgroup limited to a fifth of a core."""
+    if os.geteuid() != 0:
+        pytest.fail("the cgroup test needs root (the README's test command runs as root)")
+    path = _quota_cgroup(f"gputop-quota-{os.getpid()}-{os.urandom(3).hex()}")
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        (path / "cgroup.procs").write_text(str(busy.pid))
+        yield busy
+    finally:
+        busy.kill()
+        busy.wait()
+        for _ in range(50):
+            try:
+                path.rmdir()
+                break
+            except OSError:
+                time.sleep(0.1)
+
+
+def test_a_pinned_tree_under_a_quota_shows_it_held_back(busy_in_a_quota):
+    """Pinned, the tree's quota and the share of periods it was held back in reach the
+    view pane 6 draws from, and its row says so."""
+    time.sleep(0.3)
+    timeline = tick_timeline([ProcTreeSource(PinState(pin_pid(busy_in_a_quota.pid)))], 3, 0.5,
+                             sleep_s=0.5)
+    pinned = derive(timeline, timeline.last_index).pinned
+    assert pinned.sample.cpu_quota_cores == 0.2
+    assert pinned.throttled_share is not None and 0.0 < pinned.throttled_share <= 1.0
+    text = "".join(ch for ch, _ in quota_row(0.2, pinned.throttled_share, 80))
+    assert text.startswith("CPU quota 0.2 cores: held back in ") and "% of periods" in text
 
 
 def test_a_real_cpu_quota_is_read_with_the_periods_it_held_back():

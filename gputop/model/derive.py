@@ -14,7 +14,7 @@ from gputop.model.detect import DetectState
 from gputop.model.kvpool import kv_bytes_per_token, kv_pool_bytes
 from gputop.model.peaks import peak_for
 from gputop.model.plots import Plots
-from gputop.model.point import counter_rate, read_time, shown_tokens_per_s
+from gputop.model.point import counter_rate, read_time, shown_tokens_per_s, throttled
 from gputop.model.provenance import engine_on_gpu, vram_split
 from gputop.model.timeline import Timeline
 from gputop.model.views import (OFF_CPU, ApiLatency, EngineView, GpuView, MigView,
@@ -84,9 +84,12 @@ def _pinned_view(timeline: Timeline[DetectState], index: int, sample: PinnedSamp
             if t.tid in old:
                 threads.append((t, max(0.0, 100.0 * (t.cpu_s - old[t.tid]) / seconds)))
         threads.sort(key=lambda tc: -tc[1])
+    held = throttled(cast(PinnedSample, previous), sample)["tree_throttled_share"] \
+        if same else None
     return PinnedView(sample=sample, cpu_pct=None if cpu is None else 100.0 * cpu,
                       voluntary_per_s=rate("ctx_voluntary"),
-                      involuntary_per_s=rate("ctx_involuntary"), threads=tuple(threads[:8]))
+                      involuntary_per_s=rate("ctx_involuntary"), threads=tuple(threads[:8]),
+                      throttled_share=held)
 
 
 def derive(timeline: Timeline[DetectState], index: int,

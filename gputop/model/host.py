@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gputop.model.point import counter_rate, read_time
+from gputop.model.point import counter_rate, read_time, throttled
 from gputop.model.processes import ProcRow, process_rows
 from gputop.schema import Frame, HostSample
 
@@ -27,6 +27,10 @@ class HostView:
     engine_involuntary_per_s: float | None
     busiest: tuple[ProcRow, ...]  # GPU processes, most CPU first
     reasons: dict[str, str]  # why a value is unknown, by field name
+    # the CPU quota over the engine's cgroup, in cores, and the share of its CFS periods it
+    # held the engine back in over the tick (None: no quota read)
+    engine_quota_cores: float | None = None
+    engine_throttled_share: float | None = None
 
 
 def host_view(frame: Frame, before: Frame | None) -> HostView:
@@ -43,6 +47,7 @@ def host_view(frame: Frame, before: Frame | None) -> HostView:
         switches = counter_rate(before.host.ctx_switches_total, host.ctx_switches_total, seconds)
     engine = frame.engine
     label, cpu, involuntary = "", None, None
+    quota: dict[str, float | None] = {}
     if engine is not None:
         pids = ",".join(str(p) for p in engine.pids[:3])
         label = f"{engine.kind}" + (f" (pid {pids})" if pids else "")
@@ -54,6 +59,7 @@ def host_view(frame: Frame, before: Frame | None) -> HostView:
             rate = counter_rate(earlier.cpu_s, engine.cpu_s, took)
             cpu = None if rate is None else 100.0 * rate
             involuntary = counter_rate(earlier.ctx_involuntary, engine.ctx_involuntary, took)
+            quota = throttled(earlier, engine)
             if cpu is None:
                 reasons["engine"] = ("its process tree is not on this machine" if not engine.pids
                                      else "no CPU time read for its processes")
@@ -68,4 +74,4 @@ def host_view(frame: Frame, before: Frame | None) -> HostView:
         reasons["busiest"] = "needs two readings" if before is None else \
             "no GPU process with a CPU reading"
     return HostView(host, switches, label, cpu, involuntary, tuple(busiest[:BUSIEST_KEPT]),
-                    reasons)
+                    reasons, quota.get("tree_quota_cores"), quota.get("tree_throttled_share"))

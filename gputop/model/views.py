@@ -136,6 +136,7 @@ class PinnedView:
     voluntary_per_s: float | None
     involuntary_per_s: float | None
     threads: tuple[tuple[ThreadSample, float], ...]  # busiest first, with CPU %
+    throttled_share: float | None = None  # CFS periods its cgroup's quota held it back in
 
     @property
     def title(self) -> str:

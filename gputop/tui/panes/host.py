@@ -25,8 +25,12 @@ class HostPane(Pane):
         "the kernel preempted it) and the GPU processes using the most CPU. This is what the "
         "banner's host-contention evidence is read from. Pinned (p picks a tree): that tree's "
         "CPU, its busiest threads with their CPU%, voluntary context switches per second (the "
-        "thread waited: I/O, locks, sleeps) and involuntary ones, the CPUs it may run on. From "
-        "psutil and /proc."
+        "thread waited: I/O, locks, sleeps) and involuntary ones, the CPUs it may run on. "
+        "Where the tree's cgroup has a CPU quota (cpu.max, or v1 cpu.cfs_quota_us; a container's "
+        "CPU limit): the quota in cores and the share of the kernel's 100 ms CFS periods in which "
+        "it ran out and the tree was held back (cpu.stat nr_throttled / nr_periods): a limit "
+        "that throttles shows in no run queue or CPU pressure. From psutil, /proc and the "
+        "cgroup files."
     )
 
     def rows(self, ctx: Ctx, width: int, height: int) -> list[Row]:
@@ -61,6 +65,8 @@ class HostPane(Pane):
             pressure = pct(host.cpu_pressure_some_pct)
             queue = host.run_queue if host.run_queue is not None else "n/a"
         out.append(fit(row(f"CPU pressure (some, 10 s) {pressure}   run queue {queue}"), width))
+        if s.cpu_quota_cores is not None:
+            out.append(quota_row(s.cpu_quota_cores, pinned.throttled_share, width))
         if s.listening_ports:
             out.append(fit(row((f"listening: {', '.join(map(str, s.listening_ports[:8]))}", DIM)),
                            width))
@@ -104,6 +110,8 @@ class HostPane(Pane):
                     (row(f"engine {h.engine_label}: CPU {pct(h.engine_cpu_pct)}"), 0),
                     (row("  involuntary ", (f"{rate(h.engine_involuntary_per_s)}/s", hot)), 1)],
                     width))
+            if h.engine_quota_cores is not None:
+                out.append(quota_row(h.engine_quota_cores, h.engine_throttled_share, width))
         out.append(row(""))
         out.append(first_fitting([row(("GPU processes by CPU (100% = 1 core)", DIM)),
                                   row(("GPU processes by CPU", DIM))], width))
@@ -129,6 +137,14 @@ class HostPane(Pane):
                 f"roots: {', '.join(map(str, s.root_pids)) or 'none'}",
                 f"tree: {', '.join(map(str, s.tree_pids)) or 'none'}",
                 "thread CPU% from /proc/PID/task/TID/stat between two ticks"]
+
+
+def quota_row(cores: float, share: float | None, width: int) -> Row:
+    """A cgroup's CPU quota and the share of CFS periods it held the tree back in."""
+    held = (pct(100.0 * share), ALERT if share >= 0.1 else None) if share is not None \
+        else (na("needs two readings"), DIM)
+    return fit_parts([(row(f"CPU quota {cores:g} cores: "), 0),
+                      (row("held back in ", held, " of periods"), 1)], width)
 
 
 def _ranges(cores: tuple[int, ...]) -> str:
