@@ -3,7 +3,7 @@ level physics of vLLM-, SGLang- and llama.cpp-like servers, training jobs and pl
 programs, by engineers who never read the detector), scored as their harnesses score them.
 
 Each was written to measure and was measured blind once before any change was judged on it;
-B, C, D, E, G, H, I, J, K, M, N, P and R are development sets since (their READMEs say so).
+B, C, D, E, G, H, I, J, K, M, N, P, R and T are development sets since (their READMEs say so).
 Corpora F, L, O, Q and S are held out: they are measured by their totals only and have no floor
 here (a floor per cause would be read).
 The floors are what the detector reaches now, per cause: a change that loses a trace fails
@@ -37,6 +37,7 @@ import corpus_m  # noqa: E402
 import corpus_n  # noqa: E402
 import corpus_p  # noqa: E402
 import corpus_r  # noqa: E402
+import corpus_t  # noqa: E402
 import diagnosis_b  # noqa: E402
 import diagnosis_c  # noqa: E402
 import diagnosis_d  # noqa: E402
@@ -50,6 +51,7 @@ import diagnosis_m  # noqa: E402
 import diagnosis_n  # noqa: E402
 import diagnosis_p  # noqa: E402
 import diagnosis_r  # noqa: E402
+import diagnosis_t  # noqa: E402
 
 # right / traces per cause ("healthy" for the healthy ones), as measured: raise when it improves
 FLOOR_B = {"oversized_request": 4, "prefill_interference": 4, "collective_straggler": 5,
@@ -104,13 +106,17 @@ FLOOR_R = {"oversized_request": 3, "prefill_interference": 2, "collective_stragg
            "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 3,
            "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 2, "kv_pressure": 2,
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 18}
+FLOOR_T = {"oversized_request": 1, "prefill_interference": 1, "collective_straggler": 2,
+           "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 3,
+           "tiny_kernels": 1, "memory_bandwidth": 3, "throttling": 2, "kv_pressure": 3,
+           "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 26}
 CORPORA = {"b": (FLOOR_B, corpus_b, diagnosis_b), "c": (FLOOR_C, corpus_c, diagnosis_c),
            "d": (FLOOR_D, corpus_d, diagnosis_d), "e": (FLOOR_E, corpus_e, diagnosis_e),
            "g": (FLOOR_G, corpus_g, diagnosis_g), "h": (FLOOR_H, corpus_h, diagnosis_h),
            "i": (FLOOR_I, corpus_i, diagnosis_i), "j": (FLOOR_J, corpus_j, diagnosis_j),
            "k": (FLOOR_K, corpus_k, diagnosis_k), "m": (FLOOR_M, corpus_m, diagnosis_m),
            "n": (FLOOR_N, corpus_n, diagnosis_n), "p": (FLOOR_P, corpus_p, diagnosis_p),
-           "r": (FLOOR_R, corpus_r, diagnosis_r)}
+           "r": (FLOOR_R, corpus_r, diagnosis_r), "t": (FLOOR_T, corpus_t, diagnosis_t)}
 
 
 def _results(corpus, harness):

@@ -75,9 +75,9 @@ class DetectConfig:
 
 LATENCY_MEASURES = ("itl", "ttft")
 # judged on the engine's histograms
-HISTOGRAM_MEASURES = ("itl", "ttft", "step", "share", "prefill", "slow")
+HISTOGRAM_MEASURES = ("itl", "ttft", "step", "share", "prefill", "slow", "reads")
 ENGINE_MEASURES = ("itl", "ttft", "tokens", "queue", "util", "kv", "step", "spec", "share",
-                   "cpu", "launch", "prompts", "prefill", "host", "slow")
+                   "cpu", "launch", "prompts", "prefill", "host", "slow", "reads")
 MAX_EPISODES = 50
 RECENT_S = 12.0  # points kept for windows (the saw-tooth reads 10 s)
 RECENT_MAX = 48
@@ -594,11 +594,9 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
                     _trigger_holds(m, st, subject, feats, config, clearing=False)
                     for m in ENGINE_MEASURES if m not in LATENCY_MEASURES):
             hold *= 2  # a moderate latency rise alone must last: bursts give a few seconds
-        if measure == "step" and ((feats.v.get("dram_rise") or 0.0) < t("dram_rise_pts")
-                                  and feats.s.get("kv_read", 0.0) < 0.5
-                                  or (feats.v.get("step_ratio") or 0.0) < t("step_slow")):
-            hold = max(hold, t("step_alone_hold_s"))  # the typical step alone must last,
-            # and so must a milder one the output shows
+        if measure == "step" and (feats.v.get("dram_rise") or 0.0) < t("dram_rise_pts") \
+                and feats.s.get("kv_read", 0.0) < 0.5:
+            hold = max(hold, t("step_alone_hold_s"))  # the typical step alone must last
         top = tally.ranked()[:1]
         prefilling = bool(top) and top[0][0] == "prefill_interference"
         if (_admitting(recent) and not _fanned_out(feats, now, strength) and (
@@ -833,6 +831,21 @@ def _steps_slow(feats: Features) -> bool:
         and (v.get("tokens_ratio") or 1.0) <= 1.6 and batch_decodes(v)
 
 
+def _reads_cost(feats: Features) -> bool:
+    """Every token `step_reads_slow` (1.3x) slower while each step reads more (DRAM 6+
+    points over its baseline, or the KV per sequence up), and the output down with it
+    (tokens/s at `step_reads_tokens` or less, demand kept): longer contexts costing the
+    service, not only its tail.  A batch that grew keeps its output; this one did not.
+    Milder than ``step``, and read from the p50's buckets and a noisy tokens/s, it is
+    judged over a span."""
+    s, v = feats.s, feats.v
+    ratio, tokens, rise = v.get("step_ratio"), v.get("tokens_ratio"), v.get("dram_rise")
+    reads = (rise is not None and rise >= 0.6 * t("dram_rise_pts")) \
+        or s.get("kv_read", 0.0) >= 0.3
+    return reads and ratio is not None and tokens is not None and bool(v.get("demand_kept")) \
+        and ratio >= t("step_reads_slow") and tokens <= t("step_reads_tokens")
+
+
 def _steps_wait(feats: Features, clearing: bool = False) -> bool:
     """Steps and waits alternating: a saw-tooth, or a weaker one where the busy time fell
     with it.  A step's wait shows on some ticks of its period and not on the one at its
@@ -1019,8 +1032,8 @@ def _trigger(st: SubjectState, subject: Subject, feats: Features, config: Detect
 
 
 _ENGINE_ORDER = ("itl", "tokens", "queue", "util", "ttft", "kv", "step", "spec", "share", "cpu",
-                 "launch", "host", "prompts", "prefill", "slow", "straggler", "odd", "shared",
-                 "clock", "hollow")
+                 "launch", "host", "prompts", "prefill", "slow", "reads", "straggler", "odd",
+                 "shared", "clock", "hollow")
 _JOB_ORDER = ("work", "hollow", "stall", "idle", "straggler", "odd", "shared", "launch", "cpu",
               "host", "clock", "dram")
 # an engine's tick-to-tick measures: a service's routine dips fire them for a few ticks
@@ -1036,9 +1049,10 @@ SUSTAINED: dict[str, tuple[tuple[str, ...], Callable[[Features], bool]]] = {
     "host": (("engine", "trainer", "job", "gpu"), _host_costs),
     "odd": (("engine", "trainer", "job", "gpu"), _odd_waits),
     "slow": (("engine",), _steps_slow),
+    "reads": (("engine",), _reads_cost),
     "stall": (("trainer", "job", "gpu"), _steps_wait),
     "dram": (("trainer", "job", "gpu"), _job_dram)}
-SUSTAINED_SPAN = {"slow": "slow_span_s"}  # measures judged over a span of their own
+SUSTAINED_SPAN = {"slow": "slow_span_s", "reads": "slow_span_s"}  # measures judged over a span of their own
 PERIODIC_MEASURES = ("slow", "stall")  # ...whose readings come and go within a period
 
 
@@ -1171,13 +1185,10 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         # every token slower while the memory traffic rose (measured, or the KV every step
         # reads: longer contexts in a fuller pool): decode at the bandwidth roofline
         ratio, rise = v.get("step_ratio"), v.get("dram_rise")
-        reads = (rise is not None and rise >= t("dram_rise_pts") * (0.6 if clearing else 1.0)) \
-            or s.get("kv_read", 0.0) >= (0.3 if clearing else 0.5)
-        if reads and _step_reads_cost(v, clearing):
-            return True  # a milder slowdown that the output shows: the reads are the cost
         if ratio is None or ratio < (1.6 if clearing else t("step_slow")):
             return False
-        if reads:
+        if (rise is not None and rise >= t("dram_rise_pts") * (0.6 if clearing else 1.0)) \
+                or s.get("kv_read", 0.0) >= (0.3 if clearing else 0.5):
             return True
         # every token far slower than at the batch the arrivals explain, with no prefill to
         # account for it: the service itself slowed (the seed's n=8 / logprobs=20 request:
@@ -1192,6 +1203,8 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         # there: the other slots' decodes wait on them
         return s.get("prefill_time", 0.0) >= (0.3 if clearing else 0.5) \
             and _output_fell(subject, v, 0.9 if clearing else 0.8)
+    if measure in ("stall", "idle") and subject.serves:
+        return False  # a server we do not scrape: its busy time follows its unknown demand
     if measure in SUSTAINED:
         # prefill: long prompts arriving steadily stall the steps that carry their chunks (a
         # few percent of the tokens, far slower) and the first tokens behind them; one
@@ -1315,16 +1328,6 @@ def _step_shows(v: Values, step_ratio: float) -> bool:
     if tokens >= 1.0 and batch >= t("step_batch_grown"):
         return False
     return tokens <= 2.0 * batch / step_ratio
-
-
-def _step_reads_cost(v: Values, clearing: bool) -> bool:
-    """Every token a third slower with the output down by as much or more, demand kept: a
-    step that reads more (longer contexts, more traffic) costs the service, not just its
-    tail.  A batch that grew keeps its output; this one did not."""
-    ratio, tokens = v.get("step_ratio"), v.get("tokens_ratio")
-    return ratio is not None and tokens is not None and bool(v.get("demand_kept")) \
-        and ratio >= t("step_reads_slow") * (0.9 if clearing else 1.0) \
-        and tokens <= t("step_reads_tokens") + (0.1 if clearing else 0.0)
 
 
 def _outgrown(v: Values) -> bool:

@@ -794,6 +794,9 @@ def _jump(points: tuple[Point, ...], base: Baseline, v: Values) -> None:
     if prompt is not None and prompt_base and prompt > 1.5 * prompt_base \
             and not _one_prompt(now, now.requests_running - before):
         return  # new prompts came with the new sequences: arrivals
+    earlier = points[-3].requests_running if len(points) >= 3 else None
+    if earlier is not None and before - earlier > 0.25 * (now.requests_running - before):
+        return  # the batch was already climbing: a ramp of arrivals, not one step of n
     v["jump_from"] = before
 
 
@@ -848,7 +851,9 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
             # wait (util would fall) nor a slower clock (the SMs stay occupied)
             share = v.get("sm_share_ratio")
             if share is not None and share <= 0.85 and abs(ratio - share) <= 0.15:
-                s["hollow_match"] = ramp(1.0 - share, 0.15, 0.3) * ramp(ratio, 0.85, 0.7)
+                # (both must hold: the weaker of the two, not their product, which a
+                # quarter lost on both counts read as 0.4)
+                s["hollow_match"] = min(ramp(1.0 - share, 0.15, 0.3), ramp(ratio, 0.85, 0.7))
             elif share is None and (power := v.get("power_ratio")) is not None \
                     and (v.get("util_base") or 0.0) - (v.get("util") or 0.0) < 5.0:
                 # no SM counter: the busy time's power stands in for the SMs it occupies (it
@@ -1140,6 +1145,12 @@ def _host(subject: Subject, points: tuple[Point, ...], base: Baseline, s: Streng
     if inv is not None and inv_base is not None:
         ratio = inv / max(inv_base, 20.0)
         score += 0.15 * ramp(ratio, 1.5, 4.5)
+        # preempted many times over while using less CPU: the CPU is taken from it (a quota
+        # running out, a hog on its cores); a tree waiting on I/O, its input starved, uses
+        # less CPU too, but its threads leave the CPU of their own accord (voluntarily)
+        lost_share = max((x[0] for x in losses), default=0.0)
+        s["preempted"] = ramp(ratio, 4.5, 20.0) * ramp(lost_share, 0.05, 0.2)
+        score += 0.4 * s["preempted"]
         if ratio >= 2:
             say("involuntary", inv, inv_base, "/s")
     # a thread of the job pegged at one core: the input pipeline (or launch loop) is CPU-bound

@@ -90,7 +90,10 @@ SIGNATURES: tuple[Signature, ...] = (
         # a stalled step runs as usual between waits (SM per busy time unchanged); busy
         # time on fewer SMs is the host launching tiny kernels, not waiting for input
         vetoes=(("host", 0.7), ("jitter", 0.8), ("shared", 0.8), ("odd", 0.7),
-                ("clock_slow", 0.7), ("serving", 0.6), ("queue", 0.5), ("hollow_new", 0.7)),
+                ("clock_slow", 0.7), ("serving", 0.6), ("queue", 0.5), ("hollow_new", 0.7),
+                # its threads preempted over and over while using less CPU: the CPU is
+                # taken from the job (a quota, a hog); a starved input leaves it freely
+                ("preempted", 0.6)),
         where="stalled"),
     Signature(
         "host_launch_jitter",

@@ -41,6 +41,9 @@ class Subject:
     gpus: tuple[int, ...]
     pids: frozenset[int]
     label: str
+    # a job whose process is a serving engine gputop does not scrape (its title or command
+    # line says so): its busy time follows its demand, which nothing here measures
+    serves: bool = False
 
     @property
     def has_engine(self) -> bool:
@@ -63,6 +66,17 @@ def primary(procs: tuple[ProcRef, ...], pinned: frozenset[int]) -> ProcRef | Non
 # and DeepSpeed: --local-rank=N / --local_rank=N; torchrun passes it in the environment),
 # and the pid inside its container that gputop appends (procinfo): each rank's own
 _RANK_ARG = re.compile(r"\s--local[-_]rank[= ]\d+|\s+\(pid \d+ in its container\)$")
+
+
+# what a serving engine's processes run or call themselves (vLLM and SGLang title theirs)
+_SERVER = re.compile(r"^(?:VLLM::|sglang::)|(?:^|[\s/])(?:vllm\s+serve|llama-server|"
+                     r"text-generation-(?:launcher|server)|tritonserver)\b|"
+                     r"-m\s+(?:vllm\.entrypoints|sglang\.launch_server)")
+
+
+def serves(proc: ProcRef) -> bool:
+    """Whether a GPU process is a serving engine by what it runs or calls itself."""
+    return bool(_SERVER.search(proc.name or "") or _SERVER.search(proc.cmdline or ""))
 
 
 def _job_key(proc: ProcRef) -> str:
@@ -125,5 +139,5 @@ def subjects_of(p: Point, held_by_engine: tuple[int, ...] = ()) -> tuple[Subject
         pids = frozenset(r.pid for g in job_gpus for r in p.gpu_procs.get(g, ())
                          if _job_key(r) == key or r.pid == owner.pid)
         out.append(Subject(key, "job", tuple(job_gpus), pids, f"{owner.name or 'pid'} "
-                                                             f"{owner.pid}"))
+                                                             f"{owner.pid}", serves(owner)))
     return tuple(out)

@@ -154,8 +154,8 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
     ("step_reads_slow", 1.3,
      "every token 1.3x slower (ITL p50) while each step reads more (DRAM 10+ points, or the "
      "KV per sequence far up) is the step at its bandwidth when the output falls with it"),
-    ("step_reads_tokens", 0.7,
-     "...tokens/s at 70%- of baseline with demand kept: the batch did not grow to make up "
+    ("step_reads_tokens", 0.8,
+     "...tokens/s at 80%- of baseline with demand kept: the batch did not grow to make up "
      "for the slower steps (a busier service keeps its output)"),
     ("step_alone_hold_s", 15.0,
      "the typical step's p50 moves in coarse histogram buckets and with bursts of prefill: "

@@ -36,6 +36,7 @@ SIGNAL_TEXT = {
     "preempt": "preemptions", "kv_full": "a full KV cache", "kv_sig": "KV-cache pressure",
     "dram": "DRAM bandwidth saturated", "dram_new": "DRAM bandwidth rising",
     "odd_launch": "the rank the others wait for stalling in its launch calls",
+    "preempted": "the job's threads preempted over and over while using less CPU",
     "dram_not_fanout": "DRAM bandwidth rising (not with one request's n sequences)",
     "dram_fell": "DRAM traffic under its normal",
     "seq_slow": "each sequence slower than its batch explains (the batch swelling)",
@@ -175,6 +176,9 @@ def headline(ep: Episode) -> str:
         return (f"{where} busy {util} but {slower}: "
                 f"{_n(v.get('running'))} requests in flight (baseline "
                 f"{_n(v.get('running_base'))}) at {_n(ep.tokens_per_s)} tok/s")
+    if m == "reads":
+        return (f"{where} busy {util} but every token slower as each step reads more: "
+                f"{_n(ep.tokens_per_s)} tok/s (baseline {_n(ep.baseline_tokens_per_s)})")
     if m == "dram":
         return _dram_headline(ep, where, util)
     if m in ("straggler", "odd"):
@@ -397,6 +401,8 @@ MEASURE_NAME = {
     "host": "a contended host with harm of any kind on half of 20 s of ticks",
     "odd": "one GPU out of step on half of 20 s of ticks",
     "slow": "every token 2x slower with the batch swollen, on half of 30 s of ticks",
+    "reads": "every token 1.3x slower as each step reads more, the output down a fifth, on "
+             "half of 30 s of ticks",
     "dram": "a job's DRAM traffic new and near saturation at a cost to its rate or SM share, "
             "on half of 20 s of ticks",
 }
