@@ -352,7 +352,23 @@ def cpu_quota(pid: int) -> CpuQuota | None:
     a container's and its pod's), from cgroup v2 ``cpu.max`` and ``cpu.stat`` or v1's cpu
     controller, read under each hierarchy's root mount and never through a link.  A quota
     that holds an engine back shows in no run queue or PSI on the host, only here.  None
-    when nothing limits it or nothing can be read."""
+    when nothing limits it or nothing can be read.  Where the quota sits is looked up once
+    a ``MOUNTS_KEPT_S`` per process (this runs on every tick): a tick reads that one
+    cgroup's files, or none where nothing limits the process."""
+    key = (pid, int(time.monotonic() // MOUNTS_KEPT_S))
+    if key not in _quota_dirs:
+        if len(_quota_dirs) > 4096:
+            _quota_dirs.clear()
+        _quota_dirs[key] = _find_quota(pid)
+    found = _quota_dirs[key]
+    return _quota_at(*found) if found is not None else None
+
+
+_quota_dirs: dict[tuple[int, int], tuple[str, bool] | None] = {}  # (pid, period) -> where
+
+
+def _find_quota(pid: int) -> tuple[str, bool] | None:
+    """(directory, is v2) of the nearest cgroup over ``pid`` that sets a CPU quota."""
     try:
         with open(hostroot.proc(pid, "cgroup")) as f:
             text = f.read(65536)
@@ -367,9 +383,9 @@ def cpu_quota(pid: int) -> CpuQuota | None:
         if point is None or ".." in parts:
             continue
         for depth in range(len(parts), max(-1, len(parts) - CGROUP_DEPTH), -1):
-            found = _quota_at(os.path.join(point, *parts[:depth]), v2=not controllers)
-            if found is not None:
-                return found
+            directory = os.path.join(point, *parts[:depth])
+            if _quota_at(directory, v2=not controllers) is not None:
+                return directory, not controllers
     return None
 
 
