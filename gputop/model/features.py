@@ -415,8 +415,7 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     # a serving engine whose GPU waits on its own host-side work (nothing outside takes its
     # CPU, no launch stalls): per-request work on the host, such as logprobs and their
     # detokenisation, paid every step
-    drop = (v["util_base"] - v["util"]  # type: ignore[operator]  # both known here
-            if v.get("util") is not None and v.get("util_base") is not None else None)
+    drop = _util_fall(v)
     # (an engine without latency histograms, llama.cpp, times its decode calls: each step
     # slower while the GPU is less busy is host work added to the step)
     s["engine_host_bound"] = ramp(drop, 15.0, 30.0) * s["serving"] * (1.0 - s["host"]) \
@@ -1082,6 +1081,12 @@ def _preempted_share(points: tuple[Point, ...], rate_base: float) -> float | Non
     return share if math.isfinite(share) else None
 
 
+def _util_fall(v: Values) -> float | None:
+    """GPU-Util points under the subject's baseline (None where either is unknown)."""
+    util, util_base = v.get("util"), v.get("util_base")
+    return None if util is None or util_base is None else util_base - util
+
+
 def _host(subject: Subject, points: tuple[Point, ...], base: Baseline, s: Strengths,
           v: Values, say: Say) -> float:
     """0..1: the CPU is contended, from what /proc gives without root or eBPF, each against
@@ -1108,10 +1113,8 @@ def _host(subject: Subject, points: tuple[Point, ...], base: Baseline, s: Streng
     # waits (less busy), demand kept: it is held back (a cgroup's CPU quota throttles it with
     # no crowd on the host to see).  Steps slowed by the GPU cost less CPU per second too,
     # but leave the GPU as busy; more host work of its own would use more CPU, not less
-    drop = (v["util_base"] - v["util"]  # type: ignore[operator]  # both known here
-            if v.get("util") is not None and v.get("util_base") is not None else None)
     held = ramp(v.get("step_ratio"), 1.2, 1.5) * (v.get("demand_kept") or 0.0) \
-        * ramp(drop, 10.0, 20.0) if subject.kind == "engine" and not crowded else 0.0
+        * ramp(_util_fall(v), 10.0, 20.0) if subject.kind == "engine" and not crowded else 0.0
     if losses:
         loss, label, value, b = max(losses)
         s["cpu_lost"] = ramp(loss, 0.15, 0.5) * (1.0 if crowded else held)
@@ -1261,16 +1264,14 @@ def _jitter(points: tuple[Point, ...], base: Baseline, say: Say) -> float:
         strength = max(strength, ramp(math.log10(longest / usual_longest), 1.0, 2.0))
     # the launching thread's time lost in stalled calls, against its usual share
     share = now.launch_stalled_share
+    stalled = ramp(share, t("launch_stalled_share") / 4, t("launch_stalled_share"))
     if share is not None:
-        lost = ramp(share, t("launch_stalled_share") / 4, t("launch_stalled_share"))
         usual_share = base.get("launch_stalled")
-        if usual_share is not None and share < 3 * usual_share:
-            lost *= 0.3  # this host's launches always lost as much
+        # (x0.3: this host's launches always lost as much)
+        lost = stalled * (0.3 if usual_share is not None and share < 3 * usual_share else 1.0)
         strength = max(strength, lost)
     if strength >= 0.3:
-        if share is not None and share >= t("launch_stalled_share") / 4 \
-                and ramp(share, t("launch_stalled_share") / 4, t("launch_stalled_share")) \
-                >= strength:
+        if share is not None and stalled > 0 and stalled >= strength:
             say("launch_stalled", 100.0 * share,
                 None if base.get("launch_stalled") is None
                 else 100.0 * cast(float, base.get("launch_stalled")), "%")

@@ -106,7 +106,6 @@ class Point:
     work_unit: str = ""
     # a counter that moves once per step (a trainer's): its last two changes
     work_total: float | None = None
-    work_changed_mono_s: float | None = None
     work_step_per_s: float | None = None  # the rate over the last whole steps
     work_step_s: float | None = None  # the longest of those steps (as the ticks time them)
     work_changes: tuple[tuple[float, float], ...] = ()  # (read time, total) of the steps
@@ -143,6 +142,11 @@ class Point:
             if name == label:
                 return p
         return None
+
+    @property
+    def work_changed_mono_s(self) -> float | None:
+        """When the step counter last moved (its first reading, before it has)."""
+        return self.work_changes[-1][0] if self.work_changes else None
 
     @property
     def compute_prompt_tokens_per_s(self) -> float | None:
@@ -249,6 +253,7 @@ def _reset(before: EngineSample, now: EngineSample) -> bool:
                and getattr(now, n) < getattr(before, n) for n in _RESET_COUNTERS)
 
 
+SLOW_CALL_NS = 1_000_000  # a launch call this long was descheduled (a launch takes us)
 WORK_WINDOW_S = 8.0  # a trainer's rate over the whole steps of about this long
 
 
@@ -257,15 +262,14 @@ def _work(engine: EngineSample, read_s: float, previous: Point | None) -> dict[s
     last ``WORK_WINDOW_S``, never the 0-or-a-whole-step of one tick, nor one step timed by
     the ticks it fell between (1.36 s steps read at 1 s ticks come 1, 1, 2 s apart)."""
     total = engine.generation_tokens_total
-    out = {"work_total": total, "work_changed_mono_s": read_s, "work_step_per_s": None,
-           "work_step_s": None, "work_changes": ((read_s, total),) if total is not None else ()}
+    out = {"work_total": total, "work_step_per_s": None, "work_step_s": None,
+           "work_changes": ((read_s, total),) if total is not None else ()}
     if total is None or previous is None or previous.work_total is None \
             or previous.engine_url != engine.url:
         return out
     if total == previous.work_total:
-        return {"work_total": total, "work_changed_mono_s": previous.work_changed_mono_s,
-                "work_step_per_s": previous.work_step_per_s, "work_step_s": previous.work_step_s,
-                "work_changes": previous.work_changes}
+        return {"work_total": total, "work_step_per_s": previous.work_step_per_s,
+                "work_step_s": previous.work_step_s, "work_changes": previous.work_changes}
     if total < previous.work_total or previous.work_changed_mono_s is None \
             or not read_s > previous.work_changed_mono_s:
         return out
@@ -440,7 +444,7 @@ def point(frames: list[Frame], previous_point: Point | None = None,
         launch_p99_by_api_us=_p99_by_api(frame),
         launch_max_us=max((h.max_ns / 1000.0 for h in frame.launch if "Launch" in h.api
                            and h.count), default=None),
-        launch_slow_calls=sum(c for i, c in buckets.items() if bucket_bounds_ns(i)[0] >= 1_000_000),
+        launch_slow_calls=sum(c for c, _ in _slow_calls(buckets)),
         launch_max_by_gpu_us=_launch_max_by_gpu(frame),
         launch_stalled_share=_launch_stalled_share(frame, seconds),
         sync_p50_us=_us(latency.percentile_ns(sync, 0.5)),
@@ -501,6 +505,12 @@ def _p99_by_api(frame: Frame) -> dict[str, float]:
     return out
 
 
+def _slow_calls(buckets: dict[int, int]) -> list[tuple[int, int]]:
+    """(count, lower bound in ns) of the buckets of calls lasting ``SLOW_CALL_NS`` or more."""
+    return [(c, low) for i, c in buckets.items()
+            if (low := bucket_bounds_ns(i)[0]) >= SLOW_CALL_NS]
+
+
 def _launch_stalled_share(frame: Frame, seconds: float) -> float | None:
     """The worst launching process's time in calls of 1 ms or more, as a share of the tick
     (each call counted at its bucket's lower bound: a floor, never more than was lost)."""
@@ -509,9 +519,8 @@ def _launch_stalled_share(frame: Frame, seconds: float) -> float | None:
     stalled: dict[int, float] = {}
     for h in frame.launch:
         if "Launch" in h.api:
-            ns = sum(c * low for c, low in ((c, bucket_bounds_ns(i)[0])
-                                            for i, c in h.buckets.items()) if low >= 1_000_000)
-            stalled[h.pid] = stalled.get(h.pid, 0.0) + ns
+            stalled[h.pid] = stalled.get(h.pid, 0.0) + sum(c * low
+                                                           for c, low in _slow_calls(h.buckets))
     if not stalled:
         return None
     return min(1.0, max(stalled.values()) / (seconds * 1e9))
