@@ -1,10 +1,11 @@
-"""The lab's phases (what runs, and the cause gputop should name) and the two profiles that
+"""The lab's phases (what runs, and the cause gputop should name) and the profiles that
 size them: ``gpu`` for the H200 (about 6 minutes in all) and ``cpu`` for the test suite
-(a tiny model, every phase shortened to seconds)."""
+(a tiny model, every phase shortened to seconds); ``gpu-train`` and ``cpu-train`` run the
+training loop alone through what takes a trainer's GPU or CPU (about 4 minutes on the H200)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from lab.load import Profile
 
@@ -33,6 +34,26 @@ PHASES = (
           "each step one-element kernels replayed from a CUDA graph"),
 )
 
+# The training loop alone, on two cores of its own (its DataLoader workers too), through
+# what takes from a trainer: the GPU (a second process), its cores (busy loops pinned onto
+# them), a cgroup CPU quota on its main process (as a container's CPU limit), its input.
+TRAIN_PHASES = (
+    Phase("train", "train", None, "training with the data ready"),
+    Phase("shared", "train", "gpu_shared",
+          "a second process multiplying matrices on the same GPU (time-slicing)"),
+    Phase("host", "train", "host_cpu_contention", "CPU hogs pinned onto the trainer's cores"),
+    Phase("quota", "train", "host_cpu_contention",
+          "the trainer's main process in a cgroup with a CPU quota (quota_cores)"),
+    Phase("stall", "train", "input_stall", "training while the DataLoader workers sleep"),
+)
+# The serve loop alone, healthy and then with its process under a CPU quota (a serving pod
+# whose CPU limit is cut): one Python thread schedules and launches every step.
+SERVE_QUOTA_PHASES = (
+    Phase("healthy", "serve", None, "steady traffic"),
+    Phase("quota", "serve", "host_cpu_contention",
+          "the serve loop's process in a cgroup with a CPU quota (quota_cores)"),
+)
+
 
 @dataclass(frozen=True)
 class LabProfile:
@@ -55,6 +76,8 @@ class LabProfile:
     screens: tuple[str, ...] = field(default=())  # phases whose dashboard is drawn
     screen_s: float = 6.0
     start_timeout_s: float = 300.0
+    phases: tuple[Phase, ...] = PHASES
+    quota_cores: float = 0.25  # the quota phase's CPU limit on the trainer's main process
 
 
 PROFILES = {
@@ -88,3 +111,15 @@ PROFILES = {
         membw=Profile(3, 150, 60),
         hogs_per_core=2, stall_s=0.05, graph_factor=4.0, screen_s=3.0, start_timeout_s=120.0),
 }
+# the training loop alone: the same model and batch as ``gpu``'s train phases (65% GPU-Util
+# there), the trainer on two cores of its own so that the host phase's hogs find it
+PROFILES["gpu-train"] = replace(
+    PROFILES["gpu"], phases=TRAIN_PHASES, screens=tuple(p.name for p in TRAIN_PHASES))
+PROFILES["cpu-train"] = replace(PROFILES["cpu"], phases=TRAIN_PHASES, screens=("host",))
+# the same, each cause milder: one busy loop per core, half a core's quota, a short sleep
+PROFILES["gpu-train-mild"] = replace(
+    PROFILES["gpu-train"], phases=tuple(p for p in TRAIN_PHASES if p.name != "shared"),
+    hogs_per_core=1, quota_cores=0.5, stall_s=0.08, screens=())
+PROFILES["gpu-serve-quota"] = replace(
+    PROFILES["gpu"], phases=SERVE_QUOTA_PHASES, screens=("quota",))
+PROFILES["cpu-serve-quota"] = replace(PROFILES["cpu"], phases=SERVE_QUOTA_PHASES, screens=())

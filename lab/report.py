@@ -77,9 +77,24 @@ def verdict(snapshots: list[dict], start_wall: float, end_wall: float) -> list[d
             if alert["active"] and start_wall <= since <= end_wall:
                 key = (alert["kind"], alert["since"])
                 seen[key] = {"kind": alert["kind"], "since": alert["since"],
-                             "headline": alert["headline"],
+                             "headline": alert["headline"], "evidence": alert["evidence"],
                              "suspects": [s["cause"] for s in alert["suspects"]]}
     return list(seen.values())
+
+
+def carried(snapshots: list[dict], start_wall: float, middle_wall: float) -> list[dict]:
+    """The episodes opened before the phase and still open at its middle, each with its
+    verdict then: one trouble after another of the same cause (busy loops on a trainer's
+    cores, then a CPU quota on it) is one episode, named in the first phase's row."""
+    snap = next((s for s in reversed(snapshots)
+                 if datetime.datetime.fromisoformat(s["time"]).timestamp() <= middle_wall), None)
+    if snap is None:
+        return []
+    return [{"kind": a["kind"], "since": a["since"], "headline": a["headline"],
+             "evidence": a["evidence"], "suspects": [x["cause"] for x in a["suspects"]]}
+            for a in snap["alerts"]
+            if a["active"] and datetime.datetime.fromisoformat(a["since"]).timestamp()
+            < start_wall]
 
 
 def phase_rows(directory: str) -> list[dict]:
@@ -103,6 +118,9 @@ def phase_rows(directory: str) -> list[dict]:
         during = [s for f, s in replays.get(phase["segment"], ())
                   if phase["start_wall_s"] <= f.time_wall_s <= until]
         episodes = verdict(during, phase["start_wall_s"], until)
+        middle = (phase["start_wall_s"] + phase["end_wall_s"]) / 2
+        before = carried([s for f, s in replays.get(phase["segment"], ())], phase["start_wall_s"],
+                         middle)
         rows.append({
             "phase": phase["name"], "truth": phase["truth"], "frames": len(inside),
             "util_pct": _mean(g.util_gpu_pct for g in gpus),
@@ -112,6 +130,7 @@ def phase_rows(directory: str) -> list[dict]:
             "client_tokens_per_s": phase["client"]["tokens_per_s"],
             "itl_p99_s": _itl_p99(readings),
             "episodes": episodes,
+            "carried": before,
             "top_cause": episodes[-1]["suspects"][0] if episodes and episodes[-1]["suspects"]
             else None,
         })
@@ -126,8 +145,12 @@ def table(rows: list[dict]) -> str:
     lines = ["| phase | GPU-Util % | SM % | DRAM % | tokens/s | ITL p99 ms | gputop's verdict "
              "| staged cause |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        said = "no episode" if not r["episodes"] else "; ".join(
-            f"{e['kind']}: {', '.join(e['suspects'][:2]) or 'no suspect'}" for e in r["episodes"])
+        said = "; ".join(f"{e['kind']}: {', '.join(e['suspects'][:2]) or 'no suspect'}"
+                         for e in r["episodes"]) or "no episode"
+        if not r["episodes"] and r.get("carried"):
+            said = "the episode before goes on: " + "; ".join(
+                f"{e['kind']}: {', '.join(e['suspects'][:2]) or 'no suspect'}"
+                for e in r["carried"])
         lines.append(f"| {r['phase']} | {_fmt(r['util_pct'])} | {_fmt(r['sm_active_pct'])} | "
                      f"{_fmt(r['dram_bw_pct'])} | {_fmt(r['tokens_per_s'])} | "
                      f"{_fmt(r['itl_p99_s'], 1, 1e3)} | {said} | {r['truth'] or 'none'} |")

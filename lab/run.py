@@ -30,10 +30,15 @@ from dataclasses import asdict, replace
 
 from lab.load import Load, Tally
 from lab.procs import Children, http_get, http_post, wait_until
-from lab.profiles import PHASES, PROFILES, LabProfile, Phase
+from lab.profiles import PROFILES, LabProfile, Phase
+from lab.quota import Quota
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LOG_TAIL_BYTES = 4096
+
+
+class NotStaged(RuntimeError):
+    """A phase whose cause could not be staged here (recorded, the phase runs healthy)."""
 
 
 def free_port() -> int:
@@ -72,16 +77,21 @@ class Runner:
         self.children = Children()
         self.tally = Tally()
         self.serve_cpus, self.other_cpus = split_cpus(sorted(os.sched_getaffinity(0)))
+        self.serving = any(ph.segment == "serve" for ph in profile.phases)
+        self.training = any(ph.segment == "train" for ph in profile.phases)
+        # without a serve loop the trainer takes its cores: the host phase's hogs find it
+        self.train_cpus = self.other_cpus if self.serving else self.serve_cpus
         self.python = sys.executable
         self.gputop = [args.gputop_python, "-m", "gputop"]
         self.control = os.path.join(self.tmp, "train-control.json")
         self.screens = [] if args.screens == "none" else (
-            [p.name for p in PHASES] if args.screens == "all" else
+            [p.name for p in profile.phases] if args.screens == "all" else
             list(profile.screens) if args.screens is None else args.screens.split(","))
         self.doc: dict = {
             "lab": 1, "profile": args.profile, "config": asdict(profile),
-            "argv": sys.argv, "cpus": {"serve": sorted(self.serve_cpus),
-                                      "others": sorted(self.other_cpus)},
+            "argv": sys.argv, "cpus": {
+                "serve": sorted(self.serve_cpus) if self.serving else [],
+                "train": sorted(self.train_cpus), "others": sorted(self.other_cpus)},
             "phases": [], "settles": [], "recordings": {}, "errors": []}
 
     # ------------------------------------------------------------------ helpers
@@ -192,34 +202,53 @@ class Runner:
     def page(self) -> str:
         return http_get(self.serve_url + "/metrics", 10).decode()
 
-    def serve_extras(self, phase: Phase, seconds: float) -> tuple[list[Load], list[str]]:
+    def quota(self, pid: int) -> Quota:
+        """``pid`` under the profile's CPU quota, or NotStaged saying why not."""
+        quota = Quota(pid, self.p.quota_cores, f"gputop-lab-quota-{os.getpid()}")
+        try:
+            log(f"  quota: {self.p.quota_cores:g} cores on pid {pid} in {quota.apply()}")
+            return quota
+        except OSError as exc:
+            quota.release()
+            raise NotStaged(f"no CPU quota could be set: {exc}") from exc
+
+    def serve_extras(self, phase: Phase, seconds: float
+                     ) -> tuple[list[Load], list[str], Quota | None]:
         p, vocab = self.p, self.vocab_size
         loads = {"storm": p.storm, "prefill": p.prefill, "kv": p.kv, "membw": p.membw}
         if phase.name in loads:
             return [Load(self.serve_port, loads[phase.name], self.tally, vocab,
-                         seed=hash(phase.name) % 1000).start()], []
+                         seed=hash(phase.name) % 1000).start()], [], None
+        if phase.name == "quota":
+            return [], [], self.quota(self.serve_pid)
         if phase.name == "host":
             count = p.hogs_per_core * len(self.serve_cpus)
             return [], [self.hog(f"hog-{i}", "cpu", self.serve_cpus, seconds + 5)
-                        for i in range(count)]
+                        for i in range(count)], None
         if phase.name == "shared":
             # on a GPU the second context time-slices the device; on the CPU the "device"
             # is the serve loop's core, so the stand-in competes there
             cpus = self.serve_cpus if p.device == "cpu" else self.other_cpus
-            return [], [self.hog("gpu-hog", "gpu", cpus, seconds + 5)]
-        return [], []
+            return [], [self.hog("gpu-hog", "gpu", cpus, seconds + 5)], None
+        return [], [], None
 
     def run_serve(self) -> None:
         steady = Load(self.serve_port, self.p.steady, self.tally, self.vocab_size).start()
         self.spawn_record("serve", self.serve_url + "/metrics", self.serve_pid)
         self.wait_record("serve")
-        phases = [ph for ph in PHASES if ph.segment == "serve"]
+        phases = [ph for ph in self.p.phases if ph.segment == "serve"]
         for i, phase in enumerate(phases):
             if i:
                 self.settle(self.p.settle_s)
             seconds = self.p.first_phase_s if i == 0 else self.p.phase_s
-            loads, hogs = self.serve_extras(phase, seconds)
             entry = self.begin(phase)
+            quota = None
+            try:
+                loads, hogs, quota = self.serve_extras(phase, seconds)
+            except NotStaged as exc:
+                loads, hogs = [], []
+                entry["truth"], entry["not_staged"] = None, str(exc)
+                log(f"  {phase.name}: {exc}")
             self.screen(phase, self.serve_url + "/metrics", self.serve_pid)
             time.sleep(seconds)
             entry["end_wall_s"] = time.time()
@@ -227,12 +256,15 @@ class Runner:
                 load.stop(cut=True)
             for name in hogs:
                 self.children.stop(name, signal.SIGKILL)
+            if quota is not None:
+                quota.release()
             entry["client"] = self.tally.summary(entry["start_wall_s"], entry["end_wall_s"])
             entry["metrics_page"] = self.page()
             self.report(entry)
-        # the training loop builds its model, and its recorder starts, while this ends
-        self.set_control(mode="warm")
-        self.spawn_record("train", self.train_url, self.train.pid)
+        if self.training:
+            # the training loop builds its model, and its recorder starts, while this ends
+            self.set_control(mode="warm")
+            self.spawn_record("train", self.train_url, self.train.pid)
         self.settle(self.p.settle_s)
         steady.stop(cut=True)
         self.wait_screens()
@@ -276,12 +308,34 @@ class Runner:
             "train", [self.python, "-m", "lab.train_loop", "--preset", self.p.preset,
                       "--device", self.p.device, "--port", str(self.train_port),
                       "--control", self.control, *self.p.train_args],
-            self.logfile("train"), cpus=self.other_cpus, env=self.env(), cwd=ROOT)
+            self.logfile("train"), cpus=self.train_cpus, env=self.env(), cwd=ROOT)
 
     def train_tokens(self) -> float | None:
         return counter(http_get(self.train_url, 5).decode(), "trainer_tokens_total")
 
+    def train_extras(self, phase: Phase, seconds: float) -> tuple[dict, list[str], Quota | None]:
+        """The control file's mode, the side processes and the quota a training phase
+        stages; a quota that cannot be set raises NotStaged."""
+        p = self.p
+        if phase.name == "stall":
+            return {"mode": "stall", "stall_s": p.stall_s}, [], None
+        if phase.name == "graph":
+            return {"mode": "graph", "graph_factor": p.graph_factor}, [], None
+        if phase.name == "shared":
+            cpus = self.train_cpus if p.device == "cpu" else self.other_cpus
+            return {"mode": "train"}, [self.hog("gpu-hog", "gpu", cpus, seconds + 5)], None
+        if phase.name == "host":
+            count = p.hogs_per_core * len(self.train_cpus)
+            return {"mode": "train"}, [self.hog(f"hog-{i}", "cpu", self.train_cpus, seconds + 5)
+                                       for i in range(count)], None
+        if phase.name == "quota":
+            return {"mode": "train"}, [], self.quota(self.train.pid)
+        return {"mode": "train"}, [], None
+
     def run_train(self) -> None:
+        self.set_control(mode="warm")
+        if "train" not in self.doc["recordings"]:  # no serve loop started it
+            self.spawn_record("train", self.train_url, self.train.pid)
         self.set_control(mode="train")
         wait_until(lambda: (counter(http_get(self.train_url, 2).decode(),
                                     "trainer_steps_total") or 0) >= 3,
@@ -289,21 +343,30 @@ class Runner:
         self.doc["train"] = {"url": self.train_url, "pid": self.train.pid}
         log("training loop running")
         self.wait_record("train")
-        modes = {"train": {"mode": "train"},
-                 "stall": {"mode": "stall", "stall_s": self.p.stall_s},
-                 "graph": {"mode": "graph", "graph_factor": self.p.graph_factor}}
-        phases = [ph for ph in PHASES if ph.segment == "train"]
+        phases = [ph for ph in self.p.phases if ph.segment == "train"]
         for i, phase in enumerate(phases):
             if i:
                 self.set_control(mode="train")
                 self.settle(self.p.settle_s)
+            seconds = self.p.first_phase_s if i == 0 else self.p.phase_s
             before = self.train_tokens()
-            self.set_control(**modes[phase.name])
             entry = self.begin(phase)
+            quota = None
+            try:
+                mode, hogs, quota = self.train_extras(phase, seconds)
+            except NotStaged as exc:
+                mode, hogs = {"mode": "train"}, []
+                entry["truth"], entry["not_staged"] = None, str(exc)
+                log(f"  {phase.name}: {exc}")
+            self.set_control(**mode)
             self.screen(phase, self.train_url, self.train.pid)
-            time.sleep(self.p.first_phase_s if i == 0 else self.p.phase_s)
+            time.sleep(seconds)
             entry["end_wall_s"] = time.time()
             after = self.train_tokens()
+            for name in hogs:
+                self.children.stop(name, signal.SIGKILL)
+            if quota is not None:
+                quota.release()
             seconds = entry["end_wall_s"] - entry["start_wall_s"]
             entry["client"] = {"tokens": after - before, "tokens_per_s": (after - before) / seconds}
             entry["metrics_page"] = http_get(self.train_url).decode()
@@ -326,12 +389,17 @@ class Runner:
             if smi:
                 self.children.start("dmon", [smi, "dmon", "-s", "pucm", "-d", "1", "-o", "DT"],
                                     os.path.join(self.out, "dmon.txt"))
-            log(f"lab: profile {self.args.profile}, serve loop on cores "
-                f"{sorted(self.serve_cpus)}, the rest on {sorted(self.other_cpus)}")
-            self.start_train()
-            self.start_serve()
-            self.run_serve()
-            self.run_train()
+            log(f"lab: profile {self.args.profile}, "
+                + (f"serve loop on cores {sorted(self.serve_cpus)}, " if self.serving else
+                   f"training loop on cores {sorted(self.train_cpus)}, ")
+                + f"the rest on {sorted(self.other_cpus)}")
+            if self.training:
+                self.start_train()
+            if self.serving:
+                self.start_serve()
+                self.run_serve()
+            if self.training:
+                self.run_train()
         except (RuntimeError, OSError, ValueError, KeyError) as exc:
             self.doc["errors"].append(f"{type(exc).__name__}: {exc}")
         finally:
@@ -387,9 +455,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.nvml_stand_in and not os.path.isfile(os.path.join(args.nvml_stand_in,
                                                               "libnvidia-ml.so.1")):
         parser.error(f"--nvml-stand-in: no libnvidia-ml.so.1 in {args.nvml_stand_in}")
-    names = {p.name for p in PHASES}
+    names = {p.name for p in profile.phases}
     if args.screens not in (None, "all", "none") and not set(args.screens.split(",")) <= names:
-        parser.error(f"--screens: phases are {', '.join(p.name for p in PHASES)}")
+        parser.error(f"--screens: phases are {', '.join(p.name for p in profile.phases)}")
     return Runner(args, profile).run()
 
 

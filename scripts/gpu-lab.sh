@@ -6,6 +6,9 @@
 # Leaves in $OUT (default ./out), 7 files: serve.gputop train.gputop phases.json dmon.txt
 # screens.tar report.txt log.txt -- commit them under tests/data/h200/lab/.
 # Usage: OUT=/some/dir bash scripts/gpu-lab.sh
+# LAB_PROFILE=gpu-train: the training loop alone through a second GPU process, CPU hogs on
+# its cores, a cgroup CPU quota and a DataLoader stall (about 4 minutes; commit under
+# tests/data/h200/lab-train/).
 # A dry run without a GPU: GPU_LAB_ARGS="--device cpu --preset tiny --phase-s 3
 # --nvml-stand-in DIR" (arguments added to lab.run's).
 set -uo pipefail
@@ -21,7 +24,7 @@ print('torch', torch.__version__, 'transformers', transformers.__version__,
   || { echo "gpu-lab: a package or the GPU is missing (see above)" >&2; exit 2; }
 python3 -m gputop doctor
 # shellcheck disable=SC2086  # GPU_LAB_ARGS is a list of arguments
-timeout 450 python3 -m lab.run --profile gpu --out "$OUT" ${GPU_LAB_ARGS:-}
+timeout 450 python3 -m lab.run --profile "${LAB_PROFILE:-gpu}" --out "$OUT" ${GPU_LAB_ARGS:-}
 rc=$?
 echo "lab.run exit $rc"
 timeout 120 python3 -m lab.report "$OUT" > "$OUT/report.txt"

@@ -189,12 +189,14 @@ def test_a_pinned_tree_under_a_quota_shows_it_held_back(busy_in_a_quota):
 def test_a_real_cpu_quota_is_read_with_the_periods_it_held_back():
     """A busy loop in a cgroup limited to a fifth of a core: the kernel throttles it in
     most of its CFS periods.  gputop reads the quota and the periods from the cgroup the
-    process is in (v2 cpu.max/cpu.stat, or v1's cpu controller), as the engine's tree."""
+    process is in (v2 cpu.max/cpu.stat, or v1's cpu controller), as the engine's tree;
+    moved there while gputop watches, at once (where a quota sits is cached per cgroup)."""
     if os.geteuid() != 0:
         pytest.fail("the cgroup test needs root (the README's test command runs as root)")
     path = _quota_cgroup(f"gputop-quota-{os.getpid()}")
     busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
+        assert cpu_quota(busy.pid) is None  # where it started, nothing limits it
         (path / "cgroup.procs").write_text(str(busy.pid))
         time.sleep(1.5)
         first = cpu_quota(busy.pid)

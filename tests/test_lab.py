@@ -299,3 +299,59 @@ def test_the_recordings_replay_through_gputops_model(lab):
         svg = html.unescape(tar.extractfile(member).read().decode()).replace("\xa0", " ")
     assert member.name == "screens/storm.svg"
     assert "lab phase storm" in svg and "gen tok/s" in svg  # the engine's pane, drawn live
+
+
+@pytest.fixture(scope="module")
+def train_lab(tmp_path_factory):
+    """The training loop alone (profile cpu-train, about 20 s): a second process on its
+    "device", busy loops on its core, a real cgroup CPU quota, a DataLoader stall."""
+    python = VENV / "bin" / "python"
+    if not python.exists():
+        pytest.fail(f"no vLLM environment at {VENV}: run 'bash scripts/vllm-env.sh'")
+    if os.geteuid() != 0:
+        pytest.fail("the quota phase needs root (the README's test command runs as root)")
+    nvml = tmp_path_factory.mktemp("nvml-train")
+    subprocess.run([need("gcc"), "-shared", "-fPIC", "-O2", "-o",
+                    str(nvml / "libnvidia-ml.so.1"),
+                    str(ROOT / "tests" / "stand_in" / "nvml_stand_in.c")], check=True)
+    out = tmp_path_factory.mktemp("lab-train")
+    result = subprocess.run(
+        [str(python), "-m", "lab.run", "--profile", "cpu-train", "--out", str(out),
+         "--nvml-stand-in", str(nvml), "--gputop-python", sys.executable],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+        timeout=RUN_TIMEOUT_S)
+    assert result.returncode == 0, (result.stdout[-3000:], result.stderr[-3000:])
+    return out, json.loads((out / "phases.json").read_text())
+
+
+@needs_torch
+def test_the_training_lab_stages_each_cause_on_the_trainer(train_lab):
+    """Each phase of the training lab took what it says from the trainer, by the trainer's
+    own counter, and the quota was a real cgroup's that gputop read from its tree."""
+    out, doc = train_lab
+    train_cpu = PROFILES["cpu-train"]
+    assert doc["errors"] == [] and [p["name"] for p in doc["phases"]] == \
+        [p.name for p in train_cpu.phases]
+    assert not any(p.get("not_staged") for p in doc["phases"]), doc["phases"]
+    assert set(doc["recordings"]) == {"train"} and "serve" not in doc
+    if len(os.sched_getaffinity(0)) >= 2:  # the trainer's core(s) its own
+        assert doc["cpus"]["train"] and not set(doc["cpus"]["train"]) & set(doc["cpus"]["others"])
+    rates = {p["name"]: p["client"]["tokens_per_s"] for p in doc["phases"]}
+    # busy loops on the trainer's one core, and a fifth of a core's quota, each cost it
+    # most of its steps; so do sleeping workers (the "device" is a CPU here: the second
+    # process competes for the trainer's core and is not asserted)
+    for name in ("host", "quota", "stall"):
+        assert rates[name] < 0.6 * rates["train"], (name, rates)
+    quota = next(p for p in doc["phases"] if p["name"] == "quota")
+    engines = [f.engine for f in frames(out / "train.gputop") if f.engine is not None]
+    inside = [e for e in engines
+              if quota["start_wall_s"] + 0.6 <= e.time_wall_s <= quota["end_wall_s"] - 0.1]
+    outside = [e for e in engines if e.time_wall_s < quota["start_wall_s"] - 0.1
+               or e.time_wall_s > quota["end_wall_s"] + 2.0]
+    assert inside and all(e.cpu_quota_cores == train_cpu.quota_cores for e in inside), inside
+    assert outside and all(e.cpu_quota_cores is None for e in outside)
+    assert inside[-1].cpu_throttled_periods > inside[0].cpu_throttled_periods
+    # the cgroup is gone with the phase
+    assert not any(name.startswith("gputop-lab-quota") for root in
+                   ("/sys/fs/cgroup", "/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct")
+                   if os.path.isdir(root) for name in os.listdir(root))

@@ -353,27 +353,30 @@ def cpu_quota(pid: int) -> CpuQuota | None:
     controller, read under each hierarchy's root mount and never through a link.  A quota
     that holds an engine back shows in no run queue or PSI on the host, only here.  None
     when nothing limits it or nothing can be read.  Where the quota sits is looked up once
-    a ``MOUNTS_KEPT_S`` per process (this runs on every tick): a tick reads that one
-    cgroup's files, or none where nothing limits the process."""
-    key = (pid, int(time.monotonic() // MOUNTS_KEPT_S))
-    if key not in _quota_dirs:
-        if len(_quota_dirs) > 4096:
-            _quota_dirs.clear()
-        _quota_dirs[key] = _find_quota(pid)
-    found = _quota_dirs[key]
-    return _quota_at(*found) if found is not None else None
-
-
-_quota_dirs: dict[tuple[int, int], tuple[str, bool] | None] = {}  # (pid, period) -> where
-
-
-def _find_quota(pid: int) -> tuple[str, bool] | None:
-    """(directory, is v2) of the nearest cgroup over ``pid`` that sets a CPU quota."""
+    a ``MOUNTS_KEPT_S`` per process and cgroup (this runs on every tick): a tick reads the
+    process's /proc cgroup file and that one cgroup's files, so a process moved into a
+    limited cgroup (a runtime, or ``systemctl set-property``) shows at once."""
     try:
         with open(hostroot.proc(pid, "cgroup")) as f:
             text = f.read(65536)
     except OSError:
         return None
+    key = (pid, text, int(time.monotonic() // MOUNTS_KEPT_S))
+    if key not in _quota_dirs:
+        if len(_quota_dirs) > 4096:
+            _quota_dirs.clear()
+        _quota_dirs[key] = _find_quota(text)
+    found = _quota_dirs[key]
+    return _quota_at(*found) if found is not None else None
+
+
+# (pid, its /proc cgroup file, period) -> where its quota sits
+_quota_dirs: dict[tuple[int, str, int], tuple[str, bool] | None] = {}
+
+
+def _find_quota(text: str) -> tuple[str, bool] | None:
+    """(directory, is v2) of the nearest cgroup over a process's /proc cgroup ``text``
+    that sets a CPU quota."""
     mounts = _mounts()
     for controllers, path in cgroup_entries(text):
         if controllers and "cpu" not in controllers.split(","):
