@@ -1501,3 +1501,35 @@ def test_a_different_trouble_soon_after_an_episode_is_a_new_episode():
     found = episodes(trace.run())
     assert [e.suspects[0][0] for e in found] == ["input_stall", "tiny_kernels"], \
         [(e.headline, e.suspects, e.history) for e in found]
+
+
+def test_a_host_run_queue_is_weighed_against_the_cpus_it_counts():
+    """/proc/stat's run queue is the whole host's.  A trainer held to 2 of 16 CPUs with 4
+    tasks runnable on the host is not crowded (the H200 lab's DataLoader stall read as host
+    contention so); busy loops pinned onto its 2 CPUs (4 -> 11) crowd it; an unpinned
+    process is judged against all the CPUs, as before."""
+    from gputop.model.features import _crowded
+
+    assert not _crowded(4, 4, 2, 16)
+    assert not _crowded(5, 4, 2, 16)  # a task more on a 16-CPU host
+    assert _crowded(11, 4, 2, 16)  # rose by more than the tree's CPUs
+    assert _crowded(17, None, 2, 16)  # over every CPU of the host
+    assert not _crowded(11, None, 2, 16)  # no baseline yet: only the host's CPUs say
+    assert _crowded(5, 1, 4, 4) and not _crowded(4, 1, 4, 4)
+    assert _crowded(5, 1, 4, None)  # the host's CPUs unknown: the tree's
+
+
+def test_a_starved_jobs_steps_are_a_saw_tooth_at_its_own_busy_level():
+    """The H200 lab's trainer at 58% GPU-Util, its DataLoader starved: the driver's samples
+    read 63-69% in a step and 0 otherwise, a step in one sample of ten.  For a job that is
+    a saw-tooth (steps at its own level, idle between, again and again); for a serving
+    engine the fixed thresholds stay; a job that idles with no steps coming back is none."""
+    from gputop.model.features import _alternation
+
+    second = [0.0] * 5
+    step = [0.0, 45.0, 63.0, 5.0, 0.0]
+    series = (second + step) * 5  # 10 s of samples at 5 a second
+    strength, mean = _alternation(series, 58.0, 100.0, job=True)
+    assert strength >= 0.9 and mean < 15, (strength, mean)
+    assert _alternation(series, 58.0, 100.0, job=False)[0] == 0.0
+    assert _alternation(second * 8 + step + second, 58.0, 100.0, job=True)[0] == 0.0

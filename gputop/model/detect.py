@@ -628,7 +628,8 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
             return st, None
         old = None
         if st.last_closed is not None and pending[0] - st.last_closed_mono_s <= REOPEN_S \
-                and _same_trouble(st.last_closed, top):
+                and _same_trouble(st.last_closed, tally.ranked(), _kind(
+                    st.pending_measure or measure, feats.v, config)):
             old = replace(st.last_closed, end_wall_s=None)  # the same episode, again
             tally = st.last_tally.merged(tally)
         episode = _episode(st, subject, feats, tally, strength >= 0.5,
@@ -680,15 +681,22 @@ def _queue_unheard_of(st: SubjectState, subject: Subject, feats: Features,
         and _trigger_holds("queue", st, subject, feats, config, clearing=False)
 
 
-def _same_trouble(closed: Episode, top: tuple[tuple[str, float], ...]) -> bool:
+def _same_trouble(closed: Episode, ranked: tuple[tuple[str, float], ...], kind: str) -> bool:
     """Whether a finding that starts within REOPEN_S of the last episode's end is that
     episode again: unless both its leading cause and the episode's are clear
     (reopen_distinct) and differ (a DataLoader stall that ends, then CUDA-graph replays of
-    tiny kernels, are two troubles, not one)."""
-    clear = t("reopen_distinct")
-    if not top or not closed.suspects or top[0][1] < clear or closed.suspects[0][1] < clear:
+    tiny kernels, are two troubles, not one), or the GPU is in another state (``kind``:
+    busy, now waiting on the host) and the episode's cause shows no more at all while
+    another does (a second process on the GPU gone, then busy loops on the trainer's
+    cores: the lab's H200 run glued the two; the same collapse read first as one cause,
+    then another, stays one).  ``ranked``: the finding's causes, best first."""
+    if not ranked or not closed.suspects or ranked[0][0] == closed.suspects[0][0]:
         return True
-    return top[0][0] == closed.suspects[0][0]
+    clear = t("reopen_distinct")
+    if ranked[0][1] >= clear and closed.suspects[0][1] >= clear:
+        return False
+    gone = closed.suspects[0][0] not in dict(ranked)  # (ranked keeps scores over 0.05)
+    return not (gone and kind != closed.kind and ranked[0][1] >= t("verdict_min"))
 
 
 def _noisy(st: SubjectState, since_mono_s: float) -> bool:
@@ -851,8 +859,18 @@ def _steps_wait(feats: Features, clearing: bool = False) -> bool:
     with it.  A step's wait shows on some ticks of its period and not on the one at its
     peak (the window's lowest sample, or the util at its best): also judged over a span."""
     s = feats.s
-    sawtooth = s.get("sawtooth", 0.0)
-    return sawtooth >= (0.3 if clearing or s.get("util_drop", 0.0) >= 0.5 else 0.5)
+    if _paced(feats):
+        return False
+    return s.get("sawtooth", 0.0) >= (0.3 if clearing or s.get("util_drop", 0.0) >= 0.5
+                                      else 0.5)
+
+
+def _paced(feats: Features) -> bool:
+    """A job whose counter says its steps are back at their pace, its GPU as busy as ever:
+    no longer waiting, while the saw-tooth's window (and a span's share of ticks) still
+    holds the seconds before (the H200 lab's stall ran on into the next trouble)."""
+    ratio = feats.v.get("tokens_ratio")
+    return ratio is not None and ratio >= 0.9 and feats.s.get("util_drop", 0.0) < 0.3
 
 
 def _prefill_costs(feats: Features) -> bool:
@@ -949,15 +967,7 @@ def _episode(st: SubjectState, subject: Subject, feats: Features, tally: Tally, 
         facts = tuple(e for e in facts if e.signal.startswith("notable")
                       or (e.until_wall_s or e.when_wall_s or 0.0) >= horizon)
     util = v.get("util") or 0.0
-    if old is not None:
-        kind = old.kind
-    elif measure in ("util", "stall", "launch", "idle", "host") or (
-            v.get("util_base") is not None and util < config.busy_util_pct - 5
-            and v["util_base"] - util >= 10  # type: ignore[operator]
-            and measure in ("tokens", "queue", "work")):
-        kind = "starved"
-    else:
-        kind = "busy_unproductive"
+    kind = old.kind if old is not None else _kind(measure, v, config)
     latency = measure in LATENCY_MEASURES
     wall = cast(float, feats.evidence[0].when_wall_s) if feats.evidence else start_wall_s
     return Episode(
@@ -972,6 +982,18 @@ def _episode(st: SubjectState, subject: Subject, feats: Features, tally: Tally, 
         history=_history(old, suspects, wall),
         why_not={c: why for c, why in tally.losing.items()
                  if suspects and c != suspects[0][0]})
+
+
+def _kind(measure: str, v: Values, config: DetectConfig) -> str:
+    """"starved" (the GPU waits on the host: the measure says so, or its busy time fell
+    well under its baseline while the work fell) or "busy_unproductive"."""
+    util, util_base = v.get("util") or 0.0, v.get("util_base")
+    if measure in ("util", "stall", "launch", "idle", "host", "cpu") or (
+            util_base is not None and util < config.busy_util_pct - 5
+            and util_base - util >= 10 and (measure in ("tokens", "queue", "work")
+                                            or measure in LATENCY_MEASURES)):
+        return "starved"
+    return "busy_unproductive"
 
 
 def _badness(episode: Episode) -> float | None:
@@ -1215,6 +1237,8 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         if subject.kind != "engine" and now_age < t("job_min_age_s") and not clearing:
             return False
         # (a saw-tooth strong on every tick holds at once, as it always did)
+        if measure == "stall" and _paced(feats):
+            return False
         return (measure == "stall" and _steps_wait(feats, clearing)) \
             or _sustained_holds(st, measure, clearing)
     if measure == "spec":

@@ -753,10 +753,13 @@ def _alternation(series: list[float], own_base: float | None,
     too: NVML's samples average waits shorter than a sample into 30-60% readings."""
     if len(series) < 6 or not own_base:
         return 0.0, 0.0
-    busy_at = t("sawtooth_busy_pct") if scale else 0.7 * own_base
     trough = max(t("sawtooth_idle_pct"), min(t("sawtooth_job_trough") * own_base,
                                              own_base - 35.0)) if job else t("sawtooth_idle_pct")
     idle_at = trough if scale else 0.25 * own_base
+    # (a job's step is as busy as its healthy steps were: a trainer at 58% GPU-Util on the
+    # H200 read 63-69% in its steps, under the fixed 70)
+    busy_at = (min(t("sawtooth_busy_pct"), max(idle_at + 20.0, 0.8 * own_base)) if job
+               else t("sawtooth_busy_pct")) if scale else 0.7 * own_base
     if min(series) > idle_at:
         return 0.0, 0.0  # never idle in the window (the common, cheap case)
     mean = sum(series) / len(series)
@@ -773,6 +776,13 @@ def _alternation(series: list[float], own_base: float | None,
         ramp(mean, 0.85 * own_base, 0.6 * own_base)
     alternating = ramp(min(busy, idle), 0.5 * t("sawtooth_share"), t("sawtooth_share")) \
         * ramp(changes, t("sawtooth_changes") - 2, t("sawtooth_changes"))
+    if job:
+        # a job starved of its input idles most of the time between short steps (one busy
+        # sample in ten on the H200's DataLoader stall): steps still come again and again
+        starved = ramp(busy, 0.5 * t("sawtooth_job_busy"), t("sawtooth_job_busy")) \
+            * ramp(idle, 0.5, 0.7) * ramp(changes, t("sawtooth_changes"),
+                                          t("sawtooth_changes") + 2)
+        alternating = max(alternating, starved)
     return alternating * low, mean
 
 
@@ -1087,6 +1097,22 @@ def _util_fall(v: Values) -> float | None:
     return None if util is None or util_base is None else util_base - util
 
 
+def _crowded(queue: float | None, queue_base: float | None, cpus: int | None,
+             host_cpus: int | None) -> bool:
+    """Whether more tasks are runnable than the CPUs the tree may use.  The run queue is
+    the whole host's: a tree held to a few of many CPUs (a cpuset, a pinned pod) is crowded
+    when the host's queue exceeds all its CPUs, or rose over its baseline by more than the
+    tree's own CPUs (busy loops pinned onto them); a host queue of 4 on 16 CPUs is no crowd
+    for a trainer on 2 of them (measured on an H200 box: it read its DataLoader stall as
+    host contention)."""
+    if queue is None or cpus is None:
+        return False
+    if host_cpus is None or host_cpus <= cpus:
+        return queue > cpus
+    return queue > host_cpus or (queue > cpus and queue_base is not None
+                                 and queue - queue_base >= cpus)
+
+
 def _host(subject: Subject, points: tuple[Point, ...], base: Baseline, s: Strengths,
           v: Values, say: Say) -> float:
     """0..1: the CPU is contended, from what /proc gives without root or eBPF, each against
@@ -1100,7 +1126,7 @@ def _host(subject: Subject, points: tuple[Point, ...], base: Baseline, s: Streng
     queue = _scalar(points, "run_queue")
     queue_base = base.get("run_queue")
     cpus = now.cpus
-    crowded = queue is not None and cpus is not None and queue > cpus
+    crowded = _crowded(queue, queue_base, cpus, now.host_cpus)
     mine = subject.has_engine or bool(subject.pids & now.pinned_pids)
     losses = []
     if mine:
@@ -1121,7 +1147,9 @@ def _host(subject: Subject, points: tuple[Point, ...], base: Baseline, s: Streng
         score += 0.4 * ramp(loss, 0.15, 0.5) * (1.0 if crowded or queue is None else 0.5) \
             + 0.4 * ramp(loss, 0.3, 0.5) * held
         if loss >= 0.3 and (crowded or held >= 0.5):
-            say(label, value, b, "%", detail=f"{queue:.0f} {cpus}" if crowded else "held")
+            over = now.host_cpus if now.host_cpus and queue is not None \
+                and queue > now.host_cpus else cpus
+            say(label, value, b, "%", detail=f"{queue:.0f} {over}" if crowded else "held")
     # the tree's own cgroup quota running out: the kernel holds it back each period it
     # does, with no crowd on the host to see (no run queue, no PSI beyond its own)
     share = _scalar(points, "tree_throttled_share") if mine else None
@@ -1131,7 +1159,7 @@ def _host(subject: Subject, points: tuple[Point, ...], base: Baseline, s: Streng
         score += 0.7 * held_back
         if held_back >= 0.3:
             say("throttled", 100.0 * share, 100.0 * (base.get("throttled") or 0.0), "%",
-                detail=f"{now.tree_quota_cores:g}" if now.tree_quota_cores else "")
+                detail=f"{cores:g}" if (cores := _scalar(points, "tree_quota_cores")) else "")
     psi = _scalar(points, "cpu_pressure_pct")
     if psi is not None:
         b = base.get("psi") or 0.0

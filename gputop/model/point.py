@@ -71,8 +71,9 @@ class Point:
     tree_involuntary_per_s: float | None = None
     busiest_thread_pct: float | None = None
     cpu_pressure_pct: float | None = None
-    run_queue: int | None = None
-    cpus: int | None = None
+    run_queue: int | None = None  # the host's runnable tasks (/proc/stat: all its CPUs)
+    cpus: int | None = None  # the CPUs the tree may run on (its affinity), else the host's
+    host_cpus: int | None = None  # the host's CPUs, which the run queue is counted over
     # filled by the detector: p50 / p99 seconds over its latency window, by histogram name
     latency: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
     # observations in the window beyond (firing, clearing) x the latency baseline, by name
@@ -454,6 +455,7 @@ def point(frames: list[Frame], previous_point: Point | None = None,
         else (pinned.run_queue if pinned else None),
         cpus=(len(pinned.cores) if pinned is not None and pinned.cores else None)
         or (host.cpus if host else None),
+        host_cpus=host.cpus if host else None,
         pinned_pids=frozenset(pinned.tree_pids) if pinned is not None else frozenset(),
         pinned_thread_pct=_busiest_thread_pct(cast(PinnedSample, cast(Frame, earlier).pinned),
                                               cast(PinnedSample, pinned), seconds)

@@ -80,6 +80,9 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "it) is a wait too: NVML averages sub-second waits into shallow troughs"),
     ("sawtooth_share", 0.2,
      "at least a fifth of the samples on each side: busy and waiting alternate"),
+    ("sawtooth_job_busy", 0.06,
+     "a job waiting most of the time (70%+ of its samples idle) with steps in 6%+ of them, "
+     "coming back three times or more in the window: starved between steps"),
     # ---- the engine
     ("min_slow_share", 0.05,
      "a latency collapse moves many observations (every sequence in a stalled batch), not "
