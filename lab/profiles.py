@@ -122,4 +122,6 @@ PROFILES["gpu-train-mild"] = replace(
     hogs_per_core=1, quota_cores=0.5, stall_s=0.08, screens=())
 PROFILES["gpu-serve-quota"] = replace(
     PROFILES["gpu"], phases=SERVE_QUOTA_PHASES, screens=("quota",))
+PROFILES["gpu-serve-quota-mild"] = replace(PROFILES["gpu-serve-quota"], quota_cores=0.5,
+                                           screens=())
 PROFILES["cpu-serve-quota"] = replace(PROFILES["cpu"], phases=SERVE_QUOTA_PHASES, screens=())

@@ -30,9 +30,11 @@ H200 = Path(__file__).parent / "data" / "h200"
 TRAIN_DATA = H200 / "lab-train"
 RUNS = {"lab": (DATA, PHASES), "lab-train": (TRAIN_DATA, TRAIN_PHASES),
         "lab-train-mild": (H200 / "lab-train-mild", PROFILES["gpu-train-mild"].phases),
-        "lab-serve-quota": (H200 / "lab-serve-quota", PROFILES["gpu-serve-quota"].phases)}
+        "lab-serve-quota": (H200 / "lab-serve-quota", PROFILES["gpu-serve-quota"].phases),
+        "lab-serve-quota-mild": (H200 / "lab-serve-quota-mild",
+                                 PROFILES["gpu-serve-quota-mild"].phases)}
 QUOTA_RUNS = {"lab-train": ("train", 0.25), "lab-train-mild": ("train", 0.5),
-              "lab-serve-quota": ("serve", 0.25)}
+              "lab-serve-quota": ("serve", 0.25), "lab-serve-quota-mild": ("serve", 0.5)}
 GPU_DOC = Path(__file__).parent.parent / "docs" / "gpu.md"
 RECORDED = DATA.is_dir() and any(DATA.glob("*.gputop"))
 HURT_LATENCY_FACTOR = 2.0
