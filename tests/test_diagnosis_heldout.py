@@ -38,6 +38,7 @@ import corpus_n  # noqa: E402
 import corpus_p  # noqa: E402
 import corpus_r  # noqa: E402
 import corpus_t  # noqa: E402
+import corpus_v  # noqa: E402
 import diagnosis_b  # noqa: E402
 import diagnosis_c  # noqa: E402
 import diagnosis_d  # noqa: E402
@@ -52,6 +53,7 @@ import diagnosis_n  # noqa: E402
 import diagnosis_p  # noqa: E402
 import diagnosis_r  # noqa: E402
 import diagnosis_t  # noqa: E402
+import diagnosis_v  # noqa: E402
 
 # right / traces per cause ("healthy" for the healthy ones), as measured: raise when it improves
 FLOOR_B = {"oversized_request": 4, "prefill_interference": 4, "collective_straggler": 5,
@@ -110,13 +112,19 @@ FLOOR_T = {"oversized_request": 1, "prefill_interference": 1, "collective_stragg
            "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 3,
            "tiny_kernels": 1, "memory_bandwidth": 3, "throttling": 2, "kv_pressure": 3,
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 26}
+# corpus V (containers and training: cpusets on big hosts, CFS quotas, trainers' counters)
+FLOOR_V = {"oversized_request": 1, "prefill_interference": 1, "collective_straggler": 2,
+           "input_stall": 5, "host_launch_jitter": 2, "host_cpu_contention": 8,
+           "tiny_kernels": 2, "memory_bandwidth": 1, "throttling": 2, "kv_pressure": 2,
+           "gpu_shared": 4, "spec_decode_rejected": 2, "healthy": 21}
 CORPORA = {"b": (FLOOR_B, corpus_b, diagnosis_b), "c": (FLOOR_C, corpus_c, diagnosis_c),
            "d": (FLOOR_D, corpus_d, diagnosis_d), "e": (FLOOR_E, corpus_e, diagnosis_e),
            "g": (FLOOR_G, corpus_g, diagnosis_g), "h": (FLOOR_H, corpus_h, diagnosis_h),
            "i": (FLOOR_I, corpus_i, diagnosis_i), "j": (FLOOR_J, corpus_j, diagnosis_j),
            "k": (FLOOR_K, corpus_k, diagnosis_k), "m": (FLOOR_M, corpus_m, diagnosis_m),
            "n": (FLOOR_N, corpus_n, diagnosis_n), "p": (FLOOR_P, corpus_p, diagnosis_p),
-           "r": (FLOOR_R, corpus_r, diagnosis_r), "t": (FLOOR_T, corpus_t, diagnosis_t)}
+           "r": (FLOOR_R, corpus_r, diagnosis_r), "t": (FLOOR_T, corpus_t, diagnosis_t),
+           "v": (FLOOR_V, corpus_v, diagnosis_v)}
 
 
 def _results(corpus, harness):

@@ -891,8 +891,10 @@ def _lighter_phase(measure: str, feats: Features) -> bool:
     busy time and its train steps for a minute or so; only a longer loss is its steps
     waiting."""
     s = feats.s
-    if s.get("input_cpu", 0.0) >= 0.8 or max(
-            s.get(x, 0.0) for x in ("host", "jitter", "sawtooth")) >= 0.3:
+    # (a thread of the job pegged while its counter stopped altogether is the job's own
+    # phase too: a checkpoint serialised on the main thread)
+    pegged = s.get("input_cpu", 0.0) >= 0.8 and feats.v.get("work_stopped_s") is None
+    if pegged or max(s.get(x, 0.0) for x in ("host", "jitter", "sawtooth")) >= 0.3:
         return False
     return measure == "idle" or max(
         s.get("hollow_new", 0.0), s.get("hollow_match", 0.0), s.get("clock_all", 0.0),

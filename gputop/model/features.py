@@ -476,6 +476,12 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
     dev: dict[int, float] = {}
     why: dict[int, list[Evidence]] = {}
     base_utils = {g: u for g in subject.gpus if (u := base.gpu("util", g)) is not None}
+    if subject.kind == "gpu" and base_utils and \
+            max(base_utils.values()) - min(base_utils.values()) > t("unseen_job_spread_pts"):
+        # GPUs whose processes are not visible are judged together as likely one job (a
+        # container's); healthy at levels far apart they are not one (a node's other pods:
+        # 93%, 59% and idle): no rank of theirs is out of step with "its peers"
+        return None
     for g in subject.gpus:
         parts = []
         peers_clock = _others_median(clocks, g)
@@ -855,6 +861,14 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
             ratio = tps / tps_base
             v.update(tokens=tps, tokens_base=tps_base, tokens_ratio=ratio)
             s["work_down"] = ramp(ratio, 0.85, 0.45)
+            # no step at all for a good while: the job is doing something else (an eval
+            # pass, writing a checkpoint), which a waiting step would not look like: those
+            # come slower, not never
+            step_s, last = now.work_step_s, now.work_changed_mono_s
+            if step_s is not None and last is not None and now.engine_read_mono_s is not None:
+                since = now.engine_read_mono_s - last
+                if since >= max(t("work_stopped_s"), 3.0 * step_s):
+                    v["work_stopped_s"] = since
             # the same busy time doing as much less work as the SMs it occupies: kernels
             # smaller than they were (a config change launching per-tensor kernels), not a
             # wait (util would fall) nor a slower clock (the SMs stay occupied)

@@ -263,6 +263,12 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "... the batch at this x its baseline or more: a latency tail scaled up from the few "
      "sequences it was learned at (a service ramping up, a load test) is no normal, so the "
      "latency triggers wait (the others, and a latency episode already open, do not)"),
+    ("unseen_job_spread_pts", 30.0,
+     "GPUs whose processes are not visible, healthy at GPU-Util levels this far apart, are "
+     "not one job: none is judged out of step with the others"),
+    ("work_stopped_s", 5.0,
+     "a trainer's counter that has not moved for this long (and 3 of its steps) has stopped: "
+     "an eval pass or a checkpoint, whatever thread it pegs; a slow input slows the steps"),
     ("job_idle_alone_hold_s", 90.0,
      "that idling, or a counter's fall with only a lower GPU-Util beside it, must last a "
      "minute and a half when nothing else says the steps wait (no input thread pegged, no "
