@@ -75,11 +75,14 @@ def verdict(snapshots: list[dict], start_wall: float, end_wall: float) -> list[d
         for alert in snap["alerts"]:
             since = datetime.datetime.fromisoformat(alert["since"]).timestamp()
             if alert["active"] and start_wall <= since <= end_wall:
-                key = (alert["kind"], alert["since"])
-                seen[key] = {"kind": alert["kind"], "since": alert["since"],
-                             "headline": alert["headline"], "evidence": alert["evidence"],
-                             "suspects": [s["cause"] for s in alert["suspects"]]}
+                seen[(alert["kind"], alert["since"])] = _episode(alert)
     return list(seen.values())
+
+
+def _episode(alert: dict) -> dict:
+    """A snapshot's alert as a row's episode: its verdict, first the likeliest."""
+    return {"kind": alert["kind"], "since": alert["since"], "headline": alert["headline"],
+            "evidence": alert["evidence"], "suspects": [s["cause"] for s in alert["suspects"]]}
 
 
 def carried(snapshots: list[dict], start_wall: float, middle_wall: float) -> list[dict]:
@@ -90,9 +93,7 @@ def carried(snapshots: list[dict], start_wall: float, middle_wall: float) -> lis
                  if datetime.datetime.fromisoformat(s["time"]).timestamp() <= middle_wall), None)
     if snap is None:
         return []
-    return [{"kind": a["kind"], "since": a["since"], "headline": a["headline"],
-             "evidence": a["evidence"], "suspects": [x["cause"] for x in a["suspects"]]}
-            for a in snap["alerts"]
+    return [_episode(a) for a in snap["alerts"]
             if a["active"] and datetime.datetime.fromisoformat(a["since"]).timestamp()
             < start_wall]
 
@@ -144,13 +145,14 @@ def _fmt(value, digits=0, scale=1.0) -> str:
 def table(rows: list[dict]) -> str:
     lines = ["| phase | GPU-Util % | SM % | DRAM % | tokens/s | ITL p99 ms | gputop's verdict "
              "| staged cause |", "|---|---|---|---|---|---|---|---|"]
+    def named(episodes: list[dict]) -> str:
+        return "; ".join(f"{e['kind']}: {', '.join(e['suspects'][:2]) or 'no suspect'}"
+                         for e in episodes)
+
     for r in rows:
-        said = "; ".join(f"{e['kind']}: {', '.join(e['suspects'][:2]) or 'no suspect'}"
-                         for e in r["episodes"]) or "no episode"
+        said = named(r["episodes"]) or "no episode"
         if not r["episodes"] and r.get("carried"):
-            said = "the episode before goes on: " + "; ".join(
-                f"{e['kind']}: {', '.join(e['suspects'][:2]) or 'no suspect'}"
-                for e in r["carried"])
+            said = "the episode before goes on: " + named(r["carried"])
         lines.append(f"| {r['phase']} | {_fmt(r['util_pct'])} | {_fmt(r['sm_active_pct'])} | "
                      f"{_fmt(r['dram_bw_pct'])} | {_fmt(r['tokens_per_s'])} | "
                      f"{_fmt(r['itl_p99_s'], 1, 1e3)} | {said} | {r['truth'] or 'none'} |")

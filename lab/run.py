@@ -221,16 +221,30 @@ class Runner:
                          seed=hash(phase.name) % 1000).start()], [], None
         if phase.name == "quota":
             return [], [], self.quota(self.serve_pid)
+        return [], self.hogs(phase, seconds, self.serve_cpus), None
+
+    def hogs(self, phase: Phase, seconds: float, cpus: set[int]) -> list[str]:
+        """The side processes a host or shared phase starts against a loop on ``cpus``."""
         if phase.name == "host":
-            count = p.hogs_per_core * len(self.serve_cpus)
-            return [], [self.hog(f"hog-{i}", "cpu", self.serve_cpus, seconds + 5)
-                        for i in range(count)], None
+            return [self.hog(f"hog-{i}", "cpu", cpus, seconds + 5)
+                    for i in range(self.p.hogs_per_core * len(cpus))]
         if phase.name == "shared":
             # on a GPU the second context time-slices the device; on the CPU the "device"
-            # is the serve loop's core, so the stand-in competes there
-            cpus = self.serve_cpus if p.device == "cpu" else self.other_cpus
-            return [], [self.hog("gpu-hog", "gpu", cpus, seconds + 5)], None
-        return [], [], None
+            # is the loop's core, so the stand-in competes there
+            return [self.hog("gpu-hog", "gpu", cpus if self.p.device == "cpu"
+                             else self.other_cpus, seconds + 5)]
+        return []
+
+    @staticmethod
+    def staged(entry: dict, extras, phase: Phase, seconds: float, unstaged):
+        """What ``extras`` starts for ``phase`` (of ``entry``), or ``unstaged`` where its
+        cause could not be staged here (recorded in the entry: the phase runs healthy)."""
+        try:
+            return extras(phase, seconds)
+        except NotStaged as exc:
+            entry["truth"], entry["not_staged"] = None, str(exc)
+            log(f"  {entry['name']}: {exc}")
+            return unstaged
 
     def run_serve(self) -> None:
         steady = Load(self.serve_port, self.p.steady, self.tally, self.vocab_size).start()
@@ -242,13 +256,8 @@ class Runner:
                 self.settle(self.p.settle_s)
             seconds = self.p.first_phase_s if i == 0 else self.p.phase_s
             entry = self.begin(phase)
-            quota = None
-            try:
-                loads, hogs, quota = self.serve_extras(phase, seconds)
-            except NotStaged as exc:
-                loads, hogs = [], []
-                entry["truth"], entry["not_staged"] = None, str(exc)
-                log(f"  {phase.name}: {exc}")
+            loads, hogs, quota = self.staged(entry, self.serve_extras, phase, seconds,
+                                             ([], [], None))
             self.screen(phase, self.serve_url + "/metrics", self.serve_pid)
             time.sleep(seconds)
             entry["end_wall_s"] = time.time()
@@ -321,16 +330,9 @@ class Runner:
             return {"mode": "stall", "stall_s": p.stall_s}, [], None
         if phase.name == "graph":
             return {"mode": "graph", "graph_factor": p.graph_factor}, [], None
-        if phase.name == "shared":
-            cpus = self.train_cpus if p.device == "cpu" else self.other_cpus
-            return {"mode": "train"}, [self.hog("gpu-hog", "gpu", cpus, seconds + 5)], None
-        if phase.name == "host":
-            count = p.hogs_per_core * len(self.train_cpus)
-            return {"mode": "train"}, [self.hog(f"hog-{i}", "cpu", self.train_cpus, seconds + 5)
-                                       for i in range(count)], None
         if phase.name == "quota":
             return {"mode": "train"}, [], self.quota(self.train.pid)
-        return {"mode": "train"}, [], None
+        return {"mode": "train"}, self.hogs(phase, seconds, self.train_cpus), None
 
     def run_train(self) -> None:
         self.set_control(mode="warm")
@@ -351,13 +353,8 @@ class Runner:
             seconds = self.p.first_phase_s if i == 0 else self.p.phase_s
             before = self.train_tokens()
             entry = self.begin(phase)
-            quota = None
-            try:
-                mode, hogs, quota = self.train_extras(phase, seconds)
-            except NotStaged as exc:
-                mode, hogs = {"mode": "train"}, []
-                entry["truth"], entry["not_staged"] = None, str(exc)
-                log(f"  {phase.name}: {exc}")
+            mode, hogs, quota = self.staged(entry, self.train_extras, phase, seconds,
+                                            ({"mode": "train"}, [], None))
             self.set_control(**mode)
             self.screen(phase, self.train_url, self.train.pid)
             time.sleep(seconds)

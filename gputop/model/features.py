@@ -20,7 +20,7 @@ from gputop.model import enginehist
 from gputop.model.baseline import Baseline
 from gputop.model.enginehist import HistDelta
 from gputop.model.evidence import Evidence
-from gputop.model.point import Point, ProcRef, work_rate_now
+from gputop.model.point import Point, ProcRef, work_rate_now, work_since_s
 from gputop.model.subjects import Subject
 from gputop.model.thresholds import ramp, t
 
@@ -864,11 +864,10 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
             # no step at all for a good while: the job is doing something else (an eval
             # pass, writing a checkpoint), which a waiting step would not look like: those
             # come slower, not never
-            step_s, last = now.work_step_s, now.work_changed_mono_s
-            if step_s is not None and last is not None and now.engine_read_mono_s is not None:
-                since = now.engine_read_mono_s - last
-                if since >= max(t("work_stopped_s"), 3.0 * step_s):
-                    v["work_stopped_s"] = since
+            since = work_since_s(now)
+            if since is not None and since >= max(t("work_stopped_s"),
+                                                  3.0 * cast(float, now.work_step_s)):
+                v["work_stopped_s"] = since
             # the same busy time doing as much less work as the SMs it occupies: kernels
             # smaller than they were (a config change launching per-tensor kernels), not a
             # wait (util would fall) nor a slower clock (the SMs stay occupied)
@@ -1112,19 +1111,21 @@ def _util_fall(v: Values) -> float | None:
 
 
 def _crowded(queue: float | None, queue_base: float | None, cpus: int | None,
-             host_cpus: int | None) -> bool:
-    """Whether more tasks are runnable than the CPUs the tree may use.  The run queue is
-    the whole host's: a tree held to a few of many CPUs (a cpuset, a pinned pod) is crowded
-    when the host's queue exceeds all its CPUs, or rose over its baseline by more than the
-    tree's own CPUs (busy loops pinned onto them); a host queue of 4 on 16 CPUs is no crowd
-    for a trainer on 2 of them (measured on an H200 box: it read its DataLoader stall as
-    host contention)."""
+             host_cpus: int | None) -> int | None:
+    """The CPUs more tasks are runnable than (None: no crowd).  The run queue is the whole
+    host's: a tree held to a few of many CPUs (a cpuset, a pinned pod) is crowded when the
+    host's queue exceeds all its CPUs, or rose over its baseline by more than the tree's
+    own CPUs (busy loops pinned onto them: then its CPUs); a host queue of 4 on 16 CPUs is
+    no crowd for a trainer on 2 of them (measured on an H200 box: it read its DataLoader
+    stall as host contention)."""
     if queue is None or cpus is None:
-        return False
+        return None
     if host_cpus is None or host_cpus <= cpus:
-        return queue > cpus
-    return queue > host_cpus or (queue > cpus and queue_base is not None
-                                 and queue - queue_base >= cpus)
+        return cpus if queue > cpus else None
+    if queue > host_cpus:
+        return host_cpus
+    return cpus if queue > cpus and queue_base is not None and queue - queue_base >= cpus \
+        else None
 
 
 def _host(subject: Subject, points: tuple[Point, ...], base: Baseline, s: Strengths,
@@ -1140,7 +1141,8 @@ def _host(subject: Subject, points: tuple[Point, ...], base: Baseline, s: Streng
     queue = _scalar(points, "run_queue")
     queue_base = base.get("run_queue")
     cpus = now.cpus
-    crowded = _crowded(queue, queue_base, cpus, now.host_cpus)
+    over = _crowded(queue, queue_base, cpus, now.host_cpus)
+    crowded = over is not None
     mine = subject.has_engine or bool(subject.pids & now.pinned_pids)
     losses = []
     if mine:
@@ -1161,8 +1163,6 @@ def _host(subject: Subject, points: tuple[Point, ...], base: Baseline, s: Streng
         score += 0.4 * ramp(loss, 0.15, 0.5) * (1.0 if crowded or queue is None else 0.5) \
             + 0.4 * ramp(loss, 0.3, 0.5) * held
         if loss >= 0.3 and (crowded or held >= 0.5):
-            over = now.host_cpus if now.host_cpus and queue is not None \
-                and queue > now.host_cpus else cpus
             say(label, value, b, "%", detail=f"{queue:.0f} {over}" if crowded else "held")
     # the tree's own cgroup quota running out: the kernel holds it back each period it
     # does, with no crowd on the host to see (no run queue, no PSI beyond its own)

@@ -293,15 +293,21 @@ def _work(engine: EngineSample, read_s: float, previous: Point | None) -> dict[s
             "work_step_s": max(gaps), "work_changes": changes}
 
 
+def work_since_s(p: Point) -> float | None:
+    """Seconds from the step counter's last move to ``p``'s engine reading (None where the
+    steps or the reading are unknown)."""
+    if p.work_step_s is None or p.work_changed_mono_s is None or p.engine_read_mono_s is None:
+        return None
+    return p.engine_read_mono_s - p.work_changed_mono_s
+
+
 def work_rate_now(p: Point) -> float | None:
     """The step-based rate as of ``p``: the last whole steps', or less once the next step is
     overdue (half again the longest recent step without a change): a stall shows as the
     time since the last step grows."""
-    rate, step_s = p.work_step_per_s, p.work_step_s
-    if rate is None or step_s is None or p.work_changed_mono_s is None \
-            or p.engine_read_mono_s is None:
+    rate, step_s, since = p.work_step_per_s, p.work_step_s, work_since_s(p)
+    if rate is None or step_s is None or since is None:
         return rate
-    since = p.engine_read_mono_s - p.work_changed_mono_s
     return rate if since <= 1.5 * step_s else rate * step_s / since
 
 

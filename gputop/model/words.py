@@ -131,13 +131,12 @@ def headline(ep: Episode) -> str:
                 f"{ep.latency_p99_s / ep.latency_baseline_s:.1f}x baseline "
                 f"({_s(ep.latency_p99_s)} vs {_s(ep.latency_baseline_s)})")
     # a cgroup's CPU quota running out holds the work back with no crowd on the host
-    crowd = "its CPU quota" if any(e.signal == "throttled" for e in ep.facts) \
-        else "a crowded host"
+    quota = any(e.signal == "throttled" for e in ep.facts)
     if m == "cpu":
         if v.get("tokens_ratio") is None:  # a job without a throughput counter
-            where_lost = "under its CPU quota" if crowd == "its CPU quota" else "on a crowded host"
             return (f"{where} waiting on the host at {util}: {ep.subject_label or 'its job'}'s "
-                    f"CPU fell {where_lost} (GPU-Util baseline {_n(v.get('util_base'))}%)")
+                    f"CPU fell {'under its CPU quota' if quota else 'on a crowded host'} "
+                    f"(GPU-Util baseline {_n(v.get('util_base'))}%)")
         unit = _work_unit(ep)
         return (f"{where} waiting on the host: the {'job' if unit else 'engine'}'s CPU fell "
                 f"and it makes {(v.get('tokens_ratio') or 0):.0%} of its {unit or 'tokens'}/s")
@@ -168,7 +167,8 @@ def headline(ep: Episode) -> str:
                 f"{_n(ep.tokens_per_s)} tok/s (baseline {_n(ep.baseline_tokens_per_s)})")
     if m == "host":
         return (f"{where} waiting on the host at {util} (baseline {_n(v.get('util_base'))}%): "
-                f"{crowd} costs {ep.subject_label or 'its work'} its pace")
+                f"{'its CPU quota' if quota else 'a crowded host'} costs "
+                f"{ep.subject_label or 'its work'} its pace")
     if m == "step" and (v.get("step_ratio") or 0.0) >= t("step_slow"):
         return (f"{where} busy {util} but every token {_ratio(v.get('step_ratio'))} slower: "
                 f"{_n(ep.tokens_per_s)} tok/s (baseline {_n(ep.baseline_tokens_per_s)})")
