@@ -361,7 +361,8 @@ def cpu_quota(pid: int) -> CpuQuota | None:
             text = f.read(65536)
     except OSError:
         return None
-    key = (pid, text, int(time.monotonic() // MOUNTS_KEPT_S))
+    # (the file's hash, not the file: 4,096 keys of up to 64 KiB each would be 256 MiB)
+    key = (pid, hash(text), int(time.monotonic() // MOUNTS_KEPT_S))
     if key not in _quota_dirs:
         if len(_quota_dirs) > 4096:
             _quota_dirs.clear()
@@ -370,8 +371,8 @@ def cpu_quota(pid: int) -> CpuQuota | None:
     return _quota_at(*found) if found is not None else None
 
 
-# (pid, its /proc cgroup file, period) -> where its quota sits
-_quota_dirs: dict[tuple[int, str, int], tuple[str, bool] | None] = {}
+# (pid, its /proc cgroup file's hash, period) -> where its quota sits
+_quota_dirs: dict[tuple[int, int, int], tuple[str, bool] | None] = {}
 
 
 def _find_quota(text: str) -> tuple[str, bool] | None:
