@@ -342,3 +342,20 @@ def test_a_rate_after_a_long_gap_spans_the_gap():
         tl.append(Frame(seq=t, time_wall_s=1000.0 + t, time_mono_s=float(t)))
     tl.append(engine_frame(22, 22.0, 22.0, 22000.0))
     assert tl.state(22).point.tokens_per_s == pytest.approx(1000.0)
+
+
+def test_others_medians_match_one_gpu_at_a_time() -> None:
+    """Each GPU's peers' median, from one sort, equals the median of the rest taken alone
+    (ties and the even case too)."""
+    import random
+    import statistics
+
+    from gputop.model.features import _others_medians
+
+    rng = random.Random(5)
+    for n in range(0, 10):
+        for _ in range(300):
+            values = {g: rng.choice((rng.uniform(0, 100), 50.0, 70.0)) for g in range(n)}
+            expected = {g: statistics.median([x for k, x in values.items() if k != g])
+                        for g in values if n > 1}
+            assert _others_medians(values) == expected

@@ -9,6 +9,7 @@ and a model reloaded under a load balancer's slow start learns at a tenth of the
 
 from __future__ import annotations
 
+import bisect
 import statistics
 from typing import Any, cast
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ SAMPLE_S = 3.0  # one sample per this many seconds once FAST_SAMPLES are in
 FAST_SAMPLES = 8  # the first samples are taken every tick: a baseline within seconds
 MIN_SAMPLES = 3  # medians of fewer are no baseline
 RENEW_SAMPLES = 5  # this many samples in a row of better service are the new normal
+MEMO_MAX = 512  # answers kept per baseline, at most
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,15 +43,27 @@ class Baseline:
     samples: tuple[Sample, ...] = ()
     # medians are taken when first asked for (a job never asks for engine medians)
     _memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
+    # each signal's sampled values, sorted, by key ("v", name) or ("g", name, gpu): carried
+    # into the next baseline and updated by the samples in and out, not sorted anew
+    _sorted: dict[tuple[Any, ...], list[float]] = field(default_factory=dict, compare=False,
+                                                        repr=False)
 
     @property
     def ready(self) -> bool:
         return len(self.samples) >= MIN_SAMPLES
 
+    def _values(self, key: tuple[Any, ...]) -> list[float]:
+        """The samples' values under ``key``, sorted (shared: never modified)."""
+        values = self._sorted.get(key)
+        if values is None:
+            values = sorted(x for s in self.samples if (x := _value(s, key)) is not None)
+            self._sorted[key] = values
+        return values
+
     def get(self, name: str) -> float | None:
         key = ("v", name)
         if key not in self._memo:
-            values = [s.values[name] for s in self.samples if name in s.values]
+            values = self._values(key)
             self._memo[key] = _upper(values) if name in SPIKY else _median(values)
         value: float | None = self._memo[key]
         return value
@@ -65,36 +79,38 @@ class Baseline:
     def gpu(self, name: str, gpu: int) -> float | None:
         key = ("g", name, gpu)
         if key not in self._memo:
-            self._memo[key] = _median([s.per_gpu[name][gpu] for s in self.samples
-                                       if name in s.per_gpu and gpu in s.per_gpu[name]])
+            self._memo[key] = _median(self._values(key))
         value: float | None = self._memo[key]
         return value
+
+    def _counts(self, attr: str) -> dict[int, dict[Any, int]]:
+        """How many samples saw each item of a per-GPU set (``throttle``: its reasons,
+        ``pids``: its processes), by GPU."""
+        key = ("counts", attr)
+        if key not in self._memo:
+            counts: dict[int, dict[Any, int]] = {}
+            for s in self.samples:
+                _count(counts, getattr(s, attr), 1)
+            self._memo[key] = counts
+        out: dict[int, dict[Any, int]] = self._memo[key]
+        return out
 
     @property
     def usual_throttle(self) -> dict[int, frozenset[str]]:
         """Reasons seen in a third or more of the samples, per GPU: a healthy loaded card's
         normal (an H100 at its power cap reports "power cap" all day)."""
         if "usual" not in self._memo:
-            seen: dict[int, dict[str, int]] = {}
-            for s in self.samples:
-                for g, reasons in s.throttle.items():
-                    per = seen.setdefault(g, {})
-                    for reason in reasons:
-                        per[reason] = per.get(reason, 0) + 1
             need = max(1, len(self.samples) // 3)
             self._memo["usual"] = {g: frozenset(r for r, n in per.items() if n >= need)
-                                   for g, per in seen.items()}
+                                   for g, per in self._counts("throttle").items()}
         usual: dict[int, frozenset[str]] = self._memo["usual"]
         return usual
 
     @property
     def known_pids(self) -> dict[int, frozenset[int]]:
         if "known" not in self._memo:
-            known: dict[int, frozenset[int]] = {}
-            for s in self.samples:
-                for g, pids in s.pids.items():
-                    known[g] = known.get(g, frozenset()) | pids
-            self._memo["known"] = known
+            self._memo["known"] = {g: frozenset(pid for pid, n in per.items() if n > 0)
+                                   for g, per in self._counts("pids").items()}
         known_pids: dict[int, frozenset[int]] = self._memo["known"]
         return known_pids
 
@@ -103,10 +119,8 @@ class Baseline:
         """(batch size, p99) of each latency's healthy samples, by name."""
         if "pairs" not in self._memo:
             self._memo["pairs"] = {
-                name: tuple((s.running, getattr(s, attr)) for s in self.samples
-                            if getattr(s, attr) is not None and getattr(s, attr) > 0)
-                for name, attr in (("itl", "itl_p99_s"), ("ttft", "ttft_p99_s"),
-                                   ("itl50", "itl_p50_s"))}
+                name: tuple(pair for s in self.samples if (pair := _pair(s, attr)) is not None)
+                for name, attr in LATENCIES}
         pairs: dict[str, tuple[tuple[float | None, float], ...]] = self._memo["pairs"]
         return pairs
 
@@ -117,7 +131,34 @@ class Baseline:
                 and sample.time_mono_s - self.samples[-1].time_mono_s < SAMPLE_S:
             return self
         horizon = sample.time_mono_s - window_s
-        return Baseline(tuple(s for s in self.samples if s.time_mono_s > horizon) + (sample,))
+        kept = tuple(s for s in self.samples if s.time_mono_s > horizon)
+        added = Baseline(kept + (sample,))
+        gone = self.samples[:len(self.samples) - len(kept)]
+        if all(s.time_mono_s <= horizon for s in gone):  # (the oldest went: carry the sorts)
+            for key, values in self._sorted.items():
+                moved = _moved(values, gone, sample, key)
+                if moved is not None:
+                    added._sorted[key] = moved
+            for attr in ("throttle", "pids"):
+                if ("counts", attr) in self._memo:
+                    counts = {g: dict(per) for g, per in self._counts(attr).items()}
+                    for s in gone:
+                        _count(counts, getattr(s, attr), -1)
+                    _count(counts, getattr(sample, attr), 1)
+                    added._memo[("counts", attr)] = {
+                        g: {x: n for x, n in per.items() if n} for g, per in counts.items()}
+            for name, attr in LATENCIES:
+                key = ("with_load", name)
+                if key in self._memo:
+                    moved_pairs = _moved_pairs(self._memo[key], gone, sample, attr)
+                    if moved_pairs is not None:
+                        added._memo[key] = moved_pairs
+            if "pairs" in self._memo:
+                added._memo["pairs"] = {
+                    name: pairs[sum(1 for s in gone if _pair(s, attr) is not None):]
+                    + tuple(pair for pair in (_pair(sample, attr),) if pair is not None)
+                    for (name, attr), pairs in zip(LATENCIES, self.pairs.values())}
+        return added
 
     def renewed(self, recent: int = RENEW_SAMPLES) -> Baseline:
         """Only the newest ``recent`` samples, when they all show better service than the
@@ -126,14 +167,23 @@ class Baseline:
         if len(self.samples) < recent + MIN_SAMPLES:
             return self
         new, old = self.samples[-recent:], Baseline(self.samples[:-recent])
-        tokens, itl = old.get("tokens"), old.latency_at("itl", None)
-        faster = tokens and all(s.values.get("tokens", 0.0) >= 1.2 * tokens for s in new)
-        # (quicker at no less output: a lull between bursts is quicker with fewer tokens/s,
-        # and its calm is no normal to hold the next burst to)
-        quicker = itl and tokens and all(
-            s.itl_p99_s is not None and s.itl_p99_s <= 0.7 * itl
-            and s.values.get("tokens", 0.0) >= 0.9 * tokens for s in new)
-        return Baseline(new) if faster or quicker else self
+        if "pairs" in self._memo:  # (the older samples' pairs: all but the newest ones')
+            old._memo["pairs"] = {
+                name: pairs[:len(pairs) - sum(1 for s in new if _pair(s, attr) is not None)]
+                for (name, attr), pairs in zip(LATENCIES, self.pairs.values())}
+        tokens = old.get("tokens")
+        if not tokens:
+            return self
+        if all(s.values.get("tokens", 0.0) >= 1.2 * tokens for s in new):
+            return Baseline(new)  # faster
+        # or quicker at no less output (a lull between bursts is quicker with fewer tokens/s,
+        # and its calm is no normal to hold the next burst to); the old tail only then
+        if not all(s.itl_p99_s is not None and s.values.get("tokens", 0.0) >= 0.9 * tokens
+                   for s in new):
+            return self
+        itl = old.latency_at("itl", None)
+        quicker = itl and all(s.itl_p99_s <= 0.7 * itl for s in new)  # type: ignore[operator]
+        return Baseline(new) if quicker else self
 
     @property
     def latency_young(self) -> bool:
@@ -146,23 +196,47 @@ class Baseline:
         """The healthy p99 of ``name`` ("itl" or "ttft") at a batch of ``running``: the
         median of samples within ``load_match`` of it; above every sample, the nearest ones
         scaled by the batch-size allowance; below every sample, the smallest batch's."""
+        key = ("latency", name, running)  # (a batch gauge repeats its values tick to tick)
+        if key in self._memo:
+            memo: float | None = self._memo[key]
+            return memo
+        value = self._latency_at(name, running)
+        if len(self._memo) < MEMO_MAX:  # (a baseline held through a long episode stays small)
+            self._memo[key] = value
+        return value
+
+    def _with_load(self, name: str) -> tuple[list[tuple[float, float]], list[float]]:
+        """(batch size, p99) of ``name``'s samples with a batch, by batch size, and the sizes.
+        A latency was observed in a batch of one or more, whatever the gauge read at the
+        tick (a request that came and went between scrapes): an idle server's normal is a
+        batch of one, scaled to the batch it serves now."""
+        key = ("with_load", name)
+        if key not in self._memo:
+            with_load = sorted(_loaded(pair) for pair in self.pairs.get(name, ())
+                               if pair[0] is not None)
+            self._memo[key] = (with_load, [r for r, _ in with_load])
+        memo: tuple[list[tuple[float, float]], list[float]] = self._memo[key]
+        return memo
+
+    def _latency_at(self, name: str, running: float | None) -> float | None:
         pairs = self.pairs.get(name, ())
         if len(pairs) < MIN_SAMPLES:
             return None
         # a tail's usual range is its upper quartile: bursts that are part of the traffic
         # (a p99 over 5 s moves with each one) are not above the baseline
         level = _upper_or_median if name in ("itl", "ttft") else statistics.median
-        # a latency was observed in a batch of one or more, whatever the gauge read at the
-        # tick (a request that came and went between scrapes): an idle server's normal is
-        # a batch of one, scaled to the batch it serves now
-        with_load = [(max(r, 1.0), v) for r, v in pairs if r is not None]
-        if running is None or running <= 0 or len(with_load) < MIN_SAMPLES:
+        if running is None or running <= 0:
+            return level([v for _, v in pairs])
+        with_load, loads = self._with_load(name)
+        if len(with_load) < MIN_SAMPLES:
             return level([v for _, v in pairs])
         match = t("load_match")
-        near = [v for r, v in with_load if r / match <= running <= r * match]
+        # (the samples by load: only those near the bounds are tested one by one)
+        first = bisect.bisect_left(loads, running / match * (1 - 1e-9))
+        last = bisect.bisect_right(loads, running * match * (1 + 1e-9))
+        near = [v for r, v in with_load[first:last] if r / match <= running <= r * match]
         if len(near) >= MIN_SAMPLES:
             return level(near)
-        loads = sorted(r for r, _ in with_load)
         if running > loads[-1]:
             top = [(r, v) for r, v in with_load if r >= loads[-1] / match]
             r_ref = statistics.median(r for r, _ in top)
@@ -197,10 +271,86 @@ def _upper_or_median(values: list[float]) -> float:
     return cast(float, _upper(values)) if len(values) >= UPPER_MIN else statistics.median(values)
 
 
+# each latency's name in the baseline and its sample's attribute
+LATENCIES = (("itl", "itl_p99_s"), ("ttft", "ttft_p99_s"), ("itl50", "itl_p50_s"))
+
+
+def _pair(sample: Sample, attr: str) -> tuple[float | None, float] | None:
+    """(batch size, latency) of a sample with a latency ``attr`` over 0."""
+    value: float | None = getattr(sample, attr)
+    return (sample.running, value) if value is not None and value > 0 else None
+
+
+def _value(sample: Sample, key: tuple[Any, ...]) -> float | None:
+    if key[0] == "v":
+        return sample.values.get(key[1])
+    per_gpu = sample.per_gpu.get(key[1])
+    return per_gpu.get(key[2]) if per_gpu is not None else None
+
+
+def _moved(values: list[float], gone: tuple[Sample, ...], new: Sample,
+           key: tuple[Any, ...]) -> list[float] | None:
+    """``values`` (sorted) without those of the ``gone`` samples and with ``new``'s, sorted;
+    None where one is not found (a NaN sorts nowhere): the next ask sorts them anew."""
+    out = values.copy()
+    for sample in gone:
+        x = _value(sample, key)
+        if x is None:
+            continue
+        i = bisect.bisect_left(out, x)
+        if i == len(out) or out[i] != x:
+            return None
+        del out[i]
+    x = _value(new, key)
+    if x is not None:
+        if x != x:  # NaN
+            return None
+        bisect.insort(out, x)
+    return out
+
+
+def _count(counts: dict[int, dict[Any, int]], sets: dict[int, frozenset[Any]],
+           by: int) -> None:
+    for g, items in sets.items():
+        per = counts.setdefault(g, {})
+        for x in items:
+            per[x] = per.get(x, 0) + by
+
+
+def _loaded(pair: tuple[float | None, float]) -> tuple[float, float]:
+    """A (batch size, latency) pair with its batch of one or more."""
+    return max(cast(float, pair[0]), 1.0), pair[1]
+
+
+def _moved_pairs(memo: tuple[list[tuple[float, float]], list[float]], gone: tuple[Sample, ...],
+                 new: Sample, attr: str) -> tuple[list[tuple[float, float]], list[float]] | None:
+    """``_with_load``'s sorted pairs and loads without the ``gone`` samples' and with
+    ``new``'s; None where one is not found (a NaN sorts nowhere)."""
+    pairs, loads = memo[0].copy(), memo[1].copy()
+    for sample in gone:
+        pair = _pair(sample, attr)
+        if pair is None or pair[0] is None:
+            continue
+        loaded = _loaded(pair)
+        i = bisect.bisect_left(pairs, loaded)
+        if i == len(pairs) or pairs[i] != loaded:
+            return None
+        del pairs[i], loads[i]
+    pair = _pair(new, attr)
+    if pair is not None and pair[0] is not None:
+        loaded = _loaded(pair)
+        if loaded[0] != loaded[0] or loaded[1] != loaded[1]:  # NaN
+            return None
+        i = bisect.bisect_right(pairs, loaded)
+        pairs.insert(i, loaded)
+        loads.insert(i, loaded[0])
+    return pairs, loads
+
+
 def _median(values: list[float]) -> float | None:
     if len(values) < MIN_SAMPLES:
         return None
-    values.sort()
+    values = sorted(values)  # (a sorted list sorts in one pass; the caller's is not touched)
     mid = len(values) // 2
     return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
 

@@ -10,6 +10,7 @@ are 0, never guessed: a detector that just started judges by absolute physics on
 
 from __future__ import annotations
 
+import bisect
 import math
 import statistics
 from collections.abc import Callable, Iterable
@@ -81,12 +82,16 @@ def _smoothed(points: tuple[Point, ...], attr: str, gpus: tuple[int, ...]) -> fl
 
 def _per_gpu(points: tuple[Point, ...], attr: str, gpus: tuple[int, ...],
              n: int = SMOOTH) -> dict[int, float]:
-    out = {}
-    for g in gpus:
-        m = _mean(getattr(p, attr).get(g) for p in points[-n:])
-        if m is not None:
-            out[g] = m
-    return out
+    sums = dict.fromkeys(gpus, 0.0)
+    counts = dict.fromkeys(gpus, 0)
+    for p in points[-n:]:  # (one pass over the points, each GPU's sum in the points' order)
+        values = getattr(p, attr)
+        for g in gpus:
+            x = values.get(g)
+            if x is not None:
+                sums[g] += x
+                counts[g] += 1
+    return {g: sums[g] / counts[g] for g in gpus if counts[g]}
 
 
 def _window_means(points: tuple[Point, ...], gpus: tuple[int, ...], sms: dict[int, float],
@@ -103,9 +108,9 @@ def _window_means(points: tuple[Point, ...], gpus: tuple[int, ...], sms: dict[in
     weight = {g: (base.gpu("power", g) or 0.0) if not sms else 1.0 for g in gpus}
     recurring = set()
     scaled = {g: m / weight[g] for g, m in means.items() if weight[g]}
+    peers_scaled = _others_medians(scaled)
     for g in means:
-        if g not in scaled or len(scaled) < 2 or \
-                scaled[g] <= 1.05 * statistics.median(x for k, x in scaled.items() if k != g):
+        if g not in scaled or len(scaled) < 2 or scaled[g] <= 1.05 * peers_scaled[g]:
             continue  # (only a GPU over its peers in the mean is looked at tick by tick)
         runs, over, ticks = 0, False, 0
         for p in window:
@@ -203,6 +208,23 @@ def finish_counted_tau_s(base: Baseline) -> float:
 def _others_median(values: dict[int, float], g: int) -> float | None:
     rest = [v for k, v in values.items() if k != g]
     return statistics.median(rest) if rest else None
+
+
+def _others_medians(values: dict[int, float]) -> dict[int, float]:
+    """``_others_median(values, g)`` for each ``g`` of ``values`` with a peer, from one sort
+    (each GPU's peers are the rest of the same sorted list)."""
+    ordered = sorted(values.values())
+    rest_n = len(ordered) - 1
+    out = {}
+    for g, x in values.items() if rest_n else ():
+        gone = bisect.bisect_left(ordered, x)
+
+        def rest(k: int, gone: int = gone) -> float:
+            return ordered[k] if k < gone else ordered[k + 1]
+
+        mid = rest_n // 2
+        out[g] = rest(mid) if rest_n % 2 else (rest(mid - 1) + rest(mid)) / 2
+    return out
 
 
 def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
@@ -482,9 +504,12 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
         # container's); healthy at levels far apart they are not one (a node's other pods:
         # 93%, 59% and idle): no rank of theirs is out of step with "its peers"
         return None
+    peers_clocks, peers_temps, peers_sms, peers_utils_long, peers_means = (
+        _others_medians(x) for x in (clocks, temps, sms, utils_long, long[0]))
+    lags_long, lags_now = (_util_under_peers(u, base_utils) for u in (utils_long, utils))
     for g in subject.gpus:
         parts = []
-        peers_clock = _others_median(clocks, g)
+        peers_clock = peers_clocks.get(g)
         if g in clocks and peers_clock:
             drop = 1.0 - clocks[g] / peers_clock
             x = ramp(drop, t("clock_drop"), 0.3)
@@ -492,7 +517,7 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
             if x > 0.3:
                 why.setdefault(g, []).append(Evidence("odd_clock", clocks[g], peers_clock, "MHz",
                                                       g, others=_peers(clocks, g)))
-        peers_temp = _others_median(temps, g)
+        peers_temp = peers_temps.get(g)
         if g in temps and peers_temp is not None:
             x = ramp(temps[g] - peers_temp, t("hot_c"), 15.0)
             parts.append(x)
@@ -501,7 +526,7 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
                                                       others=_peers(temps, g)))
         if g in new_reasons and len(new_reasons) < len(subject.gpus):
             parts.append(0.8)
-        peers_sm = _others_median(sms, g)
+        peers_sm = peers_sms.get(g)
         if g in sms and peers_sm is not None:
             gap = sms[g] - peers_sm
             ratio = sms[g] / max(peers_sm, 1.0)
@@ -513,7 +538,7 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
                 why.setdefault(g, []).append(Evidence("odd_sm", sms[g], peers_sm, "%", g,
                                                       others=_peers(sms, g)))
         # (now as well as over the window: a rank back from a pause is no longer out of step)
-        lag_long, lag_now = (_util_under_peers(u, base_utils, g) for u in (utils_long, utils))
+        lag_long, lag_now = lags_long.get(g), lags_now.get(g)
         if lag_long is not None and lag_now is not None:
             lag = min(lag_long, lag_now)
             # a rank partly off the GPU (a device sync each bucket, host-side metrics) while
@@ -522,7 +547,7 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
             parts.append(x)
             if x > 0.3:
                 why.setdefault(g, []).append(Evidence("odd_util", utils_long[g],
-                                                      _others_median(utils_long, g), "%", g,
+                                                      peers_utils_long.get(g), "%", g,
                                                       others=_peers(utils_long, g)))
         rel = _power_over_peers(powers, base, g)
         if rel is not None:
@@ -534,7 +559,7 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
         # (over the span: a rank behind for a few seconds of every period; its SM, or its
         # power where there is no SM counter)
         means, recurring = long
-        peers_long = _others_median(means, g)
+        peers_long = peers_means.get(g)
         if g in recurring and sms and peers_long is not None:
             x = ramp(means[g] - peers_long, 0.5 * t("sm_spread_pts"), 15.0) \
                 * ramp(means[g] / max(peers_long, 1.0), 1.1, 1.25)
@@ -582,19 +607,17 @@ def _odd_part(parts: list[float], why: dict[int, list[Evidence]], g: int, x: flo
                                               unit, g, others=_peers(values, g)))
 
 
-def _util_under_peers(utils: dict[int, float], base_utils: dict[int, float],
-                      g: int) -> float | None:
-    """How many points GPU ``g``'s GPU-Util sits under its peers' median beyond the healthy
-    gap (``base_utils``: each GPU's baseline); None unless the peers are at 90%+ (spinning in
-    the collective) and ``g`` still works (a rank at a few % is off the GPU altogether: a
-    pause or an idle rank, judged apart)."""
-    peers = _others_median(utils, g)
-    if g not in utils or peers is None or peers < 90.0 or utils[g] < 50.0:
-        return None
-    base_peers = _others_median({k: u for k, u in base_utils.items() if k in utils}, g)
-    if g not in base_utils or base_peers is None:
-        return None
-    return (peers - utils[g]) - max(0.0, base_peers - base_utils[g])
+def _util_under_peers(utils: dict[int, float], base_utils: dict[int, float]
+                      ) -> dict[int, float]:
+    """How many points each GPU's GPU-Util sits under its peers' median beyond the healthy
+    gap (``base_utils``: each GPU's baseline); none for a GPU unless its peers are at 90%+
+    (spinning in the collective) and it still works (a rank at a few % is off the GPU
+    altogether: a pause or an idle rank, judged apart)."""
+    peers = _others_medians(utils)
+    base_peers = _others_medians({k: u for k, u in base_utils.items() if k in utils})
+    return {g: (peers[g] - u) - max(0.0, base_peers[g] - base_utils[g])
+            for g, u in utils.items()
+            if g in peers and peers[g] >= 90.0 and u >= 50.0 and g in base_peers}
 
 
 def _power_over_peers(powers: dict[int, float], base: Baseline, g: int) -> float | None:
@@ -625,17 +648,18 @@ def _idle_rank(subject: Subject, points: tuple[Point, ...], utils: dict[int, flo
     horizon = points[-1].time_mono_s - WINDOW_S
     window = [p for p in points if p.time_mono_s > horizon]
     best, where, paused = 0.0, None, None
+    recent_since = points[-1].time_mono_s - 4.0
     for g in subject.gpus:
         peers = [x for k, x in utils.items() if k != g]
         if g not in utils or not peers or min(peers) < 85:
             continue
-        series = [x for p in window for x in (p.util_samples_pct.get(g)
-                  or ((p.util_pct[g],) if g in p.util_pct else ()))]
+        chunks = [p.util_samples_pct.get(g) or ((p.util_pct[g],) if g in p.util_pct else ())
+                  for p in window]
+        series = [x for chunk in chunks for x in chunk]
         if len(series) < 6:
             continue
-        recent = [x for p in window if p.time_mono_s > points[-1].time_mono_s - 4.0
-                  for x in (p.util_samples_pct.get(g) or
-                            ((p.util_pct[g],) if g in p.util_pct else ()))]
+        recent = [x for p, chunk in zip(window, chunks) if p.time_mono_s > recent_since
+                  for x in chunk]
         if recent and max(recent) < t("sawtooth_idle_pct"):
             paused = g  # no step at all for seconds: a pause (a checkpoint), not a stall
             continue
