@@ -521,6 +521,33 @@ def test_a_second_process_time_slicing_the_gpu_is_named():
     assert any("pid 7777" in e for e in ep.evidence)
 
 
+@pytest.mark.parametrize("serving", [True, False])
+def test_another_process_beside_an_engine_serving_no_one_slows_nothing(serving):
+    """A redeploy: the next engine (pid 22001) captures its CUDA graphs on the old engine's
+    GPU, 85% of the SMs in bursts of tiny kernels for 20 s.  With no request running or
+    waiting, the old engine's SM time and tokens/s are down for want of requests, not taken:
+    no episode.  The same process while the engine serves (its batch held, tokens/s
+    halved) takes its time slices: gpu_shared."""
+    trace = Trace()
+    for i in range(70):
+        trace.tick(tokens=noisy(3000, i, 0.04), running=40, proc_sm=75, itl=0.03)
+    if not serving:
+        for _ in range(20):
+            trace.tick(util=3, sm=2, tokens=0, prompt=0, running=0, proc_sm=0)
+    capture = [(22001, 21998, 0, "python3 -m vllm.entrypoints.openai.api_server", 85.0)]
+    for _ in range(20):
+        if serving:
+            trace.tick(util=97, sm=70, tokens=1500, running=40, proc_sm=35, itl=0.06,
+                       extra_procs=capture)
+        else:
+            trace.tick(util=85, sm=12, tokens=0, prompt=0, running=0, proc_sm=0,
+                       extra_procs=capture)
+    for _ in range(20):
+        trace.tick(util=3, sm=2, tokens=0, prompt=0, running=0, proc_sm=0)
+    named = [ep.suspects[0][0] for ep in episodes(trace.run()) if ep.suspects]
+    assert named == (["gpu_shared"] if serving else []), named
+
+
 @pytest.mark.parametrize("other_instance", [0, 1])
 def test_a_job_on_another_mig_instance_shares_nothing(other_instance):
     """MIG: a training job on instance 0 of GPU 0 slows to 44% of its samples/s as a new job

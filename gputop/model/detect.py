@@ -668,6 +668,13 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
     return st, None
 
 
+def _serves_nothing(subject: Subject, v: Values) -> bool:
+    """An engine with no request running or waiting: another process's kernels on its GPU
+    slow no one's work (a redeploy's next engine capturing its CUDA graphs beside the old
+    one), whatever its own SM time and tokens/s read against its baseline."""
+    return subject.kind == "engine" and v.get("running") == 0 and not v.get("waiting")
+
+
 def _queue_unheard_of(st: SubjectState, subject: Subject, feats: Features,
                       config: DetectConfig, since_mono_s: float) -> bool:
     """Whether a queue grows (the queue trigger holds) where the service's healthy baseline
@@ -1281,6 +1288,9 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         if st.pause_since_mono_s is not None and not clearing and \
                 st.last_seen_mono_s - st.pause_since_mono_s < t("pause_s"):
             return False
+        if _serves_nothing(subject, v) and s.get("shared", 0.0) >= 0.5 \
+                and s.get("own_drop", 0.0) >= 0.9:
+            return False  # another process's tiny kernels, beside an engine serving no one
         ratio = v.get("sm_ratio")
         if util is None or util < (70.0 if clearing else t("hollow_util_pct")):
             return False
@@ -1317,8 +1327,10 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
             and s.get("peers_wait", 0.0) >= (0.3 if clearing else 0.4)
     if measure == "shared":
         # another process's time slices cost the job its own SM time or its output, or (a
-        # batch growing to hold tokens/s) make every step of the engine slower
-        return s.get("shared", 0.0) >= (0.3 if clearing else 0.5) and (max(
+        # batch growing to hold tokens/s) make every step of the engine slower; an engine
+        # serving no one loses nothing (its SM time and its output fell for want of requests)
+        return not _serves_nothing(subject, v) and s.get("shared", 0.0) >= (
+            0.3 if clearing else 0.5) and (max(
             s.get("own_drop", 0.0), s.get("work_down", 0.0), s.get("tokens_down", 0.0))
             >= (0.2 if clearing else 0.3) or (v.get("step_ratio") or 0.0) >= (
                 1.3 if clearing else t("shared_step_slow")))
