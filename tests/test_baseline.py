@@ -68,8 +68,11 @@ def test_carry_happens() -> None:
         _answers(base)
     added = base.add(_sample(rng, 3.0 * 30), window_s=40.0)
     assert len(added.samples) == len(base.samples)  # one in, one out
-    assert ("v", "util") in added._sorted and ("counts", "pids") in added._memo
-    assert ("with_load", "itl") in added._memo and "pairs" in added._memo
+    assert {("v", "util"), ("g", "sm", 1), ("counts", "pids"), ("with_load", "itl"),
+            "pairs"} <= set(added._carried)
+    # handed over, not copied: the timeline keeps every tick's state and its baseline
+    assert not base._carried
+    assert _answers(base) == _answers(Baseline(base.samples))  # (built again when asked)
 
 
 def test_renewed_judges_the_older_samples_alone() -> None:

@@ -43,10 +43,13 @@ class Baseline:
     samples: tuple[Sample, ...] = ()
     # medians are taken when first asked for (a job never asks for engine medians)
     _memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
-    # each signal's sampled values, sorted, by key ("v", name) or ("g", name, gpu): carried
-    # into the next baseline and updated by the samples in and out, not sorted anew
-    _sorted: dict[tuple[Any, ...], list[float]] = field(default_factory=dict, compare=False,
-                                                        repr=False)
+    # what the medians are taken from, handed to the next baseline by add() and updated there
+    # by the samples in and out, not built anew: each signal's values sorted, by key ("v",
+    # name) or ("g", name, gpu); "pairs"; ("with_load", name); ("counts", attr).  Handed
+    # over, not copied: the timeline keeps a state per tick, and with it every baseline.
+    # Read with .get() only (another thread may read a baseline as it is handed over; what
+    # is gone is built again from the samples)
+    _carried: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def ready(self) -> bool:
@@ -54,10 +57,10 @@ class Baseline:
 
     def _values(self, key: tuple[Any, ...]) -> list[float]:
         """The samples' values under ``key``, sorted (shared: never modified)."""
-        values = self._sorted.get(key)
+        values: list[float] | None = self._carried.get(key)
         if values is None:
             values = sorted(x for s in self.samples if (x := _value(s, key)) is not None)
-            self._sorted[key] = values
+            self._carried[key] = values
         return values
 
     def get(self, name: str) -> float | None:
@@ -87,13 +90,13 @@ class Baseline:
         """How many samples saw each item of a per-GPU set (``throttle``: its reasons,
         ``pids``: its processes), by GPU."""
         key = ("counts", attr)
-        if key not in self._memo:
-            counts: dict[int, dict[Any, int]] = {}
+        counts: dict[int, dict[Any, int]] | None = self._carried.get(key)
+        if counts is None:
+            counts = {}
             for s in self.samples:
                 _count(counts, getattr(s, attr), 1)
-            self._memo[key] = counts
-        out: dict[int, dict[Any, int]] = self._memo[key]
-        return out
+            self._carried[key] = counts
+        return counts
 
     @property
     def usual_throttle(self) -> dict[int, frozenset[str]]:
@@ -117,11 +120,13 @@ class Baseline:
     @property
     def pairs(self) -> dict[str, tuple[tuple[float | None, float], ...]]:
         """(batch size, p99) of each latency's healthy samples, by name."""
-        if "pairs" not in self._memo:
-            self._memo["pairs"] = {
-                name: tuple(pair for s in self.samples if (pair := _pair(s, attr)) is not None)
-                for name, attr in LATENCIES}
-        pairs: dict[str, tuple[tuple[float | None, float], ...]] = self._memo["pairs"]
+        pairs: dict[str, tuple[tuple[float | None, float], ...]] | None = \
+            self._carried.get("pairs")
+        if pairs is None:
+            pairs = {name: tuple(pair for s in self.samples
+                                 if (pair := _pair(s, attr)) is not None)
+                     for name, attr in LATENCIES}
+            self._carried["pairs"] = pairs
         return pairs
 
     def add(self, sample: Sample, window_s: float) -> Baseline:
@@ -134,30 +139,14 @@ class Baseline:
         kept = tuple(s for s in self.samples if s.time_mono_s > horizon)
         added = Baseline(kept + (sample,))
         gone = self.samples[:len(self.samples) - len(kept)]
-        if all(s.time_mono_s <= horizon for s in gone):  # (the oldest went: carry the sorts)
-            for key, values in self._sorted.items():
-                moved = _moved(values, gone, sample, key)
+        # (handed over, whatever happens next: this baseline keeps only its answers)
+        carried = {key: value for key in tuple(self._carried)
+                   if (value := self._carried.pop(key, None)) is not None}
+        if all(s.time_mono_s <= horizon for s in gone):  # (the oldest went, in order)
+            for key, value in carried.items():
+                moved = _carry(key, value, gone, sample)
                 if moved is not None:
-                    added._sorted[key] = moved
-            for attr in ("throttle", "pids"):
-                if ("counts", attr) in self._memo:
-                    counts = {g: dict(per) for g, per in self._counts(attr).items()}
-                    for s in gone:
-                        _count(counts, getattr(s, attr), -1)
-                    _count(counts, getattr(sample, attr), 1)
-                    added._memo[("counts", attr)] = {
-                        g: {x: n for x, n in per.items() if n} for g, per in counts.items()}
-            for name, attr in LATENCIES:
-                key = ("with_load", name)
-                if key in self._memo:
-                    moved_pairs = _moved_pairs(self._memo[key], gone, sample, attr)
-                    if moved_pairs is not None:
-                        added._memo[key] = moved_pairs
-            if "pairs" in self._memo:
-                added._memo["pairs"] = {
-                    name: pairs[sum(1 for s in gone if _pair(s, attr) is not None):]
-                    + tuple(pair for pair in (_pair(sample, attr),) if pair is not None)
-                    for (name, attr), pairs in zip(LATENCIES, self.pairs.values())}
+                    added._carried[key] = moved
         return added
 
     def renewed(self, recent: int = RENEW_SAMPLES) -> Baseline:
@@ -167,10 +156,11 @@ class Baseline:
         if len(self.samples) < recent + MIN_SAMPLES:
             return self
         new, old = self.samples[-recent:], Baseline(self.samples[:-recent])
-        if "pairs" in self._memo:  # (the older samples' pairs: all but the newest ones')
-            old._memo["pairs"] = {
+        mine = self._carried.get("pairs")
+        if mine is not None:  # (the older samples' pairs: all but the newest ones')
+            old._carried["pairs"] = {
                 name: pairs[:len(pairs) - sum(1 for s in new if _pair(s, attr) is not None)]
-                for (name, attr), pairs in zip(LATENCIES, self.pairs.values())}
+                for (name, attr), pairs in zip(LATENCIES, mine.values())}
         tokens = old.get("tokens")
         if not tokens:
             return self
@@ -211,11 +201,12 @@ class Baseline:
         tick (a request that came and went between scrapes): an idle server's normal is a
         batch of one, scaled to the batch it serves now."""
         key = ("with_load", name)
-        if key not in self._memo:
+        memo: tuple[list[tuple[float, float]], list[float]] | None = self._carried.get(key)
+        if memo is None:
             with_load = sorted(_loaded(pair) for pair in self.pairs.get(name, ())
                                if pair[0] is not None)
-            self._memo[key] = (with_load, [r for r, _ in with_load])
-        memo: tuple[list[tuple[float, float]], list[float]] = self._memo[key]
+            memo = (with_load, [r for r, _ in with_load])
+            self._carried[key] = memo
         return memo
 
     def _latency_at(self, name: str, running: float | None) -> float | None:
@@ -286,6 +277,24 @@ def _value(sample: Sample, key: tuple[Any, ...]) -> float | None:
         return sample.values.get(key[1])
     per_gpu = sample.per_gpu.get(key[1])
     return per_gpu.get(key[2]) if per_gpu is not None else None
+
+
+def _carry(key: Any, value: Any, gone: tuple[Sample, ...], new: Sample) -> Any:
+    """A carried structure (see ``Baseline._carried``) without the ``gone`` samples and with
+    ``new``; None where it cannot be (the next ask builds it from the samples)."""
+    if key == "pairs":
+        return {name: pairs[sum(1 for s in gone if _pair(s, attr) is not None):]
+                + tuple(pair for pair in (_pair(new, attr),) if pair is not None)
+                for (name, attr), pairs in zip(LATENCIES, value.values())}
+    if key[0] == "with_load":
+        return _moved_pairs(value, gone, new, dict(LATENCIES)[key[1]])
+    if key[0] == "counts":
+        counts = {g: dict(per) for g, per in value.items()}
+        for sample in gone:
+            _count(counts, getattr(sample, key[1]), -1)
+        _count(counts, getattr(new, key[1]), 1)
+        return {g: {x: n for x, n in per.items() if n} for g, per in counts.items()}
+    return _moved(value, gone, new, key)
 
 
 def _moved(values: list[float], gone: tuple[Sample, ...], new: Sample,
