@@ -1,6 +1,6 @@
 """Measure gputop's detector on corpus V (corpus_v/; its README says how it was written).
 
-    python bench/heldout/diagnosis_u.py [--family F] [--verbose] [--json [PATH]] [--signals]
+    python bench/heldout/diagnosis_v.py [--family F] [--verbose] [--json [PATH]] [--signals]
 
 The scoring, printing and options are harness.py's, the same for every held-out corpus.
 """
