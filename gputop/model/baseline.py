@@ -195,19 +195,18 @@ class Baseline:
             self._memo[key] = value
         return value
 
-    def _with_load(self, name: str) -> tuple[list[tuple[float, float]], list[float]]:
-        """(batch size, p99) of ``name``'s samples with a batch, by batch size, and the sizes.
+    def _with_load(self, name: str) -> list[tuple[float, float]]:
+        """(batch size, p99) of ``name``'s samples with a batch, by batch size.
         A latency was observed in a batch of one or more, whatever the gauge read at the
         tick (a request that came and went between scrapes): an idle server's normal is a
         batch of one, scaled to the batch it serves now."""
         key = ("with_load", name)
-        memo: tuple[list[tuple[float, float]], list[float]] | None = self._carried.get(key)
-        if memo is None:
+        with_load: list[tuple[float, float]] | None = self._carried.get(key)
+        if with_load is None:
             with_load = sorted(_loaded(pair) for pair in self.pairs.get(name, ())
                                if pair[0] is not None)
-            memo = (with_load, [r for r, _ in with_load])
-            self._carried[key] = memo
-        return memo
+            self._carried[key] = with_load
+        return with_load
 
     def _latency_at(self, name: str, running: float | None) -> float | None:
         pairs = self.pairs.get(name, ())
@@ -218,18 +217,18 @@ class Baseline:
         level = _upper_or_median if name in ("itl", "ttft") else statistics.median
         if running is None or running <= 0:
             return level([v for _, v in pairs])
-        with_load, loads = self._with_load(name)
+        with_load = self._with_load(name)
         if len(with_load) < MIN_SAMPLES:
             return level([v for _, v in pairs])
         match = t("load_match")
         # (the samples by load: only those near the bounds are tested one by one)
-        first = bisect.bisect_left(loads, running / match * (1 - 1e-9))
-        last = bisect.bisect_right(loads, running * match * (1 + 1e-9))
+        first = bisect.bisect_left(with_load, running / match * (1 - 1e-9), key=_load)
+        last = bisect.bisect_right(with_load, running * match * (1 + 1e-9), key=_load)
         near = [v for r, v in with_load[first:last] if r / match <= running <= r * match]
         if len(near) >= MIN_SAMPLES:
             return level(near)
-        if running > loads[-1]:
-            top = [(r, v) for r, v in with_load if r >= loads[-1] / match]
+        if running > with_load[-1][0]:
+            top = [(r, v) for r, v in with_load if r >= with_load[-1][0] / match]
             r_ref = statistics.median(r for r, _ in top)
             base = level([v for _, v in top])
             if name == "ttft":  # a prefill's time grows with the batch it joins, at most linearly
@@ -237,7 +236,7 @@ class Baseline:
             exponent = t("itl_load_exponent") if name == "itl" else t("itl50_load_exponent")
             scaled: float = base * (running / r_ref) ** exponent
             return scaled
-        low = [v for r, v in with_load if r <= loads[0] * match]
+        low = [v for r, v in with_load if r <= with_load[0][0] * match]
         return level(low)
 
 
@@ -331,11 +330,15 @@ def _loaded(pair: tuple[float | None, float]) -> tuple[float, float]:
     return max(cast(float, pair[0]), 1.0), pair[1]
 
 
-def _moved_pairs(memo: tuple[list[tuple[float, float]], list[float]], gone: tuple[Sample, ...],
-                 new: Sample, attr: str) -> tuple[list[tuple[float, float]], list[float]] | None:
-    """``_with_load``'s sorted pairs and loads without the ``gone`` samples' and with
-    ``new``'s; None where one is not found (a NaN sorts nowhere)."""
-    pairs, loads = memo[0].copy(), memo[1].copy()
+def _load(pair: tuple[float, float]) -> float:
+    return pair[0]
+
+
+def _moved_pairs(with_load: list[tuple[float, float]], gone: tuple[Sample, ...], new: Sample,
+                 attr: str) -> list[tuple[float, float]] | None:
+    """``_with_load``'s sorted pairs without the ``gone`` samples' and with ``new``'s; None
+    where one is not found (a NaN sorts nowhere)."""
+    pairs = with_load.copy()
     for sample in gone:
         pair = _pair(sample, attr)
         if pair is None or pair[0] is None:
@@ -344,16 +347,14 @@ def _moved_pairs(memo: tuple[list[tuple[float, float]], list[float]], gone: tupl
         i = bisect.bisect_left(pairs, loaded)
         if i == len(pairs) or pairs[i] != loaded:
             return None
-        del pairs[i], loads[i]
+        del pairs[i]
     pair = _pair(new, attr)
     if pair is not None and pair[0] is not None:
         loaded = _loaded(pair)
         if loaded[0] != loaded[0] or loaded[1] != loaded[1]:  # NaN
             return None
-        i = bisect.bisect_right(pairs, loaded)
-        pairs.insert(i, loaded)
-        loads.insert(i, loaded[0])
-    return pairs, loads
+        bisect.insort_right(pairs, loaded)
+    return pairs
 
 
 def _median(values: list[float]) -> float | None:

@@ -206,24 +206,19 @@ def finish_counted_tau_s(base: Baseline) -> float:
 
 
 def _others_median(values: dict[int, float], g: int) -> float | None:
-    rest = [v for k, v in values.items() if k != g]
-    return statistics.median(rest) if rest else None
+    """The median of the values of every GPU but ``g`` (one of ``values``)."""
+    return _others_medians(values).get(g)
 
 
 def _others_medians(values: dict[int, float]) -> dict[int, float]:
-    """``_others_median(values, g)`` for each ``g`` of ``values`` with a peer, from one sort
-    (each GPU's peers are the rest of the same sorted list)."""
+    """Each GPU's peers' median (the values of the others), for the GPUs with a peer, from
+    one sort: each GPU's peers are the sorted values less one copy of its own."""
     ordered = sorted(values.values())
-    rest_n = len(ordered) - 1
     out = {}
-    for g, x in values.items() if rest_n else ():
-        gone = bisect.bisect_left(ordered, x)
-
-        def rest(k: int, gone: int = gone) -> float:
-            return ordered[k] if k < gone else ordered[k + 1]
-
-        mid = rest_n // 2
-        out[g] = rest(mid) if rest_n % 2 else (rest(mid - 1) + rest(mid)) / 2
+    for g, x in values.items() if len(ordered) > 1 else ():
+        rest = ordered.copy()
+        del rest[bisect.bisect_left(rest, x)]
+        out[g] = statistics.median(rest)
     return out
 
 
