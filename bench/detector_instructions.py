@@ -56,9 +56,9 @@ def _instructions(tree: str, frames_path: str, ticks: int) -> int:
     run = subprocess.run(
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
          "-c", FOLD, tree, frames_path, str(ticks)],
-        capture_output=True, text=True, check=True)
+        capture_output=True, text=True)
     found = re.search(r"Collected : (\d+)", run.stderr)
-    if found is None:
+    if run.returncode != 0 or found is None:
         raise SystemExit(f"detector_instructions: no count from valgrind: {run.stderr[-300:]}")
     return int(found.group(1))
 
@@ -75,6 +75,11 @@ def main() -> int:
         return 1
     if not 0 < args.lead < args.ticks:
         print("detector_instructions: --lead must be between 0 and --ticks", file=sys.stderr)
+        return 2
+    if args.other and not os.path.isfile(os.path.join(args.other, "gputop", "model",
+                                                      "detect.py")):
+        print(f"detector_instructions: {args.other}: not a gputop tree (no gputop/model/detect.py)",
+              file=sys.stderr)
         return 2
     trees = [HERE] + ([os.path.abspath(args.other)] if args.other else [])
     print(f"{'frames':<28} " + " ".join(f"{'k instr/tick':>13}" for _ in trees)
