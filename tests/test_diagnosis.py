@@ -1109,6 +1109,30 @@ def test_a_mild_straggler_that_flickers_is_named():
     assert ep.gpus == (1,), ep.headline
 
 
+@pytest.mark.parametrize("computing", [True, False])
+def test_a_rank_both_slower_and_still_computing_is_named(computing):
+    """DDP on eight H100s: GPU 5 runs at 1,620 MHz beside its peers' 1,980 (82%: a PSU
+    fault, no NVML reason) and keeps 1.17x their SM activity while they wait in the
+    all-reduce (77% -> 66%).  Each sign alone is mild; the two together are one story, and
+    the rank is named.  The clock alone, its SM no higher than theirs, stays too mild."""
+    procs = [(7001 + g, 7000, g, f"python train.py --local-rank={g}") for g in range(8)]
+    trace = Trace(gpus=8, engine=None, procs=procs, engine_pids=())
+    for i in range(90):
+        trace.tick(util=99, sm=[noisy(77, i + 3 * g, 0.02) for g in range(8)], dram=30,
+                   clock=1980)
+    for i in range(120):
+        sm = [noisy(66, i + 3 * g, 0.02) for g in range(8)]
+        if computing:
+            sm[5] = noisy(77, i, 0.02)
+        trace.tick(util=99, sm=sm, dram=30, clock=[1620 if g == 5 else 1980 for g in range(8)])
+    eps = [e for e in episodes(trace.run())
+           if e.suspects and e.suspects[0][0] == "collective_straggler"]
+    if computing:
+        assert eps and eps[0].gpus == (5,), [(e.gpus, e.suspects) for e in eps]
+    else:
+        assert not eps, [(e.gpus, e.suspects, e.evidence) for e in eps]
+
+
 def _ddp8(trace, ticks, util, sm):
     for i in range(ticks):
         trace.tick(util=[noisy(u, i + g, 0.01) for g, u in enumerate(util)],

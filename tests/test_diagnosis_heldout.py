@@ -100,15 +100,15 @@ FLOOR_N = {"oversized_request": 3, "prefill_interference": 3, "collective_stragg
            "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 3,
            "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 3, "kv_pressure": 3,
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 25}
-FLOOR_P = {"oversized_request": 3, "prefill_interference": 3, "collective_straggler": 4,
+FLOOR_P = {"oversized_request": 4, "prefill_interference": 3, "collective_straggler": 4,
            "input_stall": 4, "host_launch_jitter": 4, "host_cpu_contention": 4,
            "tiny_kernels": 4, "memory_bandwidth": 3, "throttling": 3, "kv_pressure": 4,
-           "gpu_shared": 4, "spec_decode_rejected": 4, "healthy": 24}
+           "gpu_shared": 4, "spec_decode_rejected": 4, "healthy": 25}
 FLOOR_R = {"oversized_request": 3, "prefill_interference": 2, "collective_straggler": 3,
            "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 3,
            "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 2, "kv_pressure": 2,
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 18}
-FLOOR_T = {"oversized_request": 1, "prefill_interference": 1, "collective_straggler": 2,
+FLOOR_T = {"oversized_request": 1, "prefill_interference": 1, "collective_straggler": 3,
            "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 3,
            "tiny_kernels": 1, "memory_bandwidth": 3, "throttling": 2, "kv_pressure": 3,
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 26}

@@ -489,7 +489,11 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
     """One GPU of a multi-GPU job out of step with its peers: a lower clock, hotter, the only
     one throttled, or the only one still computing (higher SM; without an SM counter, more
     power than the peers against their healthy proportion) while the others wait in the
-    collective.  Its strength is how much it stands out over the runner-up."""
+    collective.  A GPU slowed (its clock, its heat, its reason) and still computing while
+    its peers wait are two sightings of one story, so they add (a noisy-or: a rank 18%
+    under its peers' clock *and* 1.2x their SM is surer than either alone); a rank lagging
+    in GPU-Util is another story (it is off the GPU), judged alone.  Its strength is how
+    much it stands out over the runner-up."""
     dev: dict[int, float] = {}
     why: dict[int, list[Evidence]] = {}
     base_utils = {g: u for g in subject.gpus if (u := base.gpu("util", g)) is not None}
@@ -503,24 +507,25 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
         _others_medians(x) for x in (clocks, temps, sms, utils_long, long[0]))
     lags_long, lags_now = (_util_under_peers(u, base_utils) for u in (utils_long, utils))
     for g in subject.gpus:
-        parts = []
+        slowed: list[float] = []  # the cause side: its clock, its heat, a reason of its own
+        parts: list[float] = []  # the effect side: it computes (SM, power) while they wait
         peers_clock = peers_clocks.get(g)
         if g in clocks and peers_clock:
             drop = 1.0 - clocks[g] / peers_clock
             x = ramp(drop, t("clock_drop"), 0.3)
-            parts.append(x)
+            slowed.append(x)
             if x > 0.3:
                 why.setdefault(g, []).append(Evidence("odd_clock", clocks[g], peers_clock, "MHz",
                                                       g, others=_peers(clocks, g)))
         peers_temp = peers_temps.get(g)
         if g in temps and peers_temp is not None:
             x = ramp(temps[g] - peers_temp, t("hot_c"), 15.0)
-            parts.append(x)
+            slowed.append(x)
             if x > 0.3:
                 why.setdefault(g, []).append(Evidence("hot", temps[g], peers_temp, "°C", g,
                                                       others=_peers(temps, g)))
         if g in new_reasons and len(new_reasons) < len(subject.gpus):
-            parts.append(0.8)
+            slowed.append(0.8)
         peers_sm = peers_sms.get(g)
         if g in sms and peers_sm is not None:
             gap = sms[g] - peers_sm
@@ -534,12 +539,12 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
                                                       others=_peers(sms, g)))
         # (now as well as over the window: a rank back from a pause is no longer out of step)
         lag_long, lag_now = lags_long.get(g), lags_now.get(g)
+        lagging = 0.0
         if lag_long is not None and lag_now is not None:
             lag = min(lag_long, lag_now)
             # a rank partly off the GPU (a device sync each bucket, host-side metrics) while
             # the others spin in the collective at full GPU-Util: its busy time is what fell
-            x = ramp(lag, t("odd_util_pts"), 2.5 * t("odd_util_pts"))
-            parts.append(x)
+            x = lagging = ramp(lag, t("odd_util_pts"), 2.5 * t("odd_util_pts"))
             if x > 0.3:
                 why.setdefault(g, []).append(Evidence("odd_util", utils_long[g],
                                                       peers_utils_long.get(g), "%", g,
@@ -562,7 +567,8 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
         rel_long = _power_over_peers(means, base, g) if g in recurring and not sms else None
         if rel_long is not None:
             _odd_part(parts, why, g, ramp(rel_long, 1.08, 1.25), "odd_power", means, "W")
-        dev[g] = max(parts, default=0.0)
+        cause, effect = max(slowed, default=0.0), max(parts, default=0.0)
+        dev[g] = max(1.0 - (1.0 - cause) * (1.0 - effect), lagging)
     if not dev:
         return None
     ranked = sorted(dev.items(), key=lambda kv: -kv[1])
