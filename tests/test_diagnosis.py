@@ -1133,6 +1133,45 @@ def test_a_rank_both_slower_and_still_computing_is_named(computing):
         assert not eps, [(e.gpus, e.suspects, e.evidence) for e in eps]
 
 
+def test_a_rank_that_keeps_its_sm_while_its_peers_wait_is_named():
+    """FSDP on four H100s: GPU 2's NVLink retrains to fewer lanes, its shard's all-gather
+    lags.  No clock, heat or reason to point at; the peers fall from 79% SM to 61% waiting
+    for it while it keeps 70% (1.15x theirs, where all four ran alike), its power 1.1x."""
+    procs = [(7001 + g, 7000, g, f"python train.py --local-rank={g}") for g in range(4)]
+    trace = Trace(gpus=4, engine=None, procs=procs, engine_pids=())
+    for i in range(90):
+        trace.tick(util=99, sm=[noisy(79, i + 3 * g, 0.01) for g in range(4)], dram=30,
+                   power=620)
+    for i in range(120):
+        trace.tick(util=99, sm=[noisy(70 if g == 2 else 61, i + 3 * g, 0.01) for g in range(4)],
+                   dram=30, power=[555 if g == 2 else 500 for g in range(4)])
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "collective_straggler", (ep.suspects, ep.evidence)
+    assert ep.gpus == (2,), ep.headline
+
+
+def test_a_hall_too_hot_for_every_gpu_is_throttling_not_its_slowest_rank():
+    """DDP on eight H200s: the hall's cooling fails and every GPU reaches thermal slowdown,
+    some further than others (1,275-1,605 MHz from 1,785); the slowest three compute while
+    the rest wait (SM 87-90% beside 77-80%), GPU 7 slowest of all.  The room is the cause,
+    not GPU 7."""
+    procs = [(7001 + g, 7000, g, f"python train.py --local-rank={g}") for g in range(8)]
+    trace = Trace(gpus=8, engine="trainer", procs=procs, engine_pids=(7000,))
+    total = 0
+    for i in range(90):
+        total += 64
+        trace.tick(util=99, sm=[noisy(89, i + 3 * g, 0.01) for g in range(8)], dram=30,
+                   clock=1785, temp=60, work=total)
+    clocks = [1545, 1335, 1590, 1605, 1530, 1515, 1335, 1275]
+    sms = [78, 87, 77, 77, 79, 80, 87, 90]
+    for i in range(150):
+        total += 46  # the job at the slowest rank's pace
+        trace.tick(util=99, dram=30, clock=clocks, temp=88, throttle=("thermal (sw)",),
+                   sm=[noisy(x, i + 3 * g, 0.01) for g, x in enumerate(sms)], work=total)
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "throttling", (ep.suspects, ep.evidence)
+
+
 def _ddp8(trace, ticks, util, sm):
     for i in range(ticks):
         trace.tick(util=[noisy(u, i + g, 0.01) for g, u in enumerate(util)],

@@ -348,6 +348,10 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
         s["clock_any"] = max(clock_strength.values(), default=0.0)
     s["throttle_new"] = 1.0 if any(r != "power cap" for rs in new_reasons.values() for r in rs) \
         else (0.5 if new_reasons else 0.0)
+    # every GPU of a multi-GPU job newly held down by its driver (a hall's cooling, a rack's
+    # power): the slowest of them holding the others back is the common cause's effect
+    s["throttle_all"] = 1.0 if len(gpus) >= 2 and all(
+        any(r != "power cap" for r in new_reasons.get(g, ())) for g in gpus) else 0.0
     for g in sorted(new_reasons):
         say("throttle", None, gpu=g, detail=", ".join(new_reasons[g]))
     for g, d in sorted(drops.items()):
@@ -564,6 +568,12 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
             x = ramp(means[g] - peers_long, 0.5 * t("sm_spread_pts"), 15.0) \
                 * ramp(means[g] / max(peers_long, 1.0), 1.1, 1.25)
             _odd_part(parts, why, g, x, "odd_sm", means, "%")
+        # (its SM over its peers' against the same proportion healthy, now and over the
+        # span: a rank still working at near its own level while the others fell waiting)
+        rel_sm = _sm_over_peers(sms, means, base, g) if g in recurring and sms else None
+        if rel_sm is not None:
+            _odd_part(parts, why, g, ramp(rel_sm, t("odd_sm_rel"), t("odd_sm_rel") + 0.15),
+                      "odd_sm", means, "%")
         rel_long = _power_over_peers(means, base, g) if g in recurring and not sms else None
         if rel_long is not None:
             _odd_part(parts, why, g, ramp(rel_long, 1.08, 1.25), "odd_power", means, "W")
@@ -638,6 +648,27 @@ def _power_over_peers(powers: dict[int, float], base: Baseline, g: int) -> float
     if not now_peers or not base_peers:
         return None
     return powers[g] / now_peers / (base_powers[g] / base_peers)
+
+
+def _sm_over_peers(sms: dict[int, float], means: dict[int, float], base: Baseline, g: int
+                   ) -> float | None:
+    """GPU ``g``'s SM activity over its peers' median, now and over the span (the lesser),
+    against the same proportion at their healthy baselines (ranks of unequal work keep their
+    proportion); None unless the peers fell a tenth under their own healthy SM, twice as far
+    as ``g`` did (they wait; a lighter phase moves every rank alike)."""
+    base_sms = {k: x for k in sms if (x := base.gpu("sm", k))}
+    if len(base_sms) < len(sms) or len(sms) < 2 or g not in sms or g not in means:
+        return None
+    peers_base, peers_now = _others_median(base_sms, g), _others_median(sms, g)
+    if not peers_base or peers_now is None:
+        return None
+    fell_peers = 1.0 - peers_now / peers_base
+    fell_own = 1.0 - sms[g] / base_sms[g]
+    if fell_peers < 0.1 or fell_own > 0.5 * fell_peers:
+        return None
+    proportion = base_sms[g] / peers_base
+    rels = [x[g] / peer / proportion for x in (sms, means) if (peer := _others_median(x, g))]
+    return min(rels) if len(rels) == 2 else None
 
 
 def _idle_rank(subject: Subject, points: tuple[Point, ...], utils: dict[int, float],
