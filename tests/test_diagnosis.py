@@ -1109,17 +1109,23 @@ def test_a_mild_straggler_that_flickers_is_named():
     assert ep.gpus == (1,), ep.headline
 
 
+def _healthy_ranks(n: int, sm_pct: float, noise: float, **kw) -> Trace:
+    """A data-parallel job on ``n`` GPUs (a process each, no counter), 90 healthy ticks at
+    99% util and ``sm_pct`` SM on every rank."""
+    procs = [(7001 + g, 7000, g, f"python train.py --local-rank={g}") for g in range(n)]
+    trace = Trace(gpus=n, engine=None, procs=procs, engine_pids=())
+    for i in range(90):
+        trace.tick(util=99, sm=[noisy(sm_pct, i + 3 * g, noise) for g in range(n)], dram=30, **kw)
+    return trace
+
+
 @pytest.mark.parametrize("computing", [True, False])
 def test_a_rank_both_slower_and_still_computing_is_named(computing):
     """DDP on eight H100s: GPU 5 runs at 1,620 MHz beside its peers' 1,980 (82%: a PSU
     fault, no NVML reason) and keeps 1.17x their SM activity while they wait in the
     all-reduce (77% -> 66%).  Each sign alone is mild; the two together are one story, and
     the rank is named.  The clock alone, its SM no higher than theirs, stays too mild."""
-    procs = [(7001 + g, 7000, g, f"python train.py --local-rank={g}") for g in range(8)]
-    trace = Trace(gpus=8, engine=None, procs=procs, engine_pids=())
-    for i in range(90):
-        trace.tick(util=99, sm=[noisy(77, i + 3 * g, 0.02) for g in range(8)], dram=30,
-                   clock=1980)
+    trace = _healthy_ranks(8, sm_pct=77, noise=0.02, clock=1980)
     for i in range(120):
         sm = [noisy(66, i + 3 * g, 0.02) for g in range(8)]
         if computing:
@@ -1137,11 +1143,7 @@ def test_a_rank_that_keeps_its_sm_while_its_peers_wait_is_named():
     """FSDP on four H100s: GPU 2's NVLink retrains to fewer lanes, its shard's all-gather
     lags.  No clock, heat or reason to point at; the peers fall from 79% SM to 61% waiting
     for it while it keeps 70% (1.15x theirs, where all four ran alike), its power 1.1x."""
-    procs = [(7001 + g, 7000, g, f"python train.py --local-rank={g}") for g in range(4)]
-    trace = Trace(gpus=4, engine=None, procs=procs, engine_pids=())
-    for i in range(90):
-        trace.tick(util=99, sm=[noisy(79, i + 3 * g, 0.01) for g in range(4)], dram=30,
-                   power=620)
+    trace = _healthy_ranks(4, sm_pct=79, noise=0.01, power=620)
     for i in range(120):
         trace.tick(util=99, sm=[noisy(70 if g == 2 else 61, i + 3 * g, 0.01) for g in range(4)],
                    dram=30, power=[555 if g == 2 else 500 for g in range(4)])
