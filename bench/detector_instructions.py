@@ -82,7 +82,9 @@ def main() -> int:
               file=sys.stderr)
         return 2
     trees = [HERE] + ([os.path.abspath(args.other)] if args.other else [])
-    print(f"{'frames':<28} " + " ".join(f"{'k instr/tick':>13}" for _ in trees)
+    # (the columns: this tree, then --other; the ratio is this tree's over the other's)
+    names = ["this tree", "--other"][:len(trees)]
+    print(f"{'k instructions per tick':<28} " + " ".join(f"{n:>13}" for n in names)
           + (f" {'ratio':>6}" if args.other else ""))
     with tempfile.TemporaryDirectory() as tmp:
         for label, scenario, gpus in SCENARIOS:
