@@ -4,6 +4,7 @@ the right GPU, engine truth (cache hits, KV pressure, a second tenant, the host'
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 
@@ -1625,3 +1626,29 @@ def test_a_starved_jobs_steps_are_a_saw_tooth_at_its_own_busy_level():
     assert strength >= 0.9 and mean < 15, (strength, mean)
     assert _alternation(series, 58.0, 100.0, job=False)[0] == 0.0
     assert _alternation(second * 8 + step + second, 58.0, 100.0, job=True)[0] == 0.0
+
+
+@pytest.mark.parametrize("scrape_ticks", [1, 8])
+def test_a_kv_pool_full_with_a_queue_scraped_every_16_s_is_one_episode(scrape_ticks):
+    """vLLM on 2 s ticks: the KV pool at 96% and requests queueing (0 -> 118 waiting) with
+    no preemption yet.  Scraped every 16 s, with the three ticks before each scrape missed,
+    the queue's rise shows only between readings (not tick to tick), and a missed scrape is
+    no recovery: one kv_pressure episode, as when every tick is read."""
+    trace = Trace(tick_s=2.0)
+    for i in range(60):
+        trace.tick(util=97, tokens=noisy(2000, i, 0.05), running=30, waiting=0,
+                   kv=noisy(0.6, i, 0.05))
+    for i in range(60):
+        trace.tick(util=97, tokens=noisy(2000, i, 0.05), running=30 + i % 7, waiting=2 * i,
+                   kv=0.96, ttft=0.15 + 0.5 * i, prompt=noisy(2000, i, 0.3))
+    frames = []
+    for i, frame in enumerate(trace.frames):
+        phase = i % scrape_ticks
+        if i >= 60 and phase >= 5:
+            frame = dataclasses.replace(frame, engine=None)  # the scrape failed
+        elif i >= 60:
+            frame = dataclasses.replace(frame, engine=trace.frames[i - phase].engine)
+        frames.append(frame)
+    found = episodes(run_frames(frames))
+    assert [e.suspects[0][0] for e in found] == ["kv_pressure"], \
+        [(e.measure, e.start_wall_s, e.end_wall_s) for e in found]

@@ -89,7 +89,7 @@ FLOOR_I = {"oversized_request": 4, "prefill_interference": 4, "collective_stragg
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 28}
 FLOOR_J = {"oversized_request": 1, "prefill_interference": 3, "collective_straggler": 5,
            "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 3,
-           "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 4, "kv_pressure": 2,
+           "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 4, "kv_pressure": 3,
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 26}
 FLOOR_K = {"oversized_request": 3, "prefill_interference": 4, "collective_straggler": 3,
            "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 3,

@@ -80,6 +80,8 @@ ENGINE_MEASURES = ("itl", "ttft", "tokens", "queue", "util", "kv", "step", "spec
                    "cpu", "launch", "prompts", "prefill", "host", "slow", "reads")
 MAX_EPISODES = 50
 RECENT_S = 12.0  # points kept for windows (the saw-tooth reads 10 s)
+QUEUE_TREND_S = 5.0  # a queue rising: more waiting than the engine read this long before
+READINGS_KEEP_S = 40.0  # the engine's queue readings kept (two or more at 15 s scrapes)
 RECENT_MAX = 48
 NOTABLE_KEEP_S = 120.0
 NOTABLE_GRACE_S = 30.0  # a notable request this close before an episode is its cause, not routine
@@ -223,6 +225,9 @@ class SubjectState:
     # since when no tick was clean enough to learn while nothing fired: a baseline that no
     # longer describes the service (learned from its first readings) and blocks its own renewal
     unclean_since_mono_s: float | None = None
+    # the engine's last distinct readings of its queue, (read mono, waiting), over
+    # READINGS_KEEP_S: scraped every 15 s, a queue's trend spans more than the recent points
+    readings: tuple[tuple[float, float], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -480,11 +485,13 @@ def _identify(st: SubjectState | None, subject: Subject, now: Point,
 
 def _absent(st: SubjectState, now: Point, config: DetectConfig,
             final: bool) -> tuple[SubjectState, Episode | None]:
-    """A subject not seen this tick: its episode cannot be judged, so it clears."""
+    """A subject not seen this tick: its episode cannot be judged, so it clears, from the
+    first tick it went unseen, once it has been away AWAY_S (an engine's scrape or two that
+    failed, a process list read a tick late, is no recovery: back sooner, it is judged on)."""
     if st.active is None:
         return replace(st, pending=None, pending_tally=Tally()), None
     clearing = st.clearing or (now.time_mono_s, now.time_wall_s)
-    if final or now.time_mono_s - clearing[0] >= config.hold_s:
+    if final or now.time_mono_s - clearing[0] >= max(config.hold_s, AWAY_S):
         ended = replace(st.active, end_wall_s=clearing[1])
         return replace(st, active=None, clearing=None, tally=Tally()), ended
     return replace(st, clearing=clearing), None
@@ -512,9 +519,10 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
     smooth = _smoothed_tokens(st, now)
     if smooth != st.tokens_smooth:
         st = replace(st, tokens_smooth=smooth)
+    st, waiting_before = _queue_readings(st, now)
     feats = signals(subject, recent, st.base, windows, config, strength,
                     jump[1] if jump is not None else None,
-                    smooth[1] if smooth is not None else None)
+                    smooth[1] if smooth is not None else None, waiting_before)
     if feats.v.get("jump_from") is not None and jump is None:
         jump = (now.time_mono_s, cast(float, feats.v["jump_from"]))
     if jump != st.jump:
@@ -918,6 +926,22 @@ def _mild(measure: str, feats: Features) -> bool:
         key = "step_ratio" if measure == "step" else f"{measure}_ratio"
         return (v.get(key) or 0.0) < t("latency_severe")
     return measure == "share"
+
+
+def _queue_readings(st: SubjectState, now: Point) -> tuple[SubjectState, float | None]:
+    """The queue as the engine read it at least QUEUE_TREND_S before its latest reading (a
+    distinct reading, however many ticks repeat one between scrapes), and the state that
+    keeps the readings; None where no such reading is kept."""
+    read, waiting = now.engine_read_mono_s, now.requests_waiting
+    if read is None:
+        return st, None
+    readings = st.readings
+    if waiting is not None and (not readings or readings[-1][0] != read):
+        readings = tuple(r for r in readings if read - r[0] <= READINGS_KEEP_S) \
+            + ((read, waiting),)
+        st = replace(st, readings=readings)
+    before = next((w for r, w in reversed(readings) if r <= read - QUEUE_TREND_S), None)
+    return st, before
 
 
 def _episode_start_mono(st: SubjectState, now: Point) -> float:

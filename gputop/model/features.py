@@ -224,12 +224,14 @@ def _others_medians(values: dict[int, float]) -> dict[int, float]:
 
 def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
             windows: dict[str, HistDelta], config: DetectConfig, notable: float = 0.0,
-            jumped_from: float | None = None, tokens_smooth: float | None = None) -> Features:
+            jumped_from: float | None = None, tokens_smooth: float | None = None,
+            waiting_before: float | None = None) -> Features:
     """The subject's signals at ``points[-1]``; ``windows`` are the engine's latency
     histograms merged over the latency window; ``notable`` the strength of notable requests
     (the detector keeps those, since they arrive when a request ends); ``jumped_from`` the
     batch before a jump the detector saw lately (see ``_jump``); ``tokens_smooth`` the
-    engine's tokens/s averaged longer where its counter moves only as requests finish."""
+    engine's tokens/s averaged longer where its counter moves only as requests finish;
+    ``waiting_before`` the queue the engine read 5 s or more before its latest reading."""
     now = points[-1]
     gpus = subject.gpus
     s: dict[str, float] = {}
@@ -378,7 +380,7 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     slow_reading: dict[str, bool] = {}
     if subject.has_engine:
         slow_reading = _engine(subject, points, base, windows, config, s, v, say,
-                               tokens_smooth)
+                               tokens_smooth, waiting_before)
         _jump(points, base, v)
         _prefill_compute(s, v)
         # the jump stands while the batch stays doubled (n sequences decode together)
@@ -883,7 +885,8 @@ def _one_prompt(now: Point, added: float) -> bool:
 
 def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
             windows: dict[str, HistDelta], config: DetectConfig, s: Strengths, v: Values,
-            say: Say, tokens_smooth: float | None = None) -> dict[str, bool]:
+            say: Say, tokens_smooth: float | None = None,
+            waiting_before: float | None = None) -> dict[str, bool]:
     now = points[-1]
     running = now.requests_running
     waiting = _scalar(points, "requests_waiting")
@@ -971,8 +974,12 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
         growth = waiting - waiting_base
         s["queue"] = ramp(growth, 0.5 * scale, 2.0 * scale)
         s["queue_soft"] = ramp(growth, 0.0, scale)
+        # (against the engine's own reading 5 s before: scraped every 15 s, the ticks
+        # between repeat one reading, which is no queue holding still)
         earlier = [p.requests_waiting for p in points
                    if p.time_mono_s <= now.time_mono_s - 5.0 and p.requests_waiting is not None]
+        if waiting_before is not None:
+            earlier = [waiting_before]
         v["queue_rising"] = float(bool(earlier) and waiting > earlier[-1])
         v["queue_growth"] = growth
         v["queue_scale"] = scale
