@@ -348,12 +348,11 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
         s["clock_all"] = min(clock_strength.get(g, 0.0) for g in busy_gpus)
         v["clock_drop"] = min(drops.get(g, 0.0) for g in busy_gpus)
         s["clock_any"] = max(clock_strength.values(), default=0.0)
-    s["throttle_new"] = 1.0 if any(r != "power cap" for rs in new_reasons.values() for r in rs) \
-        else (0.5 if new_reasons else 0.0)
+    held = {g for g, rs in new_reasons.items() if any(r != "power cap" for r in rs)}
+    s["throttle_new"] = 1.0 if held else (0.5 if new_reasons else 0.0)
     # every GPU of a multi-GPU job newly held down by its driver (a hall's cooling, a rack's
     # power): the slowest of them holding the others back is the common cause's effect
-    s["throttle_all"] = 1.0 if len(gpus) >= 2 and all(
-        any(r != "power cap" for r in new_reasons.get(g, ())) for g in gpus) else 0.0
+    s["throttle_all"] = 1.0 if len(gpus) >= 2 and held.issuperset(gpus) else 0.0
     for g in sorted(new_reasons):
         say("throttle", None, gpu=g, detail=", ".join(new_reasons[g]))
     for g, d in sorted(drops.items()):
@@ -512,9 +511,10 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
     peers_clocks, peers_temps, peers_sms, peers_utils_long, peers_means = (
         _others_medians(x) for x in (clocks, temps, sms, utils_long, long[0]))
     lags_long, lags_now = (_util_under_peers(u, base_utils) for u in (utils_long, utils))
+    healthy_sms: tuple[dict[int, float], dict[int, float]] | None = None  # (taken if asked)
     for g in subject.gpus:
         slowed: list[float] = []  # the cause side: its clock, its heat, a reason of its own
-        parts: list[float] = []  # the effect side: it computes (SM, power) while they wait
+        computing: list[float] = []  # the effect side: it computes (SM, power) while they wait
         peers_clock = peers_clocks.get(g)
         if g in clocks and peers_clock:
             drop = 1.0 - clocks[g] / peers_clock
@@ -539,7 +539,7 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
             # relative to the peers' level: a rank still computing while the others wait
             # reads 1.4x their SM whether the job's kernels fill 90% of the SMs or 50%
             x = ramp(gap, 0.7 * t("sm_spread_pts"), 20.0) * ramp(ratio, 1.15, 1.4)
-            parts.append(x)
+            computing.append(x)
             if x > 0.3:
                 why.setdefault(g, []).append(Evidence("odd_sm", sms[g], peers_sm, "%", g,
                                                       others=_peers(sms, g)))
@@ -561,7 +561,7 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
             # draws 1.3x its waiting peers, one with a milder surplus of work 1.15-1.2x
             # (against their healthy proportion, and only while the peers fell under their
             # own power and it did not: cards of a job draw within a few % of it healthy)
-            _odd_part(parts, why, g, ramp(rel, 1.1, 1.3), "odd_power", powers, "W")
+            _odd_part(computing, why, g, ramp(rel, 1.1, 1.3), "odd_power", powers, "W")
         # (over the span: a rank behind for a few seconds of every period; its SM, or its
         # power where there is no SM counter)
         means, recurring = long
@@ -569,17 +569,22 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
         if g in recurring and sms and peers_long is not None:
             x = ramp(means[g] - peers_long, 0.5 * t("sm_spread_pts"), 15.0) \
                 * ramp(means[g] / max(peers_long, 1.0), 1.1, 1.25)
-            _odd_part(parts, why, g, x, "odd_sm", means, "%")
+            _odd_part(computing, why, g, x, "odd_sm", means, "%")
         # (its SM over its peers' against the same proportion healthy, now and over the
         # span: a rank still working at near its own level while the others fell waiting)
-        rel_sm = _sm_over_peers(sms, means, base, g) if g in recurring and sms else None
+        rel_sm = None
+        if g in recurring and sms:
+            if healthy_sms is None:
+                healthy = {k: h for k in sms if (h := base.gpu("sm", k))}
+                healthy_sms = (healthy, _others_medians(healthy))
+            rel_sm = _sm_over_peers(sms, means, peers_sms, peers_means, healthy_sms, g)
         if rel_sm is not None:
-            _odd_part(parts, why, g, ramp(rel_sm, t("odd_sm_rel"), t("odd_sm_rel") + 0.15),
+            _odd_part(computing, why, g, ramp(rel_sm, t("odd_sm_rel"), t("odd_sm_rel") + 0.15),
                       "odd_sm", means, "%")
         rel_long = _power_over_peers(means, base, g) if g in recurring and not sms else None
         if rel_long is not None:
-            _odd_part(parts, why, g, ramp(rel_long, 1.08, 1.25), "odd_power", means, "W")
-        cause, effect = max(slowed, default=0.0), max(parts, default=0.0)
+            _odd_part(computing, why, g, ramp(rel_long, 1.08, 1.25), "odd_power", means, "W")
+        cause, effect = max(slowed, default=0.0), max(computing, default=0.0)
         dev[g] = max(1.0 - (1.0 - cause) * (1.0 - effect), lagging)
     if not dev:
         return None
@@ -652,24 +657,29 @@ def _power_over_peers(powers: dict[int, float], base: Baseline, g: int) -> float
     return powers[g] / now_peers / (base_powers[g] / base_peers)
 
 
-def _sm_over_peers(sms: dict[int, float], means: dict[int, float], base: Baseline, g: int
+def _sm_over_peers(sms: dict[int, float], means: dict[int, float],
+                   peers: dict[int, float], peers_means: dict[int, float],
+                   base_sms: tuple[dict[int, float], dict[int, float]], g: int
                    ) -> float | None:
     """GPU ``g``'s SM activity over its peers' median, now and over the span (the lesser),
     against the same proportion at their healthy baselines (ranks of unequal work keep their
     proportion); None unless the peers fell a tenth under their own healthy SM, twice as far
-    as ``g`` did (they wait; a lighter phase moves every rank alike)."""
-    base_sms = {k: x for k in sms if (x := base.gpu("sm", k))}
-    if len(base_sms) < len(sms) or len(sms) < 2 or g not in sms or g not in means:
+    as ``g`` did (they wait; a lighter phase moves every rank alike).  ``peers`` and
+    ``peers_means`` are the peers' medians of ``sms`` and ``means``, ``base_sms`` each GPU's
+    healthy SM and its peers' median of them, as ``_odd_one_out`` took them once."""
+    healthy, healthy_peers = base_sms
+    if len(healthy) < len(sms) or len(sms) < 2 or g not in sms or g not in means:
         return None
-    peers_base, peers_now = _others_median(base_sms, g), _others_median(sms, g)
+    peers_base, peers_now = healthy_peers.get(g), peers.get(g)
     if not peers_base or peers_now is None:
         return None
     fell_peers = 1.0 - peers_now / peers_base
-    fell_own = 1.0 - sms[g] / base_sms[g]
+    fell_own = 1.0 - sms[g] / healthy[g]
     if fell_peers < 0.1 or fell_own > 0.5 * fell_peers:
         return None
-    proportion = base_sms[g] / peers_base
-    rels = [x[g] / peer / proportion for x in (sms, means) if (peer := _others_median(x, g))]
+    proportion = healthy[g] / peers_base
+    rels = [x[g] / peer / proportion
+            for x, peer in ((sms, peers_now), (means, peers_means.get(g))) if peer]
     return min(rels) if len(rels) == 2 else None
 
 
@@ -974,13 +984,13 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
         growth = waiting - waiting_base
         s["queue"] = ramp(growth, 0.5 * scale, 2.0 * scale)
         s["queue_soft"] = ramp(growth, 0.0, scale)
-        # (against the engine's own reading 5 s before: scraped every 15 s, the ticks
-        # between repeat one reading, which is no queue holding still)
-        earlier = [p.requests_waiting for p in points
-                   if p.time_mono_s <= now.time_mono_s - 5.0 and p.requests_waiting is not None]
-        if waiting_before is not None:
-            earlier = [waiting_before]
-        v["queue_rising"] = float(bool(earlier) and waiting > earlier[-1])
+        # against the engine's own reading 5 s before (scraped every 15 s, the ticks between
+        # repeat one reading, which is no queue holding still); else the point 5 s back
+        earlier = waiting_before if waiting_before is not None else next(
+            (p.requests_waiting for p in reversed(points)
+             if p.time_mono_s <= now.time_mono_s - 5.0 and p.requests_waiting is not None),
+            None)
+        v["queue_rising"] = float(earlier is not None and waiting > earlier)
         v["queue_growth"] = growth
         v["queue_scale"] = scale
         if growth >= 0.5 * scale:
