@@ -178,7 +178,8 @@ def test_each_interval_has_its_own_max_and_counts(libs, workloads, source):
     # this interval's own slowest call: inside the top bucket of its own histogram (a
     # crowded host may preempt one 50 us call for milliseconds; that is then the max)
     low, high = bucket_bounds_ns(max(second.buckets))
-    assert 50_000 <= low <= second.max_ns < high
+    # (the bucket that holds 50 us starts at 49,152 ns: a max of 50-57 us is one of them)
+    assert second.max_ns >= 50_000 and low <= second.max_ns < high
     # the interval's own sum: what its buckets allow (preempted calls included)
     assert sum(bucket_bounds_ns(b)[0] * n for b, n in second.buckets.items()) <= second.sum_ns \
         < sum(bucket_bounds_ns(b)[1] * n for b, n in second.buckets.items())
