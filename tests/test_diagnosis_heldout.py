@@ -87,7 +87,7 @@ FLOOR_I = {"oversized_request": 4, "prefill_interference": 4, "collective_stragg
            "input_stall": 4, "host_launch_jitter": 3, "host_cpu_contention": 4,
            "tiny_kernels": 3, "memory_bandwidth": 3, "throttling": 4, "kv_pressure": 3,
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 28}
-FLOOR_J = {"oversized_request": 1, "prefill_interference": 3, "collective_straggler": 5,
+FLOOR_J = {"oversized_request": 1, "prefill_interference": 3, "collective_straggler": 4,
            "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 3,
            "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 4, "kv_pressure": 3,
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 26}
@@ -111,7 +111,7 @@ FLOOR_R = {"oversized_request": 3, "prefill_interference": 2, "collective_stragg
            "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 3,
            "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 2, "kv_pressure": 2,
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 18}
-FLOOR_T = {"oversized_request": 1, "prefill_interference": 1, "collective_straggler": 3,
+FLOOR_T = {"oversized_request": 1, "prefill_interference": 1, "collective_straggler": 2,
            "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 3,
            "tiny_kernels": 1, "memory_bandwidth": 3, "throttling": 2, "kv_pressure": 3,
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 26}

@@ -350,9 +350,6 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
         s["clock_any"] = max(clock_strength.values(), default=0.0)
     held = {g for g, rs in new_reasons.items() if any(r != "power cap" for r in rs)}
     s["throttle_new"] = 1.0 if held else (0.5 if new_reasons else 0.0)
-    # every GPU of a multi-GPU job newly held down by its driver (a hall's cooling, a rack's
-    # power): the slowest of them holding the others back is the common cause's effect
-    s["throttle_all"] = 1.0 if len(gpus) >= 2 and held.issuperset(gpus) else 0.0
     for g in sorted(new_reasons):
         say("throttle", None, gpu=g, detail=", ".join(new_reasons[g]))
     for g, d in sorted(drops.items()):
@@ -494,11 +491,9 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
     """One GPU of a multi-GPU job out of step with its peers: a lower clock, hotter, the only
     one throttled, or the only one still computing (higher SM; without an SM counter, more
     power than the peers against their healthy proportion) while the others wait in the
-    collective.  A GPU slowed (its clock, its heat, its reason) and still computing while
-    its peers wait are two sightings of one story, so they add (a noisy-or: a rank 18%
-    under its peers' clock *and* 1.2x their SM is surer than either alone); a rank lagging
-    in GPU-Util is another story (it is off the GPU), judged alone.  Its strength is how
-    much it stands out over the runner-up."""
+    collective.  Its strength is how much it stands out over the runner-up (the strongest
+    of its readings: adding a mild clock to a mild SM surplus named a rank of a healthy
+    job whose card always ran a little hotter)."""
     dev: dict[int, float] = {}
     why: dict[int, list[Evidence]] = {}
     base_utils = {g: u for g in subject.gpus if (u := base.gpu("util", g)) is not None}
@@ -511,27 +506,25 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
     peers_clocks, peers_temps, peers_sms, peers_utils_long, peers_means = (
         _others_medians(x) for x in (clocks, temps, sms, utils_long, long[0]))
     lags_long, lags_now = (_util_under_peers(u, base_utils) for u in (utils_long, utils))
-    healthy_sms: tuple[dict[int, float], dict[int, float]] | None = None  # (taken if asked)
     for g in subject.gpus:
-        slowed: list[float] = []  # the cause side: its clock, its heat, a reason of its own
-        computing: list[float] = []  # the effect side: it computes (SM, power) while they wait
+        parts: list[float] = []  # its clock, its heat, a reason of its own, its SM or power
         peers_clock = peers_clocks.get(g)
         if g in clocks and peers_clock:
             drop = 1.0 - clocks[g] / peers_clock
             x = ramp(drop, t("clock_drop"), 0.3)
-            slowed.append(x)
+            parts.append(x)
             if x > 0.3:
                 why.setdefault(g, []).append(Evidence("odd_clock", clocks[g], peers_clock, "MHz",
                                                       g, others=_peers(clocks, g)))
         peers_temp = peers_temps.get(g)
         if g in temps and peers_temp is not None:
             x = ramp(temps[g] - peers_temp, t("hot_c"), 15.0)
-            slowed.append(x)
+            parts.append(x)
             if x > 0.3:
                 why.setdefault(g, []).append(Evidence("hot", temps[g], peers_temp, "°C", g,
                                                       others=_peers(temps, g)))
         if g in new_reasons and len(new_reasons) < len(subject.gpus):
-            slowed.append(0.8)
+            parts.append(0.8)
         peers_sm = peers_sms.get(g)
         if g in sms and peers_sm is not None:
             gap = sms[g] - peers_sm
@@ -539,18 +532,18 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
             # relative to the peers' level: a rank still computing while the others wait
             # reads 1.4x their SM whether the job's kernels fill 90% of the SMs or 50%
             x = ramp(gap, 0.7 * t("sm_spread_pts"), 20.0) * ramp(ratio, 1.15, 1.4)
-            computing.append(x)
+            parts.append(x)
             if x > 0.3:
                 why.setdefault(g, []).append(Evidence("odd_sm", sms[g], peers_sm, "%", g,
                                                       others=_peers(sms, g)))
         # (now as well as over the window: a rank back from a pause is no longer out of step)
         lag_long, lag_now = lags_long.get(g), lags_now.get(g)
-        lagging = 0.0
         if lag_long is not None and lag_now is not None:
             lag = min(lag_long, lag_now)
             # a rank partly off the GPU (a device sync each bucket, host-side metrics) while
             # the others spin in the collective at full GPU-Util: its busy time is what fell
-            x = lagging = ramp(lag, t("odd_util_pts"), 2.5 * t("odd_util_pts"))
+            x = ramp(lag, t("odd_util_pts"), 2.5 * t("odd_util_pts"))
+            parts.append(x)
             if x > 0.3:
                 why.setdefault(g, []).append(Evidence("odd_util", utils_long[g],
                                                       peers_utils_long.get(g), "%", g,
@@ -561,7 +554,7 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
             # draws 1.3x its waiting peers, one with a milder surplus of work 1.15-1.2x
             # (against their healthy proportion, and only while the peers fell under their
             # own power and it did not: cards of a job draw within a few % of it healthy)
-            _odd_part(computing, why, g, ramp(rel, 1.1, 1.3), "odd_power", powers, "W")
+            _odd_part(parts, why, g, ramp(rel, 1.1, 1.3), "odd_power", powers, "W")
         # (over the span: a rank behind for a few seconds of every period; its SM, or its
         # power where there is no SM counter)
         means, recurring = long
@@ -569,23 +562,11 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
         if g in recurring and sms and peers_long is not None:
             x = ramp(means[g] - peers_long, 0.5 * t("sm_spread_pts"), 15.0) \
                 * ramp(means[g] / max(peers_long, 1.0), 1.1, 1.25)
-            _odd_part(computing, why, g, x, "odd_sm", means, "%")
-        # (its SM over its peers' against the same proportion healthy, now and over the
-        # span: a rank still working at near its own level while the others fell waiting)
-        rel_sm = None
-        if g in recurring and sms:
-            if healthy_sms is None:
-                healthy = {k: h for k in sms if (h := base.gpu("sm", k))}
-                healthy_sms = (healthy, _others_medians(healthy))
-            rel_sm = _sm_over_peers(sms, means, peers_sms, peers_means, healthy_sms, g)
-        if rel_sm is not None:
-            _odd_part(computing, why, g, ramp(rel_sm, t("odd_sm_rel"), t("odd_sm_rel") + 0.15),
-                      "odd_sm", means, "%")
+            _odd_part(parts, why, g, x, "odd_sm", means, "%")
         rel_long = _power_over_peers(means, base, g) if g in recurring and not sms else None
         if rel_long is not None:
-            _odd_part(computing, why, g, ramp(rel_long, 1.08, 1.25), "odd_power", means, "W")
-        cause, effect = max(slowed, default=0.0), max(computing, default=0.0)
-        dev[g] = max(1.0 - (1.0 - cause) * (1.0 - effect), lagging)
+            _odd_part(parts, why, g, ramp(rel_long, 1.08, 1.25), "odd_power", means, "W")
+        dev[g] = max(parts, default=0.0)
     if not dev:
         return None
     ranked = sorted(dev.items(), key=lambda kv: -kv[1])
@@ -655,32 +636,6 @@ def _power_over_peers(powers: dict[int, float], base: Baseline, g: int) -> float
     if not now_peers or not base_peers:
         return None
     return powers[g] / now_peers / (base_powers[g] / base_peers)
-
-
-def _sm_over_peers(sms: dict[int, float], means: dict[int, float],
-                   peers: dict[int, float], peers_means: dict[int, float],
-                   base_sms: tuple[dict[int, float], dict[int, float]], g: int
-                   ) -> float | None:
-    """GPU ``g``'s SM activity over its peers' median, now and over the span (the lesser),
-    against the same proportion at their healthy baselines (ranks of unequal work keep their
-    proportion); None unless the peers fell a tenth under their own healthy SM, twice as far
-    as ``g`` did (they wait; a lighter phase moves every rank alike).  ``peers`` and
-    ``peers_means`` are the peers' medians of ``sms`` and ``means``, ``base_sms`` each GPU's
-    healthy SM and its peers' median of them, as ``_odd_one_out`` took them once."""
-    healthy, healthy_peers = base_sms
-    if len(healthy) < len(sms) or len(sms) < 2 or g not in sms or g not in means:
-        return None
-    peers_base, peers_now = healthy_peers.get(g), peers.get(g)
-    if not peers_base or peers_now is None:
-        return None
-    fell_peers = 1.0 - peers_now / peers_base
-    fell_own = 1.0 - sms[g] / healthy[g]
-    if fell_peers < 0.1 or fell_own > 0.5 * fell_peers:
-        return None
-    proportion = healthy[g] / peers_base
-    rels = [x[g] / peer / proportion
-            for x, peer in ((sms, peers_now), (means, peers_means.get(g))) if peer]
-    return min(rels) if len(rels) == 2 else None
 
 
 def _idle_rank(subject: Subject, points: tuple[Point, ...], utils: dict[int, float],

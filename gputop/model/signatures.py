@@ -79,7 +79,7 @@ SIGNATURES: tuple[Signature, ...] = (
         supports=("clock_any", "throttle_new", "busy"),
         # (launch calls measured stalling on the host explain a rank's lost busy time)
         vetoes=(("shared", 0.8), ("rank_idle", 0.8), ("shared_odd", 0.9), ("jitter", 0.7),
-                ("odd_launch", 0.7), ("throttle_all", 0.6)),
+                ("odd_launch", 0.7)),
         where="odd"),
     Signature(
         "input_stall",

@@ -253,11 +253,6 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "a rank's GPU-Util this many points further under its peers' than when healthy, the "
      "peers at 90%+, reads as out of step (fully at 2.5x): the peers spin in the collective "
      "while it waits on its own host side (a device sync per bucket, metrics on one rank)"),
-    ("odd_sm_rel", 1.06,
-     "a rank's SM activity this many times its peers' against the same proportion when "
-     "healthy (fully at +0.15), the peers a tenth under their own healthy SM and twice as "
-     "far as it, reads as out of step: it still computes (a slower link, a longer shard) "
-     "while they wait; healthy ranks hold their proportion within a few %"),
     ("odd_util_window_s", 10.0,
      "a rank's GPU-Util is compared over this long: the stages of a pipeline take turns to "
      "dip (its bubbles) and even out, a rank waiting on its own host side does not"),

@@ -42,7 +42,6 @@ SIGNAL_TEXT = {
     "seq_slow": "each sequence slower than its batch explains (the batch swelling)",
     "clock_slow": "slowed clocks", "clock_all": "slowed clocks", "clock_any": "a slowed clock",
     "throttle_new": "new throttle reasons", "hot": "a hot GPU",
-    "throttle_all": "every GPU of the job throttled by its driver",
     "odd": "one GPU out of step", "peers_wait": "the other GPUs waiting",
     "shared": "another process on the GPU", "own_drop": "the job's own SM share falling",
     "shared_odd": "the GPU the others wait for shared with a new process",
