@@ -1142,6 +1142,33 @@ def test_a_hall_too_hot_for_every_gpu_is_throttling_not_its_slowest_rank():
     assert ep.suspects[0][0] == "throttling", (ep.suspects, ep.evidence)
 
 
+@pytest.mark.parametrize("onset", [None, "thermal", "clock"])
+def test_a_card_that_always_ran_hotter_is_judged_from_its_own_standing(onset):
+    """DDP on eight H100s: GPU 7 sits in the warm end of the chassis, 76 C beside 60-66 from
+    the start, all ranks at 75-80% SM: healthy, no episode (its heat against its peers alone
+    read as a straggler).  When it then slows (thermal slowdown, or its clock alone at 1,450
+    MHz beside 1,980) and its peers fall to 64% waiting, the part beyond its usual standing
+    names it."""
+    procs = [(7001 + g, 7000, g, f"python train.py --local-rank={g}") for g in range(8)]
+    trace = Trace(gpus=8, engine=None, procs=procs, engine_pids=())
+    temps = [60 + 3 * (g % 3) for g in range(7)]
+    for i in range(240):
+        late = onset is not None and i >= 120
+        sm = [noisy(64 if late else 75, i + 3 * g, 0.02) for g in range(7)]
+        trace.tick(util=99, sm=sm + [noisy(80, i, 0.02)], dram=30,
+                   temp=temps + [88 if late else 76],
+                   clock=[1980] * 7 + [(1500 if onset == "thermal" else 1450) if late else 1980],
+                   throttle=[()] * 7 + [("thermal (sw)",) if late and onset == "thermal" else ()])
+    eps = episodes(trace.run())
+    if onset is None:
+        assert not eps, [(e.gpus, e.suspects) for e in eps]
+        return
+    assert len(eps) == 1, [(e.gpus, e.suspects) for e in eps]
+    ep = eps[0]
+    assert ep.suspects[0][0] == "collective_straggler", (ep.suspects, ep.evidence)
+    assert ep.gpus == (7,) and ep.start_wall_s >= START_WALL_S + 120, ep.headline
+
+
 def _ddp8(trace, ticks, util, sm):
     for i in range(ticks):
         trace.tick(util=[noisy(u, i + g, 0.01) for g, u in enumerate(util)],

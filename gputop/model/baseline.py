@@ -29,7 +29,7 @@ class Sample:
 
     time_mono_s: float
     values: dict[str, float]  # scalar signals (subject means), only those known
-    per_gpu: dict[str, dict[int, float]]  # "clock", "sm", "util", "own_sm", "other_sm"
+    per_gpu: dict[str, dict[int, float]]  # "clock", "sm", "util", "own_sm", "other_sm", "temp"..
     throttle: dict[int, frozenset[str]]
     pids: dict[int, frozenset[int]]  # processes seen on each GPU
     running: float | None = None

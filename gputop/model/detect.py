@@ -1557,11 +1557,14 @@ def _sample(subject: Subject, now: Point, feats: Features) -> Sample | None:
     for api, p99 in now.launch_p99_by_api_us.items():
         put(f"launch_p99:{api}", p99)
     per_gpu: dict[str, dict[int, float]] = {"clock": {}, "sm": {}, "util": {}, "own_sm": {},
-                                            "other_sm": {}, "power": {}, "power_limit": {}}
+                                            "other_sm": {}, "power": {}, "power_limit": {},
+                                            "temp": {}}
     pids: dict[int, frozenset[int]] = {}
     for g in subject.gpus:
         if now.util_pct.get(g, 0.0) >= 40 and g in now.clock_mhz:
             per_gpu["clock"][g] = now.clock_mhz[g]
+            if g in now.temp_c:  # how warm it runs loaded (its place in the chassis' airflow)
+                per_gpu["temp"][g] = now.temp_c[g]
         if now.util_pct.get(g, 0.0) >= 80 and g in now.power_w:
             per_gpu["power"][g] = now.power_w[g]  # what its busy time draws
         if g in now.power_limit_w:

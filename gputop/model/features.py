@@ -506,11 +506,19 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
     peers_clocks, peers_temps, peers_sms, peers_utils_long, peers_means = (
         _others_medians(x) for x in (clocks, temps, sms, utils_long, long[0]))
     lags_long, lags_now = (_util_under_peers(u, base_utils) for u in (utils_long, utils))
+    # each card's own healthy standing among its peers in heat and clock (a warmer slot of
+    # the chassis' airflow, a lower bin): only the part beyond it is out of step.  (Not in SM
+    # activity: a rank's share of the work drifts, and a slowly growing share, a hot expert,
+    # would be learned as its standing.)
+    usual_clock, usual_temp = (_usual_standing(x, base, name) for x, name in (
+        (clocks, "clock"), (temps, "temp")))
     for g in subject.gpus:
         parts: list[float] = []  # its clock, its heat, a reason of its own, its SM or power
         peers_clock = peers_clocks.get(g)
         if g in clocks and peers_clock:
             drop = 1.0 - clocks[g] / peers_clock
+            if g in usual_clock:
+                drop -= max(0.0, 1.0 - usual_clock[g][0] / max(usual_clock[g][1], 1.0))
             x = ramp(drop, t("clock_drop"), 0.3)
             parts.append(x)
             if x > 0.3:
@@ -518,7 +526,8 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
                                                       g, others=_peers(clocks, g)))
         peers_temp = peers_temps.get(g)
         if g in temps and peers_temp is not None:
-            x = ramp(temps[g] - peers_temp, t("hot_c"), 15.0)
+            usual = usual_temp[g][0] - usual_temp[g][1] if g in usual_temp else 0.0
+            x = ramp(temps[g] - peers_temp - max(0.0, usual), t("hot_c"), 15.0)
             parts.append(x)
             if x > 0.3:
                 why.setdefault(g, []).append(Evidence("hot", temps[g], peers_temp, "°C", g,
@@ -594,6 +603,16 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
         for e in why.get(odd, []):
             say(e.signal, e.value, e.baseline, e.unit, gpu=e.gpu, others=e.others)
     return odd if s["odd"] > 0 else None
+
+
+def _usual_standing(values: dict[int, float], base: Baseline, name: str
+                    ) -> dict[int, tuple[float, float]]:
+    """Each GPU's healthy ``name`` and its peers' median of theirs, where the baseline knows
+    every GPU of ``values`` (a standing read against peers the baseline never saw is none)."""
+    healthy = {g: h for g in values if (h := base.gpu(name, g)) is not None}
+    if len(healthy) < len(values):
+        return {}
+    return {g: (healthy[g], peers) for g, peers in _others_medians(healthy).items()}
 
 
 def _odd_part(parts: list[float], why: dict[int, list[Evidence]], g: int, x: float,
