@@ -509,9 +509,12 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
     # each card's own healthy standing among its peers in heat and clock (a warmer slot of
     # the chassis' airflow, a lower bin): only the part beyond it is out of step.  (Not in SM
     # activity: a rank's share of the work drifts, and a slowly growing share, a hot expert,
-    # would be learned as its standing.)
-    usual_clock, usual_temp = (_usual_standing(x, base, name) for x, name in (
-        (clocks, "clock"), (temps, "temp")))
+    # would be learned as its standing.)  Looked up only where a card reads out of step
+    # without it: the standing only ever lowers a reading.
+    usual_temp = _usual_standing(temps, base, "temp") if any(
+        temps[g] - x >= t("hot_c") for g, x in peers_temps.items()) else {}
+    usual_clock = _usual_standing(clocks, base, "clock") if any(
+        clocks[g] <= (1.0 - t("clock_drop")) * x for g, x in peers_clocks.items()) else {}
     for g in subject.gpus:
         parts: list[float] = []  # its clock, its heat, a reason of its own, its SM or power
         peers_clock = peers_clocks.get(g)
