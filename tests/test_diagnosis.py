@@ -312,8 +312,7 @@ def test_a_milder_straggler_without_an_sm_counter_is_named_by_its_power():
     """FSDP on four A100s (no GPM, no counter): a packing bug gives rank 2 the long
     sequences.  GPU-Util stays at 99% on all four (NCCL spins); rank 2 keeps drawing its
     280 W while the others, waiting, fall to 235 W: 1.2x its peers where they drew alike."""
-    procs = [(7001 + g, 7000, g, f"python train.py --local-rank={g}") for g in range(4)]
-    trace = Trace(gpus=4, engine=None, procs=procs, engine_pids=())
+    trace = _ranks(4)
     for i in range(90):
         trace.tick(util=99, sm=None, dram=None, power=[noisy(280, i + g, 0.01) for g in range(4)],
                    clock=1410)
@@ -1099,8 +1098,7 @@ def test_a_mild_straggler_that_flickers_is_named():
     1.2-1.4x rank 0's, rank 0 spinning in the all-reduce); no clock or heat to point at.
     The odd one out reads strong on some ticks and under the trigger on the others; it is
     there on most of them."""
-    procs = [(7001 + g, 7000, g, f"python train.py --local-rank={g}") for g in range(2)]
-    trace = Trace(gpus=2, engine=None, procs=procs, engine_pids=())
+    trace = _ranks(2)
     for i in range(90):
         trace.tick(util=99, sm=[noisy(80, i, 0.02), noisy(80, i + 7, 0.02)], dram=40)
     for i in range(90):
@@ -1110,14 +1108,11 @@ def test_a_mild_straggler_that_flickers_is_named():
     assert ep.gpus == (1,), ep.headline
 
 
-def _healthy_ranks(n: int, sm_pct: float, noise: float, **kw) -> Trace:
-    """A data-parallel job on ``n`` GPUs (a process each, no counter), 90 healthy ticks at
-    99% util and ``sm_pct`` SM on every rank."""
+def _ranks(n: int) -> Trace:
+    """A data-parallel job on ``n`` GPUs: a process each (``train.py --local-rank``), no
+    counter and no engine."""
     procs = [(7001 + g, 7000, g, f"python train.py --local-rank={g}") for g in range(n)]
-    trace = Trace(gpus=n, engine=None, procs=procs, engine_pids=())
-    for i in range(90):
-        trace.tick(util=99, sm=[noisy(sm_pct, i + 3 * g, noise) for g in range(n)], dram=30, **kw)
-    return trace
+    return Trace(gpus=n, engine=None, procs=procs, engine_pids=())
 
 
 def test_a_hall_too_hot_for_every_gpu_is_throttling_not_its_slowest_rank():
@@ -1149,8 +1144,7 @@ def test_a_card_that_always_ran_hotter_is_judged_from_its_own_standing(onset):
     read as a straggler).  When it then slows (thermal slowdown, or its clock alone at 1,450
     MHz beside 1,980) and its peers fall to 64% waiting, the part beyond its usual standing
     names it."""
-    procs = [(7001 + g, 7000, g, f"python train.py --local-rank={g}") for g in range(8)]
-    trace = Trace(gpus=8, engine=None, procs=procs, engine_pids=())
+    trace = _ranks(8)
     temps = [60 + 3 * (g % 3) for g in range(7)]
     for i in range(240):
         late = onset is not None and i >= 120
@@ -1180,8 +1174,7 @@ def test_a_rank_partly_off_the_gpu_holds_back_the_others_and_is_named():
     gradient bucket's norm.  Its GPU-Util sits at 77% (idle between syncs) while the other
     seven spin in the all-reduce at 98%, their SM activity down from 86% to 63%; rank 4's
     own SM is barely above theirs.  The one GPU whose busy time fell is the one they wait for."""
-    procs = [(7001 + g, 7000, g, f"python train.py --local-rank={g}") for g in range(8)]
-    trace = Trace(gpus=8, engine=None, procs=procs, engine_pids=())
+    trace = _ranks(8)
     _ddp8(trace, 90, [98] * 8, [86] * 8)
     _ddp8(trace, 90, [98] * 4 + [77] + [98] * 3, [63] * 4 + [68] + [63] * 3)
     ep = only(trace.run())
@@ -1291,8 +1284,7 @@ def test_a_rank_behind_for_a_few_seconds_of_every_period_is_named():
     """Someone enabled per-step validation metrics on rank 0 only: for 3 s of every 8 the
     other ranks wait for it.  Tick by tick it stands out on a third of the ticks, under the
     share a flickering straggler must show on; over the span it draws 1.3x its peers."""
-    procs = [(7001 + g, 7000, g, f"python train.py --local-rank={g}") for g in range(4)]
-    trace = Trace(gpus=4, engine=None, procs=procs, engine_pids=())
+    trace = _ranks(4)
     _rank0_extra(trace, 90, every_s=8, extra_s=0)
     _rank0_extra(trace, 120, every_s=8, extra_s=3)
     ep = only(trace.run())
@@ -1304,8 +1296,7 @@ def test_one_rank_ahead_once_is_no_straggler():
     """The look-alike: rank 0 ahead of its peers once, for 5 s (one extra evaluation after a
     checkpoint), then in step again.  Over the span its mean still stands out; it stood out
     on one run of ticks, not again and again."""
-    procs = [(7001 + g, 7000, g, f"python train.py --local-rank={g}") for g in range(4)]
-    trace = Trace(gpus=4, engine=None, procs=procs, engine_pids=())
+    trace = _ranks(4)
     _rank0_extra(trace, 90, every_s=8, extra_s=0)
     _rank0_extra(trace, 5, every_s=8, extra_s=5)
     _rank0_extra(trace, 60, every_s=8, extra_s=0)

@@ -29,7 +29,8 @@ class Sample:
 
     time_mono_s: float
     values: dict[str, float]  # scalar signals (subject means), only those known
-    per_gpu: dict[str, dict[int, float]]  # "clock", "sm", "util", "own_sm", "other_sm", "temp"..
+    # "clock", "temp" (loaded), "sm", "util", "own_sm", "other_sm", "power", "power_limit"
+    per_gpu: dict[str, dict[int, float]]
     throttle: dict[int, frozenset[str]]
     pids: dict[int, frozenset[int]]  # processes seen on each GPU
     running: float | None = None

@@ -491,9 +491,8 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
     """One GPU of a multi-GPU job out of step with its peers: a lower clock, hotter, the only
     one throttled, or the only one still computing (higher SM; without an SM counter, more
     power than the peers against their healthy proportion) while the others wait in the
-    collective.  Its strength is how much it stands out over the runner-up (the strongest
-    of its readings: adding a mild clock to a mild SM surplus named a rank of a healthy
-    job whose card always ran a little hotter)."""
+    collective.  Its strength is how much its strongest reading stands out over the
+    runner-up's."""
     dev: dict[int, float] = {}
     why: dict[int, list[Evidence]] = {}
     base_utils = {g: u for g in subject.gpus if (u := base.gpu("util", g)) is not None}
