@@ -810,6 +810,25 @@ def test_a_trainer_whose_gpu_waits_a_quarter_of_its_time_for_input_is_named():
     assert ep.suspects[0][0] == "input_stall", (ep.suspects, ep.evidence)
 
 
+@pytest.mark.parametrize("missed", [False, True])
+def test_a_trainer_losing_half_its_steps_for_minutes_survives_a_missed_scrape(missed):
+    """An A100 DDP job whose shards on NFS slow down: its busy time falls 99% -> 53% and its
+    samples/s to 0.53x with nothing else to show (no pegged thread, no saw-tooth), so the
+    finding must hold as long as a lighter phase of the job's own would (minutes).  One
+    missed scrape of its counter in that hold is no recovery: the episode opens when it
+    would have with every scrape read, not a whole hold later."""
+    trace, total = _trainer(), [0.0]
+    a100 = {"sm": None, "dram": None, "tensor": 0.0, "mem_util": 40}
+    _steps(trace, 60, 320.0, total, util=lambda i: noisy(99, i, 0.005), **a100)
+    _steps(trace, 75, 170.0, total, util=lambda i: noisy(53, i, 0.03), **a100)
+    frames = list(trace.frames)
+    if missed:  # the counter's scrape fails once, 50 s into the hold
+        frames[60 + 25] = dataclasses.replace(frames[60 + 25], engine=None)
+    ep = only(run_frames(frames))
+    assert ep.kind == "starved" and ep.suspects[0][0] == "input_stall", (ep.kind, ep.suspects)
+    assert ep.start_wall_s - START_WALL_S <= 2.0 * 60 + 10, ep.start_wall_s - START_WALL_S
+
+
 def test_a_trainer_on_a_gpu_without_an_sm_counter_slowed_by_smaller_kernels():
     """An A100 (no GPM: no SM activity, no DRAM counter) enters an RL rollout phase run
     eagerly at batch 4: GPU-Util stays 99%, the board draws 260 W where it drew 390 W, and the

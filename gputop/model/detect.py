@@ -487,9 +487,13 @@ def _absent(st: SubjectState, now: Point, config: DetectConfig,
             final: bool) -> tuple[SubjectState, Episode | None]:
     """A subject not seen this tick: its episode cannot be judged, so it clears, from the
     first tick it went unseen, once it has been away AWAY_S (an engine's scrape or two that
-    failed, a process list read a tick late, is no recovery: back sooner, it is judged on)."""
+    failed, a process list read a tick late, is no recovery: back sooner, it is judged on).
+    A finding still pending is kept the same way: one missed scrape in a slow hold (a
+    trainer's lighter phase must last minutes) would otherwise start the hold over."""
     if st.active is None:
-        return replace(st, pending=None, pending_tally=Tally()), None
+        if final:
+            return replace(st, pending=None, pending_tally=Tally()), None
+        return st, None
     clearing = st.clearing or (now.time_mono_s, now.time_wall_s)
     if final or now.time_mono_s - clearing[0] >= max(config.hold_s, AWAY_S):
         ended = replace(st.active, end_wall_s=clearing[1])
