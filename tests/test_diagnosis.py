@@ -892,6 +892,25 @@ def test_a_job_without_a_counter_whose_gpu_idles_a_quarter_of_its_time_is_named(
     assert "baseline 99%" in ep.headline, ep.headline
 
 
+@pytest.mark.parametrize("unlisted", [(), (130,), (130, 131, 200)])
+def test_a_jobs_process_list_missed_a_moment_is_no_exit(unlisted):
+    """The image job starved of input, its process list missing on a tick or two (an NVML
+    process query that failed: the frame lists no process on the GPU) once during the
+    finding's hold and once inside the episode: the job has not exited, so one episode, from
+    the same tick as when every list is read, and no GPU subject of its own meanwhile."""
+    trace = _a100_image_job([(90, 99, 368), (140, 73, 291), (40, 99, 368)])
+    frames = [dataclasses.replace(f, processes=()) if i in unlisted else f
+              for i, f in enumerate(trace.frames)]
+    clean = only(trace.run())
+    states = run_frames(frames)
+    ep = only(states)
+    assert ep.suspects[0][0] == "input_stall", (ep.suspects, ep.evidence)
+    assert all(st.subject.kind == "job" for i in unlisted for st in states[i].subjects), \
+        [(i, [st.subject.key for st in states[i].subjects]) for i in unlisted]
+    assert (ep.subject, ep.start_wall_s, ep.end_wall_s) == \
+        (clean.subject, clean.start_wall_s, clean.end_wall_s)
+
+
 def test_a_job_whose_gpu_idles_for_twenty_seconds_is_no_episode():
     """The look-alike: the same job in a lighter 20 s phase (a checkpoint's copies, a
     validation batch) and back: no stall to name."""

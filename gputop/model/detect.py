@@ -404,9 +404,15 @@ def step(previous: DetectState | None, now: Point, config: DetectConfig) -> Dete
         held = tuple(sorted({g for key, st in old.items() if is_engine_key(key)
                              and now.time_mono_s - st.last_seen_mono_s <= ENGINE_GRACE_S
                              for g in st.subject.gpus}))
+    # a job's GPUs whose processes went unlisted a moment (an NVML process query that failed,
+    # a list read mid-update) are still the job's: no GPU subject of their own meanwhile
+    job_grace_s = max(AWAY_S, 3 * tick_s)
+    quiet = tuple(sorted({g for st in old.values() if st.subject.kind == "job"
+                          and now.time_mono_s - st.last_seen_mono_s <= job_grace_s
+                          for g in st.subject.gpus}))
     closed = list(previous.episodes)
     states = []
-    for subject in subjects_of(now, held):
+    for subject in subjects_of(now, held, quiet):
         which = replica_of(subject.key)
         mine, my_windows = recent, windows
         if which is not None:  # a replica: its own points and windows
@@ -433,7 +439,9 @@ def step(previous: DetectState | None, now: Point, config: DetectConfig) -> Dete
         states.append(st)
     for key, st in old.items():  # gone this tick
         gone_for = now.time_mono_s - st.last_seen_mono_s
-        keep = is_engine_key(key) and gone_for <= ENGINE_GRACE_S
+        # (an engine's restart takes minutes; a job's processes unlisted a tick or two are
+        # no exit: its story, baseline and any finding go on when it is listed again)
+        keep = gone_for <= (ENGINE_GRACE_S if is_engine_key(key) else job_grace_s)
         st, ended = _absent(st, now, config, final=not keep)
         if ended is not None:
             closed.append(ended)

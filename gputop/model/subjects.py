@@ -92,9 +92,12 @@ def _job_key(proc: ProcRef) -> str:
     return f"job:{proc.pid}"
 
 
-def subjects_of(p: Point, held_by_engine: tuple[int, ...] = ()) -> tuple[Subject, ...]:
+def subjects_of(p: Point, held_by_engine: tuple[int, ...] = (),
+                quiet: tuple[int, ...] = ()) -> tuple[Subject, ...]:
     """The subjects of point ``p``; ``held_by_engine`` are GPUs an engine that is away
-    (restarting) held: they stay out of the jobs until it is back or given up on."""
+    (restarting) held: they stay out of the jobs until it is back or given up on.  ``quiet``
+    are GPUs a job held a moment ago: listing no process now, they are no subject of their
+    own (the job's list was missed, not the GPU taken over by something unseen)."""
     gpus = all_gpus(p)
     out: list[Subject] = []
     taken: set[int] = set()
@@ -125,7 +128,8 @@ def subjects_of(p: Point, held_by_engine: tuple[int, ...] = ()) -> tuple[Subject
             continue
         owner = primary(p.gpu_procs.get(g, ()), p.pinned_pids)
         if owner is None:
-            unseen.append(g)
+            if g not in quiet:
+                unseen.append(g)
             continue
         key = _job_key(owner)
         jobs.setdefault(key, []).append(g)
