@@ -237,6 +237,31 @@ def test_launch_stalls_of_a_training_job_without_an_engine_are_named():
     assert ep.suspects[0][0] == "host_launch_jitter", (ep.suspects, ep.evidence)
 
 
+@pytest.mark.parametrize("stalled", [True, False])
+def test_a_ddp_ranks_launch_stalls_that_cost_its_steps_are_named(stalled):
+    """2x H200 training a small, launch-bound model with a step counter: a real-time agent
+    lands on rank 0's launch core and preempts it for ~5 ms, 80 times a second (eBPF: those
+    launch calls last a scheduler slice).  The job makes 0.8x its steps, but GPU-Util holds
+    at ~91% (the peer waits in NCCL and rank 0's GPU works on what was queued), so no busy
+    time is lost to show it: the job's own counter does.  Without the stalls, the same
+    fall of the counter alone is no launch finding."""
+    procs = [(5101 + g, 5100, g, "python -u train.py --model gpt2-small") for g in range(2)]
+    trace, total = Trace(gpus=2, engine="trainer", procs=procs, engine_pids=(5100, 5101, 5102),
+                         tick_s=2.0), [0.0]
+    quiet = [(4800, 9.0), (4800, 9.0)]
+    _steps(trace, 60, 320.0, total, util=lambda i: noisy(91, i, 0.01), sm=84, launch_us=quiet)
+    _steps(trace, 65, 256.0, total, util=lambda i: noisy(91, i, 0.01), sm=84,
+           launch_us=[(4800, 5000.0, 80), (4800, 9.0)] if stalled else quiet)
+    _steps(trace, 20, 320.0, total, util=lambda i: noisy(91, i, 0.01), sm=84, launch_us=quiet)
+    found = [e for e in episodes(trace.run())
+             if e.suspects and e.suspects[0][0] == "host_launch_jitter"]
+    if not stalled:
+        assert found == [], [(e.headline, e.suspects) for e in found]
+        return
+    assert len(found) == 1, [(e.headline, e.suspects) for e in episodes(trace.run())]
+    assert found[0].gpus[0] == 0, (found[0].gpus, found[0].evidence)
+
+
 def test_a_burst_of_long_prompts_on_a_quiet_server_is_no_collapse():
     """RAG with 7k-token prompts, two to five requests at a time; seven arrive together:
     while they are prefilled (the batch 1 -> 8) tokens/s reads a fifth for a few seconds,

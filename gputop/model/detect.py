@@ -1222,9 +1222,12 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         if util is None or base_util is None:
             return False
         drop = base_util - util
+        # (a job's own counter is exact: its steps down a sixth with the launches stalled is
+        # the stall's cost, though the peers' NCCL waits keep its GPU-Util where it was)
         return s.get("jitter", 0.0) >= (0.5 if clearing else 0.7) and (
             drop >= t("launch_util_drop_pts") * (0.6 if clearing else 1.0)
-            or s.get("harm", 0.0) >= (0.3 if clearing else 0.5))
+            or s.get("harm", 0.0) >= (0.3 if clearing else 0.5)
+            or (subject.kind != "engine" and _output_fell(subject, v, 0.9 if clearing else 0.85)))
     if measure == "share":
         # the requests finish at half their rate or less while tokens/s holds and every
         # token is slower: the batch's work goes to a few requests (n sequences of one)
