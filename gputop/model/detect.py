@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import cast
 
@@ -399,17 +399,13 @@ def step(previous: DetectState | None, now: Point, config: DetectConfig) -> Dete
 
     tick_s = now.time_mono_s - previous.recent[-1].time_mono_s if previous.recent else 1.0
     old = {s.subject.key: s for s in previous.subjects}
-    held: tuple[int, ...] = ()
-    if now.engine_kind is None:  # an engine away (restarting) keeps its GPUs a while
-        held = tuple(sorted({g for key, st in old.items() if is_engine_key(key)
-                             and now.time_mono_s - st.last_seen_mono_s <= ENGINE_GRACE_S
-                             for g in st.subject.gpus}))
-    # a job's GPUs whose processes went unlisted a moment (an NVML process query that failed,
-    # a list read mid-update) are still the job's: no GPU subject of their own meanwhile
-    job_grace_s = max(AWAY_S, 3 * tick_s)
-    quiet = tuple(sorted({g for st in old.values() if st.subject.kind == "job"
-                          and now.time_mono_s - st.last_seen_mono_s <= job_grace_s
-                          for g in st.subject.gpus}))
+    kept = [st for st in old.values() if _kept(st, now, tick_s)]
+    # an engine away (restarting) keeps its GPUs a while; a job's GPUs whose processes went
+    # unlisted a moment (an NVML process query that failed, a list read mid-update) are
+    # still the job's: no GPU subject of their own meanwhile
+    held = _gpus_of(st for st in kept if is_engine_key(st.subject.key)) \
+        if now.engine_kind is None else ()
+    quiet = _gpus_of(st for st in kept if st.subject.kind == "job")
     closed = list(previous.episodes)
     states = []
     for subject in subjects_of(now, held, quiet):
@@ -437,11 +433,8 @@ def step(previous: DetectState | None, now: Point, config: DetectConfig) -> Dete
             closed = [e for e in closed if (e.subject, e.start_wall_s)
                       != (before.subject, before.start_wall_s)]
         states.append(st)
-    for key, st in old.items():  # gone this tick
-        gone_for = now.time_mono_s - st.last_seen_mono_s
-        # (an engine's restart takes minutes; a job's processes unlisted a tick or two are
-        # no exit: its story, baseline and any finding go on when it is listed again)
-        keep = gone_for <= (ENGINE_GRACE_S if is_engine_key(key) else job_grace_s)
+    for st in old.values():  # gone this tick
+        keep = _kept(st, now, tick_s)
         st, ended = _absent(st, now, config, final=not keep)
         if ended is not None:
             closed.append(ended)
@@ -452,6 +445,24 @@ def step(previous: DetectState | None, now: Point, config: DetectConfig) -> Dete
 
 
 AWAY_S = 10.0  # an engine that answered nothing this long and comes back has restarted
+
+
+def _away_s(tick_s: float) -> float:
+    """How long a subject unseen is only a reading or two missed: an engine back later has
+    restarted; a job's processes unlisted no longer is gone."""
+    return max(AWAY_S, 3 * tick_s)
+
+
+def _kept(st: SubjectState, now: Point, tick_s: float) -> bool:
+    """Whether a subject unseen this tick is still kept: an engine's restart takes minutes
+    (ENGINE_GRACE_S); a job's processes unlisted a tick or two are no exit, its story,
+    baseline and any finding go on when it is listed again."""
+    grace = ENGINE_GRACE_S if is_engine_key(st.subject.key) else _away_s(tick_s)
+    return now.time_mono_s - st.last_seen_mono_s <= grace
+
+
+def _gpus_of(states: Iterable[SubjectState]) -> tuple[int, ...]:
+    return tuple(sorted({g for st in states for g in st.subject.gpus}))
 
 
 def _another_engine(st: SubjectState, now: Point) -> bool:
@@ -475,7 +486,7 @@ def _identify(st: SubjectState | None, subject: Subject, now: Point,
                             engine_pids=frozenset(now.engine_pids))
     restarted = False
     if is_engine_key(subject.key):
-        away = t_now - st.last_seen_mono_s > max(AWAY_S, 3 * tick_s)
+        away = t_now - st.last_seen_mono_s > _away_s(tick_s)
         new_pids = bool(st.engine_pids) and bool(now.engine_pids) \
             and not (st.engine_pids & set(now.engine_pids))
         restarted = now.engine_url != st.engine_url or now.counters_reset or new_pids or away
