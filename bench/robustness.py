@@ -37,11 +37,10 @@ for path in (ROOT, ROOT / "bench" / "heldout"):
 import harness  # noqa: E402
 
 from gputop.schema import Frame, SourceStatus  # noqa: E402
+from gputop.sources.nvml import GPM_METRICS, NO_GPM  # noqa: E402
 
-GPM_FIELDS = ("sm_active_pct", "sm_occupancy_pct", "dram_bw_pct", "tensor_pct",
-              "pcie_rx_mib_per_s", "pcie_tx_mib_per_s", "nvlink_rx_mib_per_s",
-              "nvlink_tx_mib_per_s")
-DEV_CORPORA = "bcdeghijkmnprtvw"  # read since they were measured blind (F, L, O, Q, S, U held out)
+GPM_FIELDS = tuple(GPM_METRICS)  # the fields the NVML source fills from GPM samples
+DEV_CORPORA = "bcdeghijkmnprtvwx"  # read since measured blind (F, L, O, Q, S, U held out)
 
 
 def _no_gpm(f: Frame, why: str) -> Frame:
@@ -87,7 +86,7 @@ def _util(f: Frame, rng: random.Random) -> Frame | None:
 
 
 def _nogpm(f: Frame, rng: random.Random) -> Frame | None:
-    return _no_gpm(f, "needs Hopper+ (GPM)")
+    return _no_gpm(f, NO_GPM)
 
 
 PERTURB: dict[str, Callable[[Frame, random.Random], Frame | None]] = {
