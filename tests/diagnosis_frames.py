@@ -146,10 +146,13 @@ class Trace:
                 tot["decode_s"] += (decode_s or 0.0) * dt  # llama.cpp: seconds per second
                 tot["prefill_s"] += (prefill_s or 0.0) * dt
                 if self.kind in ("vllm", "sglang"):
-                    # itl_tail: (seconds, share) of the tokens in steps far slower than the rest
-                    slow_s, share = itl_tail or (itl, 0.0)
-                    self.hists["itl"].observe(itl, tokens * dt * (1.0 - share))
-                    self.hists["itl"].observe(slow_s, tokens * dt * share)
+                    # itl_tail: (seconds, share) of the tokens in steps far slower than the
+                    # rest, or a list of them
+                    tails = itl_tail if isinstance(itl_tail, list) else [itl_tail or (itl, 0.0)]
+                    rest = 1.0 - sum(share for _, share in tails)
+                    self.hists["itl"].observe(itl, tokens * dt * rest)
+                    for slow_s, share in tails:
+                        self.hists["itl"].observe(slow_s, tokens * dt * share)
                     self.hists["ttft"].observe(ttft, max(1.0, tokens / 200.0 * dt))
                 if self.kind == "vllm":
                     self.params_n.observe(1.0, tokens / 200.0 * dt)

@@ -37,6 +37,7 @@ class Sample:
     itl_p99_s: float | None = None
     ttft_p99_s: float | None = None
     itl_p50_s: float | None = None
+    itl_mean_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,7 +264,8 @@ def _upper_or_median(values: list[float]) -> float:
 
 
 # each latency's name in the baseline and its sample's attribute
-LATENCIES = (("itl", "itl_p99_s"), ("ttft", "ttft_p99_s"), ("itl50", "itl_p50_s"))
+LATENCIES = (("itl", "itl_p99_s"), ("ttft", "ttft_p99_s"), ("itl50", "itl_p50_s"),
+             ("itlmean", "itl_mean_s"))
 
 
 def _pair(sample: Sample, attr: str) -> tuple[float | None, float] | None:

@@ -76,6 +76,9 @@ class DetectConfig:
 LATENCY_MEASURES = ("itl", "ttft")
 # judged on the engine's histograms
 HISTOGRAM_MEASURES = ("itl", "ttft", "step", "share", "prefill", "slow", "reads")
+# ...of them, those judged on the typical token (p50, mean), whose normal is a median: a
+# few samples hold it, unlike a tail's upper quartile (a baseline renewed as traffic grew)
+TYPICAL_MEASURES = ("step", "reads")
 ENGINE_MEASURES = ("itl", "ttft", "tokens", "queue", "util", "kv", "step", "spec", "share",
                    "cpu", "launch", "prompts", "prefill", "host", "slow", "reads")
 MAX_EPISODES = 50
@@ -350,6 +353,7 @@ def _windows(points: tuple[Point, ...], now: Point,
     window = [p for p in points if p.time_mono_s > horizon]
     names = {name for p in window for name in p.engine_hist}
     latency: dict[str, tuple[float | None, float | None]] = {}
+    means: dict[str, float] = {}
     merged_by_name: dict[str, HistDelta] = {}
     for name in sorted(names):
         merged = enginehist.merge(p.engine_hist[name] for p in window if name in p.engine_hist)
@@ -359,8 +363,10 @@ def _windows(points: tuple[Point, ...], now: Point,
             continue
         merged = cast(HistDelta, merged)  # enough: merged is not None
         latency[name] = enginehist.median_and_p99(merged)
+        if merged.mean is not None:
+            means[name] = merged.mean
         merged_by_name[name] = merged
-    return replace(now, latency=latency), merged_by_name
+    return replace(now, latency=latency, latency_mean=means), merged_by_name
 
 
 def _notable(now: Point, config: DetectConfig) -> list[Evidence]:
@@ -882,10 +888,12 @@ def _reads_cost(feats: Features) -> bool:
     points over its baseline, or the KV per sequence up), and the output down with it
     (tokens/s at `step_reads_tokens` or less, demand kept): longer contexts costing the
     service, not only its tail.  A batch that grew keeps its output; this one did not.
-    Milder than ``step``, and read from the p50's buckets and a noisy tokens/s, it is
-    judged over a span."""
+    Milder than ``step``, and read from the p50 (or the exact mean: a step time moving
+    inside one bucket) and a noisy tokens/s, it is judged over a span."""
     s, v = feats.s, feats.v
-    ratio, tokens, rise = v.get("step_ratio"), v.get("tokens_ratio"), v.get("dram_rise")
+    tokens, rise = v.get("tokens_ratio"), v.get("dram_rise")
+    ratio = max((r for r in (v.get("step_ratio"), v.get("itl_mean_ratio")) if r is not None),
+                default=None)
     reads = (rise is not None and rise >= 0.6 * t("dram_rise_pts")) \
         or s.get("kv_read", 0.0) >= 0.3
     return reads and ratio is not None and tokens is not None and bool(v.get("demand_kept")) \
@@ -1142,7 +1150,7 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
     if st.warmup_since_mono_s is not None:
         return False
     if measure in HISTOGRAM_MEASURES and not clearing and (
-            now_age < t("learn_s") or base.latency_young):
+            now_age < t("learn_s") or (base.latency_young and measure not in TYPICAL_MEASURES)):
         return False  # a few seconds' histograms (or samples of them) are no normal to judge by
     util = v.get("util")
     if measure in ("itl", "ttft", "tokens", "queue") and not clearing and \
@@ -1614,4 +1622,5 @@ def _sample(subject: Subject, now: Point, feats: Features) -> Sample | None:
                   running=now.requests_running,
                   itl_p99_s=now.latency.get("itl", (None, None))[1],
                   itl_p50_s=now.latency.get("itl", (None, None))[0],
+                  itl_mean_s=now.latency_mean.get("itl"),
                   ttft_p99_s=now.latency.get("ttft", (None, None))[1])

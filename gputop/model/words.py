@@ -78,7 +78,8 @@ EVIDENCE_SIGNAL = {
     "psi": "host", "throttled": "host", "run_queue": "host", "involuntary": "host", "host_cpu": "host",
     "launch": "jitter", "launch_tail": "jitter", "launch_max": "jitter",
     "launch_stalled": "jitter", "fanout": "fanout",
-    "input_thread": "input_cpu", "work": "work_down", "step": "step", "token_time": "step",
+    "input_thread": "input_cpu", "work": "work_down", "step": "step", "itl_mean": "step",
+    "token_time": "step",
     "prefill_time": "prefill", "rank_idle": "rank_idle",
     "notable_n": "notable", "notable_max_tokens": "notable", "spec_accept": "spec_drop",
     "kv_read": "kv_read", "power": "hollow_power",
@@ -296,6 +297,8 @@ def evidence_line(e: Evidence, subject: str = "engine") -> str:
         "launch_tail": lambda: f"{e.detail} p99 {duration_us(v)} (baseline {duration_us(b)})",
         "fanout": lambda: f"the batch jumped to {v:.0f} from {b:.0f} at once, without the "
                           "prompts that many arrivals would bring: likely one request's n sequences",
+        "itl_mean": lambda: f"inter-token latency mean {_s(v)}, {e.detail}x its healthy "
+                            f"{_s(b)}: every token slower on average",
         "step": lambda: f"inter-token latency p50 {_s(v)}, {e.detail}x its healthy {_s(b)}: "
                         "every token slower",
         "prefill_time": lambda: f"prompts take {100 * (v or 0.0):.0f}% of the engine's time "
