@@ -205,6 +205,9 @@ class SubjectState:
     engine_pids: frozenset[int] = frozenset()
     # ticks on which a notable request was seen while all was well (the last NOTABLE_KEEP_S)
     notable_healthy: tuple[float, ...] = ()
+    # when notable requests were last judged routine: an episode reopened, or one that
+    # outlasts NOTABLE_KEEP_S, still has the clients' habit behind it
+    notable_routine_mono_s: float | None = None
     # the episode that closed last, kept REOPEN_S: one that starts again so soon is the same
     # episode (one cause's phases: long prompts, then the KV pool full), not a new one
     last_closed: Episode | None = None
@@ -541,7 +544,11 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
     # before it, alone, is its likely cause
     healthy = [m for m in st.notable_healthy if since - NOTABLE_KEEP_S <= m < since]
     routine = subject.kind == "engine" and (
-        any(m < since - NOTABLE_GRACE_S for m in healthy) or len(healthy) >= NOTABLE_ROUTINE)
+        any(m < since - NOTABLE_GRACE_S for m in healthy) or len(healthy) >= NOTABLE_ROUTINE
+        or (st.notable_routine_mono_s is not None
+            and now.time_mono_s - st.notable_routine_mono_s <= NOTABLE_KEEP_S))
+    if routine and mine:
+        st = replace(st, notable_routine_mono_s=now.time_mono_s)
     strength = (0.3 if routine else 1.0) if mine else 0.0
     jump = st.jump if st.jump is not None and now.time_mono_s - st.jump[0] <= JUMP_KEEP_S \
         else None

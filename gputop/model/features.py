@@ -256,7 +256,9 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
         s["util_drop"] = ramp(util_base - util, t("util_drop_pts") * 0.5, 30.0)
         if util_base - util >= t("util_drop_pts"):
             say("util_drop", util, util_base, "%")
-    if util is not None and sm is not None and util >= 50:
+    # (the SMs' share of the busy time means something once a quarter of the time is busy:
+    # a launch-bound loop of tiny kernels keeps GPU-Util near a third, its SMs near 5%)
+    if util is not None and sm is not None and util >= 25:
         ratio = sm / util
         v["sm_ratio"] = ratio
         s["hollow"] = ramp(ratio, 0.4, 0.1)
@@ -422,6 +424,10 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     # waits between steps that run as usual (SM per busy time at its normal): a Python loop
     # of tiny kernels saw-tooths too, but its busy time is on few SMs
     s["sawtooth_plain"] = s.get("sawtooth", 0.0) * (1.0 - s.get("hollow_new", 0.0))
+    # the SMs' share of the busy time a sliver, and a small fraction of its own normal: the
+    # kernels themselves shrank (a Python loop of element-wise ops), though the host's gaps
+    # between their launches keep GPU-Util from reading busy
+    s["hollow_deep"] = min(s.get("hollow", 0.0), s.get("hollow_new", 0.0))
     # a stall that the sliver of busy SMs does not explain better
     s["stall_not_sliver"] = s["batch_stall"] * (1.0 - s.get("sliver", 0.0))
     # prefill work that is not the notable request's own
@@ -442,6 +448,11 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
                                     ramp(v.get("step_ratio"), 1.25, 1.6))
     s["kv_sig"] = min(s.get("kv_full", 0.0), s.get("preempt", 0.0))
     s["kv_wait"] = min(s.get("kv_full", 0.0), s.get("queue", 0.0))  # waiting for blocks
+    # ...a pool filled by prompts far longer than usual, nothing thrown away: the blocks
+    # their prefill holds; the prompts are what the postmortem names, not a pool too small
+    # for the service (contexts that grow in decode, long generations, are the pool's)
+    s["kv_by_length"] = s["kv_wait"] * ramp(v.get("prompt_len_ratio"), 2.5, 5.0) \
+        * (1.0 - s.get("preempt", 0.0))
     s["clock_slow"] = max(s.get("clock_all", 0.0),
                           min(s["throttle_new"], 0.7) if s["throttle_new"] >= 1 else 0.0)
     # a job with no counter of its own: its busy time is the only measure of its work, so

@@ -71,7 +71,8 @@ SIGNATURES: tuple[Signature, ...] = (
         "the KV cache is full: requests are preempted or wait for blocks",
         requires=(("preempt", "kv_wait"), ("kv_full", "queue", "tokens_down")),
         supports=("kv_full", "queue", "tokens_down"),
-        vetoes=(("host", 0.7), ("jitter", 0.7), ("shared", 0.6), ("clock_slow", 0.5))),
+        vetoes=(("host", 0.7), ("jitter", 0.7), ("shared", 0.6), ("clock_slow", 0.5),
+                ("kv_by_length", 0.6))),
     Signature(
         "collective_straggler",
         "one GPU of the job is slower; the others wait for it in the collective",
@@ -111,7 +112,8 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "tiny_kernels",
         "busy time on kernels that occupy few SMs",
-        requires=(("hollow", "hollow_new", "hollow_power", "hollow_match"), ("busy",)),
+        requires=(("hollow", "hollow_new", "hollow_power", "hollow_match"),
+                  ("busy", "hollow_deep")),
         supports=("hollow", "sliver", "hollow_power", "hollow_match"),
         vetoes=(("notable", 0.9), ("stall_not_sliver", 0.7), ("prefill", 0.8),
                 ("host", 0.9),
