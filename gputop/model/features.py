@@ -451,7 +451,7 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     # ...a pool filled by prompts far longer than usual, nothing thrown away: the blocks
     # their prefill holds; the prompts are what the postmortem names, not a pool too small
     # for the service (contexts that grow in decode, long generations, are the pool's)
-    s["kv_by_length"] = s["kv_wait"] * ramp(v.get("prompt_len_ratio"), 2.5, 5.0) \
+    s["kv_by_length"] = s["kv_wait"] * ramp(v.get("prompt_len_ratio"), 2.0, 4.0) \
         * (1.0 - s.get("preempt", 0.0))
     s["clock_slow"] = max(s.get("clock_all", 0.0),
                           min(s["throttle_new"], 0.7) if s["throttle_new"] >= 1 else 0.0)
