@@ -239,6 +239,13 @@ def episodes(states) -> list:
     return sorted(seen.values(), key=lambda e: e.start_wall_s)
 
 
+def only(states):
+    """The one episode seen (the test fails, listing them, if there are more or none)."""
+    found = episodes(states)
+    assert len(found) == 1, [(e.headline, e.suspects) for e in found]
+    return found[0]
+
+
 def opened_at(states) -> list[int]:
     """The ticks on which an episode opened (none open on the tick before)."""
     return [i for i, s in enumerate(states)

@@ -14,16 +14,10 @@ from gputop.model.detect import _step_shows
 from gputop.model.features import batch_decodes
 from gputop.model.enginehist import HistDelta, median_and_p99
 from gputop.model.thresholds import t
-from tests.diagnosis_frames import (START_WALL_S, Trace, data_parallel, episodes, noisy,
+from tests.diagnosis_frames import (START_WALL_S, Trace, data_parallel, episodes, noisy, only,
                                     opened_at, run_frames)
 
 TRAIN = [(5001 + g, 5000, g, "python -u train.py --model llama-8b") for g in range(4)]
-
-
-def only(states):
-    found = episodes(states)
-    assert len(found) == 1, [(e.headline, e.suspects) for e in found]
-    return found[0]
 
 
 def test_a_cuda_graph_loop_of_tiny_kernels_without_an_engine_is_named():

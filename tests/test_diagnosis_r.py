@@ -10,15 +10,9 @@ from __future__ import annotations
 import pytest
 
 from gputop.model.point import point, work_rate_now
-from tests.diagnosis_frames import Trace, episodes, noisy
+from tests.diagnosis_frames import Trace, episodes, noisy, only
 
 STEP_TOKENS = 4096
-
-
-def only(states):
-    found = episodes(states)
-    assert len(found) == 1, [(e.headline, e.suspects) for e in found]
-    return found[0]
 
 
 def test_launch_calls_stalled_a_fifth_of_the_time_are_jitter_though_no_p99_moves():

@@ -8,15 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.diagnosis_frames import Trace, episodes, noisy
+from tests.diagnosis_frames import Trace, episodes, noisy, only
 
 TRAIN = [(5001, 5000, 0, "python -u train.py --model llama-8b")]
-
-
-def only(states):
-    found = episodes(states)
-    assert len(found) == 1, [(e.headline, e.suspects) for e in found]
-    return found[0]
 
 
 def test_a_quarter_of_a_trainers_rate_lost_to_smaller_kernels_is_tiny_kernels():

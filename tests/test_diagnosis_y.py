@@ -5,13 +5,7 @@ clients' routine large requests behind an episode that outlasts their memory."""
 
 from __future__ import annotations
 
-from tests.diagnosis_frames import Trace, episodes, noisy
-
-
-def only(states):
-    found = episodes(states)
-    assert len(found) == 1, [(e.headline, e.suspects) for e in found]
-    return found[0]
+from tests.diagnosis_frames import Trace, episodes, noisy, only
 
 
 def test_a_pool_filled_by_far_longer_prompts_is_their_prefill():

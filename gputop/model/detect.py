@@ -356,7 +356,6 @@ def _windows(points: tuple[Point, ...], now: Point,
     window = [p for p in points if p.time_mono_s > horizon]
     names = {name for p in window for name in p.engine_hist}
     latency: dict[str, tuple[float | None, float | None]] = {}
-    means: dict[str, float] = {}
     merged_by_name: dict[str, HistDelta] = {}
     for name in sorted(names):
         merged = enginehist.merge(p.engine_hist[name] for p in window if name in p.engine_hist)
@@ -366,10 +365,8 @@ def _windows(points: tuple[Point, ...], now: Point,
             continue
         merged = cast(HistDelta, merged)  # enough: merged is not None
         latency[name] = enginehist.median_and_p99(merged)
-        if merged.mean is not None:
-            means[name] = merged.mean
         merged_by_name[name] = merged
-    return replace(now, latency=latency, latency_mean=means), merged_by_name
+    return replace(now, latency=latency), merged_by_name
 
 
 def _notable(now: Point, config: DetectConfig) -> list[Evidence]:
@@ -1629,5 +1626,5 @@ def _sample(subject: Subject, now: Point, feats: Features) -> Sample | None:
                   running=now.requests_running,
                   itl_p99_s=now.latency.get("itl", (None, None))[1],
                   itl_p50_s=now.latency.get("itl", (None, None))[0],
-                  itl_mean_s=now.latency_mean.get("itl"),
+                  itl_mean_s=v.get("itl_mean"),
                   ttft_p99_s=now.latency.get("ttft", (None, None))[1])

@@ -1050,15 +1050,18 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
             say("step", p50, typical, "s", detail=f"{ratio:.1f}")
     elif p50 is None:
         _token_time(points, base, s, v, say)
-    # ...and its exact mean against its own: a step time straddling a bucket bound (25 ms to
-    # 34 ms across vLLM's 25 ms) leaves the p50 in the lower bucket, not the mean
-    mean = now.latency_mean.get("itl")
+    # ...and the window's exact mean (its sum over its count) against its own: a step time
+    # straddling a bucket bound (25 ms to 34 ms across vLLM's 25 ms) leaves the p50 in the
+    # lower bucket, not the mean
+    itl_window = windows.get("itl")
+    mean = itl_window.mean if itl_window is not None else None
+    v["itl_mean"] = mean
     usual_mean = base.latency_at("itlmean", load) if mean is not None else None
     if mean is not None and usual_mean:
-        v["itl_mean_ratio"] = mean / usual_mean
-        if mean / usual_mean >= t("step_reads_slow") and (v.get("step_ratio") or 0.0) < t(
+        mean_ratio = v["itl_mean_ratio"] = mean / usual_mean
+        if mean_ratio >= t("step_reads_slow") and (v.get("step_ratio") or 0.0) < t(
                 "step_reads_slow"):
-            say("itl_mean", mean, usual_mean, "s", detail=f"{mean / usual_mean:.1f}")
+            say("itl_mean", mean, usual_mean, "s", detail=f"{mean_ratio:.1f}")
 
     prompt = _scalar(points, "compute_prompt_tokens_per_s", 5)
     prompt_base = base.get("prompt")

@@ -76,9 +76,6 @@ class Point:
     host_cpus: int | None = None  # the host's CPUs, which the run queue is counted over
     # filled by the detector: p50 / p99 seconds over its latency window, by histogram name
     latency: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
-    # ...and their exact mean (the histogram's sum over its count): a step time that moves
-    # inside one bucket, or across a bound, moves the mean though the p50 reads the bucket
-    latency_mean: dict[str, float] = field(default_factory=dict)
     # observations in the window beyond (firing, clearing) x the latency baseline, by name
     latency_slow: dict[str, tuple[float, float]] = field(default_factory=dict)
     # per GPU: what else the diagnosis reads of the card and of the processes on it
