@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_terminal import Terminal, tmux
+from tests.test_terminal import Terminal
 
 DATA = Path(__file__).parent / "data" / "metrics"
 VLLM = (DATA / "vllm_v1.txt").read_text()
@@ -155,7 +155,7 @@ def test_escape_sequences_from_an_endpoint_never_reach_the_terminal(tmp_path):
             term.keys("e")
             screen = term.wait_for("explained")
             assert "^[]2;pwned-by-osc^G" in screen  # shown, visibly
-            title = tmux("display", "-p", "-t", term.name, "#{pane_title}").stdout
+            title = term.tmux("display", "-p", "-t", term.name, "#{pane_title}").stdout
             assert "pwned" not in title
             term.keys("Escape")
             time.sleep(0.3)
@@ -174,7 +174,7 @@ def test_a_command_line_with_an_escape_sequence_is_shown_not_obeyed(tmp_path):
         try:
             screen = term.wait_for("pinned:")
             assert "^[]2;pwned-by-osc^G" in screen
-            title = tmux("display", "-p", "-t", term.name, "#{pane_title}").stdout
+            title = term.tmux("display", "-p", "-t", term.name, "#{pane_title}").stdout
             assert "pwned" not in title
             term.keys("q")
             assert term.exit_status() == 0

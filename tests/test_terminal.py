@@ -28,11 +28,16 @@ class Terminal:
         # pytest exports COLUMNS/LINES, which Textual would take over the real pty size
         wrapped = (f"unset COLUMNS LINES; {exports} {command}; "
                    f"echo $? > {self.exit_file}; sleep 60")
-        tmux("new-session", "-d", "-s", self.name, "-x", str(width), "-y", str(height),
+        self.tmux("new-session", "-d", "-s", self.name, "-x", str(width), "-y", str(height),
              "bash", "--norc", "-c", wrapped)
 
+    def tmux(self, *args, check=True):
+        """tmux on this terminal's own server: a shared default server exits when its last
+        session is killed, and a new-session racing that exit fails 'server exited unexpectedly'."""
+        return tmux("-L", self.name, *args, check=check)
+
     def screen(self) -> str:
-        return tmux("capture-pane", "-p", "-t", self.name).stdout
+        return self.tmux("capture-pane", "-p", "-t", self.name).stdout
 
     def wait_for(self, text: str, timeout=20.0, absent: str | None = None) -> str:
         """The screen once ``text`` shows (and ``absent`` does not)."""
@@ -42,11 +47,11 @@ class Terminal:
             if text in screen and (absent is None or absent not in screen):
                 return screen
             time.sleep(0.2)
-        screen = tmux("capture-pane", "-p", "-J", "-S", "-200", "-t", self.name).stdout
+        screen = self.tmux("capture-pane", "-p", "-J", "-S", "-200", "-t", self.name).stdout
         raise AssertionError(f"{text!r} did not appear; screen was:\n{screen}")
 
     def keys(self, *keys):
-        tmux("send-keys", "-t", self.name, *keys)
+        self.tmux("send-keys", "-t", self.name, *keys)
 
     def exit_status(self, timeout=10.0):
         deadline = time.monotonic() + timeout
@@ -57,10 +62,12 @@ class Terminal:
         raise AssertionError("gputop did not exit; screen:\n" + self.screen())
 
     def alternate_screen_on(self) -> bool:
-        return tmux("display", "-p", "-t", self.name, "#{alternate_on}").stdout.strip() == "1"
+        return self.tmux("display", "-p", "-t", self.name, "#{alternate_on}").stdout.strip() == "1"
 
     def close(self):
-        tmux("kill-session", "-t", self.name, check=False)
+        self.tmux("kill-server", check=False)
+        socket_dir = Path(os.environ.get("TMUX_TMPDIR", "/tmp")) / f"tmux-{os.getuid()}"
+        (socket_dir / self.name).unlink(missing_ok=True)
 
 
 def gputop_command(*args):
@@ -136,7 +143,7 @@ def test_no_color_sends_no_colour_and_marks_alarms_in_reverse(terminal):
     term = terminal("--demo", "logprobs-storm", width=132, height=40,
                     env={"TERM": "xterm-256color", "NO_COLOR": "1", "PYTHONPATH": os.getcwd()})
     term.wait_for("likely: oversized request")
-    raw = tmux("capture-pane", "-p", "-e", "-t", term.name).stdout
+    raw = term.tmux("capture-pane", "-p", "-e", "-t", term.name).stdout
     codes = [c for seq in re.findall(r"\x1b\[([0-9;]*)m", raw) for c in seq.split(";") if c]
     colours = [c for c in codes if c in ("38", "48") or 30 <= int(c) <= 37 or 40 <= int(c) <= 47
                or 90 <= int(c) <= 107]

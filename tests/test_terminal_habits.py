@@ -16,7 +16,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.test_terminal import Terminal, tmux
+from tests.test_terminal import Terminal
 
 ROOT = Path(__file__).resolve().parent.parent
 LAUNCHER = ROOT / "tests" / "stand_in" / "fake_nvml_gputop.py"
@@ -61,7 +61,7 @@ def test_overview_of_8_gpus_in_a_real_terminal(tmp_path, width, height):
         assert "1 GPU-Util" in screen  # back on the grid (80x24: pane 1 alone)
         quit_ok(term)
     finally:
-        tmux("kill-session", "-t", term.name)
+        term.close()
 
 
 @pytest.fixture
@@ -104,7 +104,7 @@ def test_kill_a_child_from_the_process_list(tmp_path, parent_and_child):
         assert parent.poll() is None  # only the child
         quit_ok(term)
     finally:
-        tmux("kill-session", "-t", term.name)
+        term.close()
 
 
 def test_readonly_refuses_on_the_status_line(tmp_path, parent_and_child):
@@ -117,7 +117,7 @@ def test_readonly_refuses_on_the_status_line(tmp_path, parent_and_child):
         assert child.is_running() and child.status() != "zombie"
         quit_ok(term)
     finally:
-        tmux("kill-session", "-t", term.name)
+        term.close()
 
 
 def test_a_process_in_a_test_cgroup_shows_its_container_and_pins(tmp_path,
@@ -129,7 +129,7 @@ def test_a_process_in_a_test_cgroup_shows_its_container_and_pins(tmp_path,
         assert str(proc.pid) in screen
         quit_ok(term)
     finally:
-        tmux("kill-session", "-t", term.name)
+        term.close()
     spec = tmp_path / "nvml.json"
     done = subprocess.run([sys.executable, str(LAUNCHER), "snapshot", "--samples", "2", "-d",
                            "0.3", "--container", container_id[:8]], capture_output=True,
@@ -150,10 +150,10 @@ def test_no_mouse_leaves_the_mouse_to_the_terminal(tmp_path):
         try:
             term.wait_for("GPU-Util", timeout=30)
             time.sleep(0.5)
-            flags[args] = tmux("display", "-p", "-t", term.name, "#{mouse_any_flag}").stdout.strip()
+            flags[args] = term.tmux("display", "-p", "-t", term.name, "#{mouse_any_flag}").stdout.strip()
             quit_ok(term)
         finally:
-            tmux("kill-session", "-t", term.name)
+            term.close()
     assert flags[()] == "1" and flags[("--no-mouse",)] == "0", flags
 
 
@@ -166,4 +166,4 @@ def test_a_bad_config_is_refused_in_the_terminal(tmp_path):
         assert "line 2: window_s" in screen and "Traceback" not in screen
         assert term.exit_status() == 2
     finally:
-        tmux("kill-session", "-t", term.name)
+        term.close()
