@@ -3,7 +3,7 @@ level physics of vLLM-, SGLang- and llama.cpp-like servers, training jobs and pl
 programs, by engineers who never read the detector), scored as their harnesses score them.
 
 Each was written to measure and was measured blind once before any change was judged on it;
-B, C, D, E, G, H, I, J, K, M, N, P, R, T, V, W, X and Y are development sets since (their READMEs
+B, C, D, E, G, H, I, J, K, M, N, P, R, T, V, W, X, Y and Z are development sets since (their READMEs
 say so).
 Corpora F, L, O, Q and S are held out: they are measured by their totals only and have no floor
 here (a floor per cause would be read).
@@ -43,6 +43,7 @@ import corpus_v  # noqa: E402
 import corpus_w  # noqa: E402
 import corpus_x  # noqa: E402
 import corpus_y  # noqa: E402
+import corpus_z  # noqa: E402
 import diagnosis_b  # noqa: E402
 import diagnosis_c  # noqa: E402
 import diagnosis_d  # noqa: E402
@@ -61,6 +62,7 @@ import diagnosis_v  # noqa: E402
 import diagnosis_w  # noqa: E402
 import diagnosis_x  # noqa: E402
 import diagnosis_y  # noqa: E402
+import diagnosis_z  # noqa: E402
 
 # right / traces per cause ("healthy" for the healthy ones), as measured: raise when it improves
 FLOOR_B = {"oversized_request": 4, "prefill_interference": 4, "collective_straggler": 5,
@@ -97,7 +99,7 @@ FLOOR_J = {"oversized_request": 1, "prefill_interference": 3, "collective_stragg
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 27}
 FLOOR_K = {"oversized_request": 3, "prefill_interference": 4, "collective_straggler": 3,
            "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 3,
-           "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 4, "kv_pressure": 2,
+           "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 4, "kv_pressure": 3,
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 26}
 FLOOR_M = {"oversized_request": 3, "prefill_interference": 4, "collective_straggler": 4,
            "input_stall": 4, "host_launch_jitter": 3, "host_cpu_contention": 4,
@@ -133,12 +135,17 @@ FLOOR_W = {"oversized_request": 1, "prefill_interference": 2, "collective_stragg
 FLOOR_X = {"oversized_request": 3, "prefill_interference": 4, "collective_straggler": 3,
            "input_stall": 2, "host_launch_jitter": 2, "host_cpu_contention": 1,
            "tiny_kernels": 2, "memory_bandwidth": 3, "throttling": 3, "kv_pressure": 2,
-           "gpu_shared": 2, "spec_decode_rejected": 2, "healthy": 19}
+           "gpu_shared": 2, "spec_decode_rejected": 2, "healthy": 20}
 # corpus Y (a GPU cloud's support queue: tenants' engines, trainers, notebooks, non-LLM CUDA)
 FLOOR_Y = {"oversized_request": 2, "prefill_interference": 3, "collective_straggler": 3,
            "input_stall": 2, "host_launch_jitter": 3, "host_cpu_contention": 3,
            "tiny_kernels": 1, "memory_bandwidth": 1, "throttling": 2, "kv_pressure": 3,
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 17}
+# corpus Z (an ML platform team's on-call week: endpoints, fine-tunes, notebooks, A10G-H200)
+FLOOR_Z = {"oversized_request": 3, "prefill_interference": 2, "collective_straggler": 4,
+           "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 3,
+           "tiny_kernels": 3, "memory_bandwidth": 1, "throttling": 3, "kv_pressure": 3,
+           "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 21}
 CORPORA = {"b": (FLOOR_B, corpus_b, diagnosis_b), "c": (FLOOR_C, corpus_c, diagnosis_c),
            "d": (FLOOR_D, corpus_d, diagnosis_d), "e": (FLOOR_E, corpus_e, diagnosis_e),
            "g": (FLOOR_G, corpus_g, diagnosis_g), "h": (FLOOR_H, corpus_h, diagnosis_h),
@@ -147,7 +154,8 @@ CORPORA = {"b": (FLOOR_B, corpus_b, diagnosis_b), "c": (FLOOR_C, corpus_c, diagn
            "n": (FLOOR_N, corpus_n, diagnosis_n), "p": (FLOOR_P, corpus_p, diagnosis_p),
            "r": (FLOOR_R, corpus_r, diagnosis_r), "t": (FLOOR_T, corpus_t, diagnosis_t),
            "v": (FLOOR_V, corpus_v, diagnosis_v), "w": (FLOOR_W, corpus_w, diagnosis_w),
-           "x": (FLOOR_X, corpus_x, diagnosis_x), "y": (FLOOR_Y, corpus_y, diagnosis_y)}
+           "x": (FLOOR_X, corpus_x, diagnosis_x), "y": (FLOOR_Y, corpus_y, diagnosis_y),
+           "z": (FLOOR_Z, corpus_z, diagnosis_z)}
 
 
 def _results(corpus, harness):

@@ -866,7 +866,10 @@ def _job_dram(feats: Features) -> bool:
     rate, share = v.get("tokens_ratio"), v.get("sm_share_ratio")
     # a rate far down lets a lower level count: memory-bound phases within each step (an
     # optimizer's) average out under saturation over a tick
-    level = 0.25 if rate is not None and rate <= t("job_dram_rate_far") else 0.5
+    # (a counter all but stopped is another phase, an evaluation pass without backward: an
+    # optimizer's memory-bound share of each step costs that step a part, not all of it)
+    level = 0.25 if rate is not None and t("job_dram_rate_stopped") < rate <= t(
+        "job_dram_rate_far") else 0.5
     if s.get("dram", 0.0) < level or min(s.get("dram_new", 0.0), s.get("dram_unseen", 0.0)) < 0.5:
         return False
     if rate is not None or share is not None:
@@ -1261,9 +1264,11 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
             return False
         # (longer contexts slow every token too, and show as DRAM traffic: that is the
         # bandwidth's, not a few requests'; n sequences of one prompt add little KV to read)
+        # (and the output shows that step: a p50 nine times its usual while tokens/s holds
+        # from a batch a third larger is a histogram's reading, not every token slower)
         return ratio <= (0.65 if clearing else 0.5) and step >= (1.4 if clearing else 1.8) \
             and per_request >= (1.6 if clearing else 2.0) and bool(v.get("demand_kept")) \
-            and (v.get("dram_rise") or 0.0) < 6.0
+            and (v.get("dram_rise") or 0.0) < 6.0 and (clearing or _step_shows(v, step))
     if measure == "kv":
         # the pool full and work thrown away (preempted, retracted: computed again later);
         # requests that only wait for blocks are an engine at its capacity

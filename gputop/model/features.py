@@ -196,6 +196,7 @@ def _demand_batch(points: tuple[Point, ...], base: Baseline, running: float | No
     return min(running, demand)
 
 
+
 def finish_counted_tau_s(base: Baseline) -> float:
     """How long a finish-counted token rate is averaged (an exponential mean's time
     constant): about two request lifetimes at the baseline (running / finished per second),
@@ -1362,14 +1363,15 @@ def _jitter(points: tuple[Point, ...], base: Baseline, say: Say) -> float:
         usual = base.get("launch_p99")
         if usual and p99 < 3 * usual:
             strength *= 0.3  # this host's launches always had such a tail
-    worst, worst_api = 0.0, ""
+    worst, worst_api, api_strength = 0.0, "", 0.0
     for api, value in now.launch_p99_by_api_us.items():
         usual = base.get(f"launch_p99:{api}")
         if usual:
-            ratio = value / usual
-            if ratio > worst:
-                worst, worst_api = ratio, api
-    strength = max(strength, ramp(worst, 1.4, 3.0))
+            x = ramp(value / usual, 1.4, 3.0) * ramp(value, t("launch_tail_us") / 3,
+                                                     t("launch_tail_us"))
+            if x > api_strength or not worst_api:
+                worst, worst_api, api_strength = value / usual, api, x
+    strength = max(strength, api_strength)
     # the longest call: preempted mid-call it lasts a scheduler slice (ms) where a launch
     # takes microseconds; against this host's usual longest call
     longest = max((p.launch_max_us or 0.0 for p in points[-SMOOTH:]), default=0.0)

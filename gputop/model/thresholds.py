@@ -219,6 +219,10 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "launch calls measured lasting milliseconds (eBPF) with GPU-Util 7+ points under its "
      "healthy level: the gaps between steps are the launches' (the stall is measured, so "
      "half the unexplained drop the util trigger needs)"),
+    ("launch_tail_us", 1000.0,
+     "a launch API's p99 counts as a stall from a third of this up, fully here: a call "
+     "descheduled mid-way lasts a scheduler slice (ms; the seed's p99 13.1 ms); a tail of tens "
+     "to hundreds of microseconds, however far over its usual, is a big graph or a lock"),
     ("launch_stalled_share", 0.12,
      "a launching process inside calls of 1 ms or more for 12% of its time (a quarter of "
      "that begins to count): a few descheduled calls a second cost a launch-bound loop "
@@ -246,6 +250,10 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "a job's rate at this x its baseline or less with its DRAM traffic 20+ points up counts "
      "from a lower level (half the saturation score): memory-bound phases within each step, "
      "an unfused optimizer's, average out under saturation over a tick"),
+    ("job_dram_rate_stopped", 0.2,
+     "...but a rate at this x its baseline or less is a counter all but stopped: another phase "
+     "(an evaluation pass, no backward), which a memory-bound share of each step cannot cost; "
+     "only saturation itself speaks for the memory then"),
     ("job_dram_share", 0.93,
      "or in its SM share: SM active over GPU-Util at this x its own or less (the SMs stall "
      "on memory); a copy phase that keeps every SM as busy is the job's own work"),
