@@ -29,7 +29,7 @@ class Terminal:
         wrapped = (f"unset COLUMNS LINES; {exports} {command}; "
                    f"echo $? > {self.exit_file}; sleep 60")
         self.tmux("new-session", "-d", "-s", self.name, "-x", str(width), "-y", str(height),
-             "bash", "--norc", "-c", wrapped)
+                  "bash", "--norc", "-c", wrapped)
 
     def tmux(self, *args, check=True):
         """tmux on this terminal's own server: a shared default server exits when its last

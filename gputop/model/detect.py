@@ -865,9 +865,8 @@ def _job_dram(feats: Features) -> bool:
     s, v = feats.s, feats.v
     rate, share = v.get("tokens_ratio"), v.get("sm_share_ratio")
     # a rate far down lets a lower level count: memory-bound phases within each step (an
-    # optimizer's) average out under saturation over a tick
-    # (a counter all but stopped is another phase, an evaluation pass without backward: an
-    # optimizer's memory-bound share of each step costs that step a part, not all of it)
+    # optimizer's) average out under saturation over a tick; not a counter all but stopped,
+    # another phase (an evaluation pass): such a share costs each step a part, not all of it
     level = 0.25 if rate is not None and t("job_dram_rate_stopped") < rate <= t(
         "job_dram_rate_far") else 0.5
     if s.get("dram", 0.0) < level or min(s.get("dram_new", 0.0), s.get("dram_unseen", 0.0)) < 0.5:

@@ -196,7 +196,6 @@ def _demand_batch(points: tuple[Point, ...], base: Baseline, running: float | No
     return min(running, demand)
 
 
-
 def finish_counted_tau_s(base: Baseline) -> float:
     """How long a finish-counted token rate is averaged (an exponential mean's time
     constant): about two request lifetimes at the baseline (running / finished per second),
@@ -1363,14 +1362,13 @@ def _jitter(points: tuple[Point, ...], base: Baseline, say: Say) -> float:
         usual = base.get("launch_p99")
         if usual and p99 < 3 * usual:
             strength *= 0.3  # this host's launches always had such a tail
-    worst, worst_api, api_strength = 0.0, "", 0.0
-    for api, value in now.launch_p99_by_api_us.items():
-        usual = base.get(f"launch_p99:{api}")
-        if usual:
-            x = ramp(value / usual, 1.4, 3.0) * ramp(value, t("launch_tail_us") / 3,
-                                                     t("launch_tail_us"))
-            if x > api_strength or not worst_api:
-                worst, worst_api, api_strength = value / usual, api, x
+    # each API's tail over its usual, counted at a scheduler slice's scale (the first of the
+    # strongest names it in the evidence)
+    tails = [(ramp(value / usual, 1.4, 3.0) * ramp(value, t("launch_tail_us") / 3,
+                                                  t("launch_tail_us")), value / usual, api)
+             for api, value in now.launch_p99_by_api_us.items()
+             if (usual := base.get(f"launch_p99:{api}"))]
+    api_strength, worst, worst_api = max(tails, key=lambda x: x[0], default=(0.0, 0.0, ""))
     strength = max(strength, api_strength)
     # the longest call: preempted mid-call it lasts a scheduler slice (ms) where a launch
     # takes microseconds; against this host's usual longest call

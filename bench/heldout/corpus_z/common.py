@@ -131,6 +131,22 @@ def clamp(x: float, lo: float, hi: float) -> float:
     return lo if x < lo else hi if x > hi else x
 
 
+def event_value(spec, t: float, kind: str, default=None):
+    """The value of the spec's ``kind`` event at ``t`` (ramped in and out over its 5th
+    field, where given), else ``default``: one reading for serving and training specs."""
+    val = default
+    for ev in spec.events:
+        t0, t1, k, v = ev[:4]
+        if k == kind and t0 <= t < t1:
+            ramp = ev[4] if len(ev) > 4 else 0.0
+            if ramp and isinstance(v, (int, float)) and isinstance(default, (int, float)):
+                f = clamp(min(t - t0, t1 - t) / ramp, 0, 1)
+                val = default + (v - default) * f
+            else:
+                val = v
+    return val
+
+
 # ------------------------------------------------------------------ GPU physics state
 
 class GpuState:

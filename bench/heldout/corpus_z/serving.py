@@ -18,7 +18,7 @@ from gputop.schema import EngineSample
 
 from .common import (GPUS, SGL_E2E, SGL_ITL, SGL_QUEUE, SGL_TTFT, VLLM_E2E, VLLM_ITL,
                      VLLM_MAXTOK, VLLM_N, VLLM_TTFT, GiB, GpuState, Hist, Host, Proc, Thread,
-                     clamp, launch_hist, make_frame, pinned_sample, poisson, proc_samples,
+                     clamp, event_value, launch_hist, make_frame, pinned_sample, poisson, proc_samples,
                      status)
 
 
@@ -138,20 +138,6 @@ class Req:
 def _lognorm(rng, spec):
     med, sig, lo, hi = spec
     return int(clamp(med * math.exp(rng.gauss(0, sig)), lo, hi))
-
-
-def _event(spec: ServeSpec, t: float, kind: str, default=None):
-    val = default
-    for ev in spec.events:
-        t0, t1, k, v = ev[:4]
-        if k == kind and t0 <= t < t1:
-            ramp = ev[4] if len(ev) > 4 else 0.0
-            if ramp and isinstance(v, (int, float)) and isinstance(default, (int, float)):
-                f = clamp(min(t - t0, t1 - t) / ramp, 0, 1)
-                val = default + (v - default) * f
-            else:
-                val = v
-    return val
 
 
 class ServeSim:
@@ -330,14 +316,14 @@ class ServeSim:
 
     def arrivals(self, t: float, dt: float):
         s, rng = self.s, self.rng
-        mult = _event(s, t, "rate", 1.0) * (1 + s.diurnal * t / 60.0)
+        mult = event_value(s, t, "rate", 1.0) * (1 + s.diurnal * t / 60.0)
         for tn in s.tenants:
             if not (tn.t0 <= t < tn.t1):
                 continue
             f = clamp((t - tn.t0) / tn.ramp, 0, 1) if tn.ramp else 1.0
             lam = tn.rate * mult * f * dt
             if tn.label == "burst":
-                lam *= _event(s, t, "burst", 1.0)
+                lam *= event_value(s, t, "burst", 1.0)
             for _ in range(poisson(rng, lam)):
                 p = _lognorm(rng, tn.prompt)
                 o = _lognorm(rng, tn.out)
@@ -359,10 +345,10 @@ class ServeSim:
         ctx = sum((r.prompt + r.gen) * r.n for r in dec)
         extra = sum(r.extra for r in self.running if r.extra and r.done_prefill >= r.prompt - r.cached)
         k = s.spec[1] if s.spec else 0
-        a = _event(s, t, "accept", s.spec[2]) if s.spec else 0.0
-        share = 1.0 - _event(s, t, "share", 0.0)
-        cpu_share = _event(s, t, "cpu_share", 1.0)
-        jitter = _event(s, t, "jitter", None)  # (probability per step, mean stall s)
+        a = event_value(s, t, "accept", s.spec[2]) if s.spec else 0.0
+        share = 1.0 - event_value(s, t, "share", 0.0)
+        cpu_share = event_value(s, t, "cpu_share", 1.0)
+        jitter = event_value(s, t, "jitter", None)  # (probability per step, mean stall s)
         pending = sum(r.prompt - r.cached - r.done_prefill for r in pref)
         host_h = s.host_step_s / cpu_share
         remaining = dt
@@ -543,10 +529,10 @@ class ServeSim:
         own = clamp(acc["busy_own"] / tick, 0, 1)
         tensor = clamp(acc["tensor"] / tick, 0, 1)
         dram = clamp(acc["dram"] / tick, 0, 1)
-        clock_cap = _event(s, t, "clock", None)
-        reasons = _event(s, t, "reasons", ())
-        temp_add = _event(s, t, "temp", 0.0)
-        others_frac = _event(s, t, "share", 0.0)
+        clock_cap = event_value(s, t, "clock", None)
+        reasons = event_value(s, t, "reasons", ())
+        temp_add = event_value(s, t, "temp", 0.0)
+        others_frac = event_value(s, t, "share", 0.0)
         mem_used_now = self.mem_used
         cold_phase = None
         if loading:
@@ -565,7 +551,7 @@ class ServeSim:
         ratio_min = 1.0
         caps = {}
         for g in self.gpu_state:
-            own_cap = _event(s, t, f"clock{g.index}", None)
+            own_cap = event_value(s, t, f"clock{g.index}", None)
             caps[g.index] = own_cap
         slow = min([c for c in caps.values() if c is not None], default=None)
         for g in self.gpu_state:
@@ -585,12 +571,12 @@ class ServeSim:
                 occ = sm * (0.22 + 0.3 * tens)
                 slices = acc["slices"] if acc["slices"] else None
                 cap = clock_cap if own_cap is None else (own_cap if clock_cap is None else min(own_cap, clock_cap))
-                rs = tuple(reasons) + (tuple(_event(s, t, f"reasons{g.index}", ())) if own_cap is not None else ())
+                rs = tuple(reasons) + (tuple(event_value(s, t, f"reasons{g.index}", ())) if own_cap is not None else ())
                 gs, r = g.sample(busy=busy, sm=clamp(sm, 0, 1), occ=occ, tensor=tens,
                                  dram=clamp(dram + others_frac * 0.1, 0, 1),
                                  mem_used=mem_used_now + self._other_mem(g.index, t),
                                  tick_s=tick, busy_samples=slices, clock_cap=cap,
-                                 reasons=rs, temp_target_add=temp_add + _event(s, t, f"temp{g.index}", 0.0),
+                                 reasons=rs, temp_target_add=temp_add + event_value(s, t, f"temp{g.index}", 0.0),
                                  nvlink=(busy * 900 * (s.tp > 1)), pcie=busy * 40)
             ratio_min = min(ratio_min, r)
             gsamples.append(gs)
@@ -603,7 +589,7 @@ class ServeSim:
         other = self._others(t, down)
         # CPU: the engine's threads and the host
         steps = acc["steps"]
-        cpu_share = _event(s, t, "cpu_share", 1.0)
+        cpu_share = event_value(s, t, "cpu_share", 1.0)
         want_core = 0.0 if down else (0.95 if steps or cold_phase else 0.04)
         got_core = want_core * min(1.0, cpu_share * 1.05)
         self.core.threads[0].cpu_s += got_core * tick * rng.uniform(0.97, 1.0)
@@ -617,18 +603,18 @@ class ServeSim:
             self.api.threads[0].cpu_s += api_rate * tick * min(1, cpu_share * 1.3)
         for p in self.procs:
             p.cpu_s = sum(th.cpu_s for th in p.threads) + p.rss / GiB * 0  # tree total
-        psi = _event(s, t, "psi", 0.6 + 0.5 * busy)
-        rq = _event(s, t, "rq", 2 + 1.5 * len(self.launchers) * (steps > 0))
-        thr = _event(s, t, "throttled", 0.0)
-        invol = _event(s, t, "invol", 6.0 + 4 * len(self.launchers))
+        psi = event_value(s, t, "psi", 0.6 + 0.5 * busy)
+        rq = event_value(s, t, "rq", 2 + 1.5 * len(self.launchers) * (steps > 0))
+        thr = event_value(s, t, "throttled", 0.0)
+        invol = event_value(s, t, "invol", 6.0 + 4 * len(self.launchers))
         busy_cores = sum(1 for _ in self.launchers) * (want_core) + api_rate + 0.7
-        host, rqv = self.host.step(tick, busy_cores + _event(s, t, "noise_cores", 0.0), psi, rq,
+        host, rqv = self.host.step(tick, busy_cores + event_value(s, t, "noise_cores", 0.0), psi, rq,
                                    thr, invol, 400 + 30 * steps / tick)
         # eBPF launch probes: graph launches per decode step, kernels per prefill chunk
         launch = ()
         offcpu = None
         if s.ebpf and not down:
-            jit = _event(s, t, "jitter", None)
+            jit = event_value(s, t, "jitter", None)
             tail = 0.0
             tail_ns = (2e5, 5e6)
             if jit:
@@ -659,7 +645,7 @@ class ServeSim:
                 "pin": status(0.0, rng.uniform(0.01, 0.02), 0.015),
                 "procfs": status(0.0, rng.uniform(0.0002, 0.0004), 0.0003, detail="/proc")}
         url = f"http://127.0.0.1:{self.port}/metrics"
-        slow = _event(s, t, "scrape_slow", 0.0)
+        slow = event_value(s, t, "scrape_slow", 0.0)
         if engine is None:
             srcs["engine"] = status(ok=False, reason=(
                 f"engine unreachable: cannot reach {url}: Connection refused" if down or loading

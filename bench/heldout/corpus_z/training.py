@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from gputop.schema import EngineSample
 
-from .common import (GPUS, GiB, GpuState, Host, Proc, Thread, clamp, launch_hist,
+from .common import (GPUS, GiB, GpuState, Host, Proc, Thread, clamp, event_value, launch_hist,
                      make_frame, pinned_sample, poisson, proc_samples, status)
 
 
@@ -50,20 +50,6 @@ class TrainSpec:
     mem_ramp: tuple[float, float] | None = None  # a job starting: (t0, seconds to fill)
     start_t: float = 0.0  # the job's first step (idle before)
     power_limit: float | None = None
-
-
-def _ev(spec, t, kind, default=None):
-    val = default
-    for ev in spec.events:
-        t0, t1, k, v = ev[:4]
-        if k == kind and t0 <= t < t1:
-            ramp = ev[4] if len(ev) > 4 else 0.0
-            if ramp and isinstance(v, (int, float)) and isinstance(default, (int, float)):
-                f = clamp(min(t - t0, t1 - t) / ramp, 0, 1)
-                val = default + (v - default) * f
-            else:
-                val = v
-    return val
 
 
 def _periodic_busy(a: float, b: float, period: float, on: float, phase: float) -> float:
@@ -137,7 +123,7 @@ class TrainSim:
     def tick(self, i: int, t: float):
         s, rng, tick = self.s, self.rng, self.s.tick
         G = s.gpus
-        idle = t < s.start_t or bool(_ev(s, t, "idle", False))
+        idle = t < s.start_t or bool(event_value(s, t, "idle", False))
         # phases: checkpoint, eval
         in_ckpt = in_eval = False
         if s.ckpt:
@@ -146,12 +132,12 @@ class TrainSim:
         if s.evals:
             f, per, dur = s.evals
             in_eval = t >= f and (t - f) % per < dur
-        seq_scale = _ev(s, t, "seq_scale", 1.0)
-        loader_slow = _ev(s, t, "loader", 1.0)
-        cpu_share = _ev(s, t, "cpu_share", 1.0)
-        tiny = _ev(s, t, "tiny", 0.0)  # 0..1: share of the step turned into tiny kernels
-        clock_all = _ev(s, t, "clock", None)
-        reasons_all = _ev(s, t, "reasons", ())
+        seq_scale = event_value(s, t, "seq_scale", 1.0)
+        loader_slow = event_value(s, t, "loader", 1.0)
+        cpu_share = event_value(s, t, "cpu_share", 1.0)
+        tiny = event_value(s, t, "tiny", 0.0)  # 0..1: share of the step turned into tiny kernels
+        clock_all = event_value(s, t, "clock", None)
+        reasons_all = event_value(s, t, "reasons", ())
         comp = []
         for r in range(G):
             c = s.step_s * (0.15 + 0.85 * seq_scale)
@@ -159,10 +145,10 @@ class TrainSim:
             c = c * (0.35 + 0.65 / ratio)
             share = 1.0 - self._other_frac(r, t)
             c /= max(0.2, share)
-            c *= _ev(s, t, f"slow{r}", 1.0)
+            c *= event_value(s, t, f"slow{r}", 1.0)
             if tiny:
                 c *= 1 + 1.8 * tiny
-            host = s.host_launch_s * (1 + 1.5 * tiny) / max(0.05, cpu_share) * _ev(s, t, f"hostslow{r}", 1.0)
+            host = s.host_launch_s * (1 + 1.5 * tiny) / max(0.05, cpu_share) * event_value(s, t, f"hostslow{r}", 1.0)
             comp.append(max(c, host))
         mx = max(comp)
         comm = s.comm_s * (0.9 + 0.1 * seq_scale) if G > 1 else 0.0
@@ -185,7 +171,7 @@ class TrainSim:
             c = comp[r]
             gpu_compute = min(c, s.step_s * (0.15 + 0.85 * seq_scale) * (0.35 + 0.65 / self.ratios[r]) *
                               (1 + 1.8 * tiny) / max(0.2, 1 - self._other_frac(r, t)) *
-                              _ev(s, t, f"slow{r}", 1.0))
+                              event_value(s, t, f"slow{r}", 1.0))
             host_gap = c - gpu_compute  # launch-bound: GPU idle inside the step
             nccl = (mx - c) + comm
             if G == 1:
@@ -217,10 +203,10 @@ class TrainSim:
                 busy_r = sum(samples) / len(samples)
             cap = clock_all
             reasons = tuple(reasons_all)
-            own_cap = _ev(s, t, f"clock{r}", None)
+            own_cap = event_value(s, t, f"clock{r}", None)
             if own_cap is not None:
                 cap = own_cap if cap is None else min(cap, own_cap)
-                reasons = tuple(_ev(s, t, f"reasons{r}", ())) + reasons
+                reasons = tuple(event_value(s, t, f"reasons{r}", ())) + reasons
             mem = self.mem
             if s.mem_ramp:
                 t0, fill = s.mem_ramp
@@ -233,7 +219,7 @@ class TrainSim:
                                     occ=clamp(sm * 0.45, 0, 1), tensor=clamp(tensor, 0, 1),
                                     dram=clamp(dram, 0, 1), mem_used=mem, tick_s=tick,
                                     busy_samples=samples, clock_cap=cap, reasons=reasons,
-                                    temp_target_add=_ev(s, t, f"temp{r}", 0.0) + _ev(s, t, "temp", 0.0),
+                                    temp_target_add=event_value(s, t, f"temp{r}", 0.0) + event_value(s, t, "temp", 0.0),
                                     nvlink=nvl, pcie=60 + 400 * (wait > 0))
             self.ratios[r] = ratio
             gs_out.append(gsamp)
@@ -251,7 +237,7 @@ class TrainSim:
             if len(p.threads) > 2:
                 p.threads[2].cpu_s += (0.03 if not idle else 0) * tick
         # data loader workers: busy producing batches (CPU-bound) or blocked on storage
-        storage = _ev(s, t, "storage", False)
+        storage = event_value(s, t, "storage", False)
         per_worker = 0.0
         if s.workers and not idle and not in_ckpt:
             need = (loader / max(T, 1e-3))  # fraction of the pool's capacity in use
@@ -262,15 +248,15 @@ class TrainSim:
             p.cpu_s = sum(th.cpu_s for th in p.threads)
         others = self._others(t)
         busy_cores = len(self.loaders) * per_worker + G * 0.6
-        psi = _ev(s, t, "psi", 0.4 + 0.04 * busy_cores)
-        rq = _ev(s, t, "rq", 2 + busy_cores * 0.8)
-        thr = _ev(s, t, "throttled", 0.0)
-        invol = _ev(s, t, "invol", 8 + 2 * G + busy_cores * 3)
-        host, rqv = self.host.step(tick, busy_cores + _ev(s, t, "noise_cores", 0.0), psi, rq, thr,
+        psi = event_value(s, t, "psi", 0.4 + 0.04 * busy_cores)
+        rq = event_value(s, t, "rq", 2 + busy_cores * 0.8)
+        thr = event_value(s, t, "throttled", 0.0)
+        invol = event_value(s, t, "invol", 8 + 2 * G + busy_cores * 3)
+        host, rqv = self.host.step(tick, busy_cores + event_value(s, t, "noise_cores", 0.0), psi, rq, thr,
                                    invol, 300 + 200 * G)
         launch = ()
         if s.ebpf and not idle:
-            jit = _ev(s, t, "jitter", None)
+            jit = event_value(s, t, "jitter", None)
             lh = []
             for p in self.ranks:
                 k = int(steps * 900 * (1 + 8 * tiny))
