@@ -89,7 +89,7 @@ class Trace:
              cpus=16, tree_cpu=100.0, involuntary=200.0, engine_up=True, work=None,
              proc_cpu=90.0, mem_util=None, drafted=None, accepted=None,
              launch_us=None, decode_s=None, prefill_s=None, itl_tail=None,
-             finished=None, quota=None, throttled=0.0) -> Trace:
+             finished=None, quota=None, throttled=0.0, admitted=None) -> Trace:
         n, dt = self.n, self.tick_s
         seq = len(self.frames)
         mono = seq * dt
@@ -154,7 +154,9 @@ class Trace:
                     self.hists["itl"].observe(itl, tokens * dt * rest)
                     for slow_s, share in tails:
                         self.hists["itl"].observe(slow_s, tokens * dt * share)
-                    self.hists["ttft"].observe(ttft, max(1.0, tokens / 200.0 * dt))
+                    # (one first token per request admitted: 200-token replies unless given)
+                    self.hists["ttft"].observe(ttft, max(1.0, (
+                        tokens / 200.0 if admitted is None else admitted) * dt))
                 if self.kind == "vllm":
                     self.params_n.observe(1.0, tokens / 200.0 * dt)
                     if n8:

@@ -1159,7 +1159,7 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
             now_age < t("learn_s") or (base.latency_young and measure not in TYPICAL_MEASURES)):
         return False  # a few seconds' histograms (or samples of them) are no normal to judge by
     util = v.get("util")
-    if measure in ("itl", "ttft", "tokens", "queue") and not clearing and \
+    if measure in ("itl", "ttft", "tokens", "queue", "slow") and not clearing and \
             s.get("surge", 0.0) >= 0.5 and st.surge_since_mono_s is not None and \
             st.last_seen_mono_s - st.surge_since_mono_s < t("surge_s"):
         return False  # arrivals beyond capacity for a while: queueing, not a stall
@@ -1467,7 +1467,7 @@ def _feed(st: SubjectState, subject: Subject, recent: tuple[Point, ...], feats: 
             return st
         st = replace(st, warmup_since_mono_s=None)
     learning = now.time_mono_s - st.first_seen_mono_s < t("learn_s")
-    clean = _clean(feats, learning)
+    clean = _clean(feats, learning, st.base.latency_young)
     if clean or not st.base.ready or subject.kind != "engine" or not now.requests_running:
         # (an idle tick says nothing of the baseline: a quiet night's bursts are no service)
         st = replace(st, unclean_since_mono_s=None) if st.unclean_since_mono_s is not None \
@@ -1492,12 +1492,16 @@ def _feed(st: SubjectState, subject: Subject, recent: tuple[Point, ...], feats: 
 PROBATION_S = 1.0
 
 
-def _clean(feats: Features, learning: bool = False) -> bool:
+def _clean(feats: Features, learning: bool = False, tail_young: bool = False) -> bool:
     """A tick that is healthy beyond doubt: no degradation signal even half on, by this
     tick's own value (a trigger smooths over ticks; the baseline must not learn an onset).
     While the subject is first ``learning`` (nothing is judged yet), what it compares against
     is a few seconds old: only the steadiness of the batch counts, or a first reading taken
-    before the latency windows filled would hold every later one to itself."""
+    before the latency windows filled would hold every later one to itself.  A latency
+    normal of fewer samples than a tail needs (``tail_young``: its first readings, taken as
+    the engine ramped up) judges no tail either: an engine whose decodes always stall behind
+    prefill batches (SGLang) reads 3-10x such a normal from its first minute, and holding
+    every tick to it would keep the baseline from ever learning the service."""
     v, s = feats.v, feats.s
     if not v.get("batch_steady", 1.0):
         return False
@@ -1506,16 +1510,17 @@ def _clean(feats: Features, learning: bool = False) -> bool:
     if v.get("demand_kept", 1.0) and (
             (v.get("tokens_ratio_now") or 1.0) < 0.7 or (v.get("tokens_ratio") or 1.0) < 0.7):
         return False  # fewer tokens while demand is there; with demand gone, the new normal
-    if any((v.get(f"{m}_ratio") or 0.0) >= 1.5 and v.get(f"{m}_gate") for m in LATENCY_MEASURES):
+    if not tail_young and any((v.get(f"{m}_ratio") or 0.0) >= 1.5 and v.get(f"{m}_gate")
+                              for m in LATENCY_MEASURES):
         return False
-    if (v.get("itl_ratio") or 0.0) >= t("baseline_tail_ratio"):
+    if not tail_young and (v.get("itl_ratio") or 0.0) >= t("baseline_tail_ratio"):
         return False  # a tail 3x its normal, however few requests carry it, is no normal
     if (v.get("step_ratio") or 1.0) >= 1.5 or s.get("kv_read", 0.0) >= 0.5:
         return False  # every token slower, or every step reading far more KV: an onset
     if (v.get("ctx_ratio") or 1.0) >= t("ctx_onset"):
         return False  # contexts growing (a ramp learned tick by tick would hide the rest)
-    if (v.get("prompt_ratio") or 1.0) >= 2.0 and ((v.get("tokens_ratio") or 1.0) < 0.9
-                                                  or (v.get("itl_ratio") or 1.0) >= 1.3):
+    if (v.get("prompt_ratio") or 1.0) >= 2.0 and ((v.get("tokens_ratio") or 1.0) < 0.9 or (
+            not tail_young and (v.get("itl_ratio") or 1.0) >= 1.3)):
         return False  # a prefill burst that costs the decodes (more prompts that cost
         # nothing, as demand rises through the morning, are the new normal to learn)
     if s.get("prefill", 0.0) >= 0.5 and s.get("prefill_cost", 0.0) >= 0.5:

@@ -66,6 +66,7 @@ def primary(procs: tuple[ProcRef, ...], pinned: frozenset[int]) -> ProcRef | Non
 # and DeepSpeed: --local-rank=N / --local_rank=N; torchrun passes it in the environment),
 # and the pid inside its container that gputop appends (procinfo): each rank's own
 _RANK_ARG = re.compile(r"\s--local[-_]rank[= ]\d+|\s+\(pid \d+ in its container\)$")
+_LOCAL_RANK = re.compile(r"\s--local[-_]rank[= ]\d+")
 
 
 # what a serving engine's processes run or call themselves (vLLM and SGLang title theirs)
@@ -82,13 +83,19 @@ def serves(proc: ProcRef) -> bool:
 def _job_key(proc: ProcRef) -> str:
     """Ranks of one job: the same parent (torchrun, mpirun, a launcher) and the same command
     line but for a rank argument.  Without a known parent, the same command line; without
-    either, the process."""
-    command = _RANK_ARG.sub("", proc.cmdline or "")
+    either, the process.  Ranks whose launcher exited or was never their parent (init
+    adopted them: ppid 1) are one job when their command lines carry a rank argument and
+    agree but for it: a rank argument says a distributed launch, where processes that init
+    adopted would otherwise share nothing (two copies of one script are two jobs)."""
+    cmdline = proc.cmdline or ""
+    command = _RANK_ARG.sub("", cmdline)
     crc = f"{zlib.crc32(command.encode(errors='replace')):08x}"
     if proc.ppid is not None and proc.ppid > 1:
         return f"job:{proc.ppid}:{crc}"
     if proc.ppid is None and command:
         return f"job:?:{crc}"
+    if proc.ppid == 1 and _LOCAL_RANK.search(cmdline):
+        return f"job:1:{crc}"
     return f"job:{proc.pid}"
 
 
