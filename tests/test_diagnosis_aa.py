@@ -140,3 +140,39 @@ def test_an_all_ranks_power_brake_under_init_is_still_throttling():
                    throttle=("hw slowdown", "power brake"))
     ep = only(trace.run())
     assert ep.suspects[0][0] == "throttling", (ep.suspects, ep.headline)
+
+
+def _tgi(trace: Trace, i: int, tokens: float) -> None:
+    """TGI counts a request's generated tokens as it succeeds (tgi_request_generated_tokens):
+    with 4 long requests in flight (28 s each), one ends every 7 s and the counter moves by
+    its whole reply then, nothing between."""
+    lump = i % 7 == 0
+    trace.tick(util=noisy(96, i, 0.01), tokens=7 * tokens if lump else 0.0, running=4,
+               finished=1.0 if lump else 0.0)
+
+
+def test_a_tgi_counter_that_moves_as_requests_finish_is_no_collapse():
+    """A small TGI box at steady load: its generated-token counter reads 0 on six ticks in
+    seven and seven ticks' worth on the seventh.  Averaged over requests' lifetimes it is as
+    steady as its GPU: nothing opens."""
+    trace = Trace(engine="tgi")
+    for i in range(300):
+        _tgi(trace, i, noisy(400, i, 0.05))
+    found = episodes(trace.run())
+    assert not found, _names(found)
+
+
+def test_a_tgi_box_whose_output_falls_is_named():
+    """...and the same box when every reply takes three times as long (the lumps come a third
+    as often for two minutes, the batch as full, nothing else on the host or the GPU to
+    see).  Read tick by tick, the counter's normal is 0 (six ticks in seven), so nothing was
+    ever judged by it; averaged over the requests' lifetimes, the output fell to a third."""
+    trace = Trace(engine="tgi")
+    for i in range(150):
+        _tgi(trace, i, noisy(400, i, 0.05))
+    for i in range(120):
+        lump = i % 21 == 0
+        trace.tick(util=noisy(96, i, 0.01), tokens=7 * 400 if lump else 0.0, running=4,
+                   finished=1.0 if lump else 0.0)
+    found = episodes(trace.run())
+    assert found, "no episode"

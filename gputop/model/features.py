@@ -174,8 +174,9 @@ def _scalar(points: tuple[Point, ...], attr: str, n: int = SMOOTH) -> float | No
 # engines whose generated-token counter may move when a request finishes, not per step:
 # SGLang's generation_tokens_total (its tokenizer counts a request's tokens when it ends;
 # the source reads the per-step realtime_tokens_total first where the server has it, and
-# the smoothing then only delays a collapse by seconds), llama.cpp's tokens_predicted
-FINISH_COUNTED = ("sglang", "llamacpp")
+# the smoothing then only delays a collapse by seconds), llama.cpp's tokens_predicted, TGI's
+# tgi_request_generated_tokens (a histogram its router records as each request succeeds)
+FINISH_COUNTED = ("sglang", "llamacpp", "tgi")
 
 
 def _demand_batch(points: tuple[Point, ...], base: Baseline, running: float | None,
