@@ -242,10 +242,15 @@ def episodes(states) -> list:
     return sorted(seen.values(), key=lambda e: e.start_wall_s)
 
 
+def named(found) -> list:
+    """Episodes as a failing assertion lists them: each headline and its suspects."""
+    return [(e.headline, e.suspects) for e in found]
+
+
 def only(states):
     """The one episode seen (the test fails, listing them, if there are more or none)."""
     found = episodes(states)
-    assert len(found) == 1, [(e.headline, e.suspects) for e in found]
+    assert len(found) == 1, named(found)
     return found[0]
 
 

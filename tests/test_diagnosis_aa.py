@@ -7,11 +7,7 @@ hide is still named."""
 
 from __future__ import annotations
 
-from tests.diagnosis_frames import Trace, episodes, noisy, only
-
-
-def _names(found) -> list:
-    return [(e.headline, e.suspects) for e in found]
+from tests.diagnosis_frames import Trace, episodes, named, noisy, only
 
 
 def _sglang_stalling_behind_prefill(trace: Trace, ticks: int) -> None:
@@ -44,7 +40,7 @@ def test_a_latency_normal_still_young_judges_no_tail_and_the_baseline_learns_the
         trace.tick(tokens=noisy(2950, i, 0.03), running=noisy(60, i, 0.03), itl=0.045,
                    itl_tail=(0.25, 0.08), finished=15.0)
     found = episodes(trace.run())
-    assert found and found[0].suspects[0][0] == "oversized_request", _names(found)
+    assert found and found[0].suspects[0][0] == "oversized_request", named(found)
 
 
 def test_the_same_service_with_nothing_wrong_opens_nothing():
@@ -54,7 +50,7 @@ def test_the_same_service_with_nothing_wrong_opens_nothing():
     _ramp(trace)
     _sglang_stalling_behind_prefill(trace, 220)
     found = episodes(trace.run())
-    assert not found, _names(found)
+    assert not found, named(found)
 
 
 def _chat(trace: Trace, i: int) -> None:
@@ -77,7 +73,7 @@ def test_a_burst_of_ordinary_arrivals_is_no_request_stalling_the_batch():
     for i in range(90):
         _chat(trace, i)
     found = episodes(trace.run())
-    assert not found, _names(found)
+    assert not found, named(found)
 
 
 def test_one_request_stalling_the_batch_without_a_burst_is_still_named():
@@ -90,7 +86,7 @@ def test_one_request_stalling_the_batch_without_a_burst_is_still_named():
         trace.tick(tokens=noisy(1350, i, 0.04), prompt=noisy(2000, i, 0.04),
                    running=min(30, 13 + i), itl=0.046, ttft=0.15, finished=6.5)
     found = episodes(trace.run())
-    assert found and found[0].suspects[0][0] == "oversized_request", _names(found)
+    assert found and found[0].suspects[0][0] == "oversized_request", named(found)
 
 
 def _ranks(command: str, ppid: int) -> list:
@@ -111,8 +107,8 @@ def test_ranks_that_init_adopted_are_one_job_and_the_slow_one_is_named():
         trace.tick(util=99, sm=[45, 45, 93, 45], tensor=[30, 30, 60, 30],
                    clock=[1980, 1980, 1305, 1980], throttle=[(), (), ("hw slowdown",), ()])
     found = episodes(trace.run())
-    assert found and found[0].suspects[0][0] == "collective_straggler", _names(found)
-    assert found[0].gpus == (2,) and set(found[0].job_gpus) == {0, 1, 2, 3}, _names(found)
+    assert found and found[0].suspects[0][0] == "collective_straggler", named(found)
+    assert found[0].gpus == (2,) and set(found[0].job_gpus) == {0, 1, 2, 3}, named(found)
 
 
 def test_copies_of_one_script_that_init_adopted_are_not_one_job():
@@ -125,7 +121,7 @@ def test_copies_of_one_script_that_init_adopted_are_not_one_job():
         trace.tick(util=[noisy(97, i, 0.01), 2], sm=[noisy(85, i, 0.01), 1], tensor=[50, 0],
                    clock=[1980, 1980])
     found = episodes(trace.run())
-    assert not found, _names(found)
+    assert not found, named(found)
 
 
 def test_an_all_ranks_power_brake_under_init_is_still_throttling():
@@ -159,7 +155,7 @@ def test_a_tgi_counter_that_moves_as_requests_finish_is_no_collapse():
     for i in range(300):
         _tgi(trace, i, noisy(400, i, 0.05))
     found = episodes(trace.run())
-    assert not found, _names(found)
+    assert not found, named(found)
 
 
 def test_a_tgi_box_whose_output_falls_is_named():

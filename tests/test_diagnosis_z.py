@@ -6,11 +6,7 @@ named."""
 
 from __future__ import annotations
 
-from tests.diagnosis_frames import Trace, episodes, noisy
-
-
-def _names(found) -> list:
-    return [(e.headline, e.suspects) for e in found]
+from tests.diagnosis_frames import Trace, episodes, named, noisy
 
 
 def test_a_slow_reading_p50_that_the_output_contradicts_names_no_request():
@@ -33,7 +29,7 @@ def test_a_slow_reading_p50_that_the_output_contradicts_names_no_request():
                    itl_tail=(0.45, 0.4), finished=15.0)
     found = episodes(trace.run())
     assert not any(e.suspects and e.suspects[0][0] == "oversized_request" for e in found), \
-        _names(found)
+        named(found)
 
 
 def test_launch_tails_of_tens_of_microseconds_are_no_descheduled_thread():
@@ -48,7 +44,7 @@ def test_launch_tails_of_tens_of_microseconds_are_no_descheduled_thread():
                    itl_tail=(0.06, 0.03) if slow else None, ttft=0.6 if slow else 0.15,
                    launch_us=(1000, 40.0, 30) if slow else (1000, 8.0))
     found = episodes(trace.run())
-    assert not found, _names(found)
+    assert not found, named(found)
 
 
 def test_a_descheduled_launch_thread_is_still_named():
@@ -62,7 +58,7 @@ def test_a_descheduled_launch_thread_is_still_named():
         trace.tick(util=noisy(80, i, 0.03), tokens=noisy(2500, i, 0.03), itl=0.02,
                    itl_tail=(0.06, 0.2), launch_us=(1000, 14000.0, 30))
     found = episodes(trace.run())
-    assert found and found[0].suspects[0][0] == "host_launch_jitter", _names(found)
+    assert found and found[0].suspects[0][0] == "host_launch_jitter", named(found)
 
 
 def _trainer_tick(trace: Trace, i: int, work: float, mem_util: float) -> None:
@@ -85,7 +81,7 @@ def test_a_trainers_evaluation_pass_is_no_memory_bound_collapse():
         for i in range(20):
             _trainer_tick(trace, i, work, noisy(57, i, 0.02))
     found = episodes(trace.run())
-    assert not found, _names(found)
+    assert not found, named(found)
 
 
 def test_a_trainer_saturating_its_memory_is_still_memory_bound():
@@ -101,4 +97,4 @@ def test_a_trainer_saturating_its_memory_is_still_memory_bound():
         work += 200.0
         _trainer_tick(trace, i, work, noisy(97, i, 0.01))
     found = episodes(trace.run())
-    assert found and found[0].suspects[0][0] == "memory_bandwidth", _names(found)
+    assert found and found[0].suspects[0][0] == "memory_bandwidth", named(found)

@@ -1510,11 +1510,12 @@ def _clean(feats: Features, learning: bool = False, tail_young: bool = False) ->
     if v.get("demand_kept", 1.0) and (
             (v.get("tokens_ratio_now") or 1.0) < 0.7 or (v.get("tokens_ratio") or 1.0) < 0.7):
         return False  # fewer tokens while demand is there; with demand gone, the new normal
-    if not tail_young and any((v.get(f"{m}_ratio") or 0.0) >= 1.5 and v.get(f"{m}_gate")
-                              for m in LATENCY_MEASURES):
-        return False
-    if not tail_young and (v.get("itl_ratio") or 0.0) >= t("baseline_tail_ratio"):
-        return False  # a tail 3x its normal, however few requests carry it, is no normal
+    if not tail_young:
+        if any((v.get(f"{m}_ratio") or 0.0) >= 1.5 and v.get(f"{m}_gate")
+               for m in LATENCY_MEASURES):
+            return False
+        if (v.get("itl_ratio") or 0.0) >= t("baseline_tail_ratio"):
+            return False  # a tail 3x its normal, however few requests carry it, is no normal
     if (v.get("step_ratio") or 1.0) >= 1.5 or s.get("kv_read", 0.0) >= 0.5:
         return False  # every token slower, or every step reading far more KV: an onset
     if (v.get("ctx_ratio") or 1.0) >= t("ctx_onset"):

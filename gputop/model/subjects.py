@@ -65,8 +65,8 @@ def primary(procs: tuple[ProcRef, ...], pinned: frozenset[int]) -> ProcRef | Non
 # the per-rank argument launchers add to each rank's command line (torch.distributed.launch
 # and DeepSpeed: --local-rank=N / --local_rank=N; torchrun passes it in the environment),
 # and the pid inside its container that gputop appends (procinfo): each rank's own
-_RANK_ARG = re.compile(r"\s--local[-_]rank[= ]\d+|\s+\(pid \d+ in its container\)$")
 _LOCAL_RANK = re.compile(r"\s--local[-_]rank[= ]\d+")
+_RANK_ARG = re.compile(_LOCAL_RANK.pattern + r"|\s+\(pid \d+ in its container\)$")
 
 
 # what a serving engine's processes run or call themselves (vLLM and SGLang title theirs)
