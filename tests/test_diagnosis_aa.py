@@ -89,6 +89,48 @@ def test_one_request_stalling_the_batch_without_a_burst_is_still_named():
     assert found and found[0].suspects[0][0] == "oversized_request", named(found)
 
 
+def _morning(trace: Trace, i: int, rise: float) -> None:
+    """A chat endpoint's arrivals ``rise`` x its night's: each request as long as ever (200
+    tokens), every token slower with the batch it decodes in (ITL 20 -> 45 ms at 1.4x), so
+    by Little's law the batch grows faster than the arrivals (28 -> 88 sequences)."""
+    itl = 0.02 + 0.0625 * (rise - 1.0)
+    running = 7.0 * rise * 200 * itl
+    trace.tick(tokens=noisy(running / itl, i, 0.04), prompt=noisy(2000 * rise, i, 0.04),
+               running=noisy(running, i, 0.03), itl=itl, ttft=0.15,
+               finished=noisy(7.0 * rise, i, 0.04))
+
+
+def test_more_arrivals_slowing_every_token_is_no_request_stalling_the_batch():
+    """The morning ramp: arrivals up 1.4x over a minute, every token 2.25x slower in a batch
+    three times its night's, tokens/s up 1.4x.  The batch outgrew the output (Little's law),
+    as it does when one request's n sequences stall it, but requests finish 1.4x as often,
+    each with its usual reply: more traffic, not a request hogging the steps."""
+    trace = Trace()
+    for i in range(150):
+        _morning(trace, i, 1.0)
+    for i in range(60):
+        _morning(trace, i, 1.0 + 0.4 * i / 60)
+    for i in range(150):
+        _morning(trace, i, 1.4)
+    found = episodes(trace.run())
+    assert not found, named(found)
+
+
+def test_n_sequences_counted_as_requests_still_stall_the_batch():
+    """...but one client's n=4 with logprobs: vLLM and SGLang count each of its sequences as
+    a finished request, so requests finish 1.4x as often, each with fewer tokens than usual,
+    as if more traffic came.  Its sequences joined the batch at once (13 -> 30), every step
+    2.3x slower: one request's work, named."""
+    trace = Trace()
+    for i in range(150):
+        _chat(trace, i)
+    for i in range(90):
+        trace.tick(tokens=noisy(1350, i, 0.04), prompt=noisy(2000, i, 0.04),
+                   running=30, itl=0.046, ttft=0.15, finished=noisy(9.8, i, 0.04))
+    found = episodes(trace.run())
+    assert found and found[0].suspects[0][0] == "oversized_request", named(found)
+
+
 def _ranks(command: str, ppid: int) -> list:
     return [(38488 + 13 * g, ppid, g, command.format(g=g)) for g in range(4)]
 

@@ -45,6 +45,7 @@ import corpus_x  # noqa: E402
 import corpus_y  # noqa: E402
 import corpus_z  # noqa: E402
 import corpus_aa  # noqa: E402
+import corpus_ab  # noqa: E402
 import diagnosis_b  # noqa: E402
 import diagnosis_c  # noqa: E402
 import diagnosis_d  # noqa: E402
@@ -65,6 +66,7 @@ import diagnosis_x  # noqa: E402
 import diagnosis_y  # noqa: E402
 import diagnosis_z  # noqa: E402
 import diagnosis_aa  # noqa: E402
+import diagnosis_ab  # noqa: E402
 
 # right / traces per cause ("healthy" for the healthy ones), as measured: raise when it improves
 FLOOR_B = {"oversized_request": 4, "prefill_interference": 4, "collective_straggler": 5,
@@ -153,7 +155,13 @@ FLOOR_Z = {"oversized_request": 3, "prefill_interference": 2, "collective_stragg
 FLOOR_AA = {"oversized_request": 2, "prefill_interference": 0, "collective_straggler": 1,
             "input_stall": 3, "host_launch_jitter": 1, "host_cpu_contention": 2,
             "tiny_kernels": 1, "memory_bandwidth": 1, "throttling": 2, "kv_pressure": 2,
-            "gpu_shared": 2, "spec_decode_rejected": 3, "healthy": 20}
+            "gpu_shared": 2, "spec_decode_rejected": 3, "healthy": 21}
+# corpus AB (an ML platform team's on-call fortnight: FP8/AWQ, multi-LoRA, 128k, MoE, TP/DP,
+# TGI, llama.cpp, engine-less diffusion and transcription, ZeRO-3, distillation; H100-RTX 6000)
+FLOOR_AB = {"oversized_request": 2, "prefill_interference": 1, "collective_straggler": 3,
+            "input_stall": 2, "host_launch_jitter": 2, "host_cpu_contention": 2,
+            "tiny_kernels": 2, "memory_bandwidth": 0, "throttling": 4, "kv_pressure": 3,
+            "gpu_shared": 2, "spec_decode_rejected": 3, "healthy": 24}
 CORPORA = {"b": (FLOOR_B, corpus_b, diagnosis_b), "c": (FLOOR_C, corpus_c, diagnosis_c),
            "d": (FLOOR_D, corpus_d, diagnosis_d), "e": (FLOOR_E, corpus_e, diagnosis_e),
            "g": (FLOOR_G, corpus_g, diagnosis_g), "h": (FLOOR_H, corpus_h, diagnosis_h),
@@ -163,7 +171,8 @@ CORPORA = {"b": (FLOOR_B, corpus_b, diagnosis_b), "c": (FLOOR_C, corpus_c, diagn
            "r": (FLOOR_R, corpus_r, diagnosis_r), "t": (FLOOR_T, corpus_t, diagnosis_t),
            "v": (FLOOR_V, corpus_v, diagnosis_v), "w": (FLOOR_W, corpus_w, diagnosis_w),
            "x": (FLOOR_X, corpus_x, diagnosis_x), "y": (FLOOR_Y, corpus_y, diagnosis_y),
-           "z": (FLOOR_Z, corpus_z, diagnosis_z), "aa": (FLOOR_AA, corpus_aa, diagnosis_aa)}
+           "z": (FLOOR_Z, corpus_z, diagnosis_z), "aa": (FLOOR_AA, corpus_aa, diagnosis_aa),
+           "ab": (FLOOR_AB, corpus_ab, diagnosis_ab)}
 
 
 def _results(corpus, harness):

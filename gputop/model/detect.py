@@ -216,6 +216,9 @@ class SubjectState:
     pause_since_mono_s: float | None = None  # a rank off the GPU, the others in a barrier
     jump: tuple[float, float] | None = None  # (when, batch before): the batch doubled at once
     surge_since_mono_s: float | None = None  # more prompts of the usual length arriving
+    grown_since_mono_s: float | None = None  # the batch 1.3x its usual size since then
+    # the speculative acceptance its baseline held before the engine restarted (same url)
+    accept_before: float | None = None
     # per sustained measure (SUSTAINED), (mono, whether it held that tick) over the last
     # sustained_span_s: findings that show on a share of the ticks, not on every one
     sustained: tuple[tuple[str, tuple[tuple[float, bool], ...]], ...] = ()
@@ -499,9 +502,12 @@ def _identify(st: SubjectState | None, subject: Subject, now: Point,
     elif st.subject.pids and subject.pids and not (st.subject.pids & subject.pids):
         restarted = True
     if restarted:
+        same = is_engine_key(subject.key) and now.engine_url == st.engine_url
         fresh = SubjectState(subject, t_now, t_now, engine_url=now.engine_url,
                              engine_pids=frozenset(now.engine_pids),
-                             warmup_since_mono_s=t_now if is_engine_key(subject.key) else None)
+                             warmup_since_mono_s=t_now if is_engine_key(subject.key) else None,
+                             accept_before=(st.base.get("spec_accept") or st.accept_before)
+                             if same else None)
         return replace(fresh, active=st.active, clearing=st.clearing or (
             (t_now, now.time_wall_s) if st.active else None), tally=st.tally)
     return replace(st, subject=subject, last_seen_mono_s=t_now,
@@ -555,7 +561,8 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
     st, waiting_before = _queue_readings(st, now)
     feats = signals(subject, recent, st.base, windows, config, strength,
                     jump[1] if jump is not None else None,
-                    smooth[1] if smooth is not None else None, waiting_before)
+                    smooth[1] if smooth is not None else None, waiting_before,
+                    st.accept_before)
     if feats.v.get("jump_from") is not None and jump is None:
         jump = (now.time_mono_s, cast(float, feats.v["jump_from"]))
     if jump != st.jump:
@@ -566,6 +573,11 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
     surging = feats.s.get("surge", 0.0) >= 0.5
     if surging != (st.surge_since_mono_s is not None):
         st = replace(st, surge_since_mono_s=now.time_mono_s if surging else None)
+    grown = (feats.v.get("batch_grown") or 0.0) >= 1.0
+    if grown != (st.grown_since_mono_s is not None):
+        st = replace(st, grown_since_mono_s=now.time_mono_s if grown else None)
+    if (grown_since := st.grown_since_mono_s) is not None:
+        feats.v["grown_s"] = now.time_mono_s - grown_since
     st = replace(st, sustained=_sustained_ticks(st, subject, feats, now.time_mono_s))
     if subject.kind == "engine":
         kept = tuple(x for x in st.prefill_stalls_mono_s
@@ -880,13 +892,25 @@ def _job_dram(feats: Features) -> bool:
 def _steps_slow(feats: Features) -> bool:
     """Every token 1.7x slower (ITL p50 at the batch demand explains) with the batch swollen at
     the same tokens/s (each sequence slower: Little's law), and nothing that reads more
-    (prompts, DRAM traffic, longer contexts) or more work arriving (tokens/s 1.6x+): work
-    beside the forward pass in every step, such as n sequences' logprobs over the vocabulary.
+    (prompts, DRAM traffic, longer contexts) or more work arriving (tokens/s 1.6x+, or requests
+    finishing more often with their usual replies): work beside the forward pass in every
+    step, such as n sequences' logprobs over the vocabulary.
     Its histogram buckets move the p50 between readings, so it is judged over a span."""
     s, v = feats.s, feats.v
     return (v.get("step_ratio") or 0.0) >= t("slow_step") and s.get("seq_slow", 0.0) >= 0.4 \
         and max(s.get("prefill", 0.0), s.get("dram_new", 0.0), s.get("kv_read", 0.0)) < 0.5 \
-        and (v.get("tokens_ratio") or 1.0) <= 1.6 and batch_decodes(v)
+        and (v.get("tokens_ratio") or 1.0) <= 1.6 and batch_decodes(v) and not _more_arrivals(v)
+
+
+def _more_arrivals(v: Values) -> bool:
+    """Requests finishing `arrivals_grown` (1.2x) as often as usual, each with its usual
+    number of tokens or fewer, the batch grown for `arrivals_grown_s` (30 s) before the
+    steps slowed: traffic grew, and the batch with it.  (n sequences of one request are
+    counted as n requests by vLLM and SGLang alike, but they join the batch at once.)"""
+    grown = t("arrivals_grown")
+    return (v.get("finished_ratio") or 0.0) >= grown \
+        and (v.get("tokens_per_request_ratio") or math.inf) <= grown \
+        and (v.get("grown_s") or 0.0) >= t("arrivals_grown_s")
 
 
 def _reads_cost(feats: Features) -> bool:
@@ -911,7 +935,9 @@ def _steps_wait(feats: Features, clearing: bool = False) -> bool:
     with it.  A step's wait shows on some ticks of its period and not on the one at its
     peak (the window's lowest sample, or the util at its best): also judged over a span."""
     s = feats.s
-    if _paced(feats):
+    if _paced(feats) or feats.v.get("work_stopped_s") is not None:
+        # (a counter stopped altogether: the job is in a phase of its own, a checkpoint or
+        # an eval pass; waiting steps come slower, not never)
         return False
     return s.get("sawtooth", 0.0) >= (0.3 if clearing or s.get("util_drop", 0.0) >= 0.5
                                       else 0.5)

@@ -226,13 +226,15 @@ def _others_medians(values: dict[int, float]) -> dict[int, float]:
 def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
             windows: dict[str, HistDelta], config: DetectConfig, notable: float = 0.0,
             jumped_from: float | None = None, tokens_smooth: float | None = None,
-            waiting_before: float | None = None) -> Features:
+            waiting_before: float | None = None,
+            accept_before: float | None = None) -> Features:
     """The subject's signals at ``points[-1]``; ``windows`` are the engine's latency
     histograms merged over the latency window; ``notable`` the strength of notable requests
     (the detector keeps those, since they arrive when a request ends); ``jumped_from`` the
     batch before a jump the detector saw lately (see ``_jump``); ``tokens_smooth`` the
     engine's tokens/s averaged longer where its counter moves only as requests finish;
-    ``waiting_before`` the queue the engine read 5 s or more before its latest reading."""
+    ``waiting_before`` the queue the engine read 5 s or more before its latest reading;
+    ``accept_before`` the speculative acceptance the engine had before it restarted."""
     now = points[-1]
     gpus = subject.gpus
     s: dict[str, float] = {}
@@ -379,7 +381,7 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     slow_reading: dict[str, bool] = {}
     if subject.has_engine:
         slow_reading = _engine(subject, points, base, windows, config, s, v, say,
-                               tokens_smooth, waiting_before)
+                               tokens_smooth, waiting_before, accept_before)
         _jump(points, base, v)
         _prefill_compute(s, v)
         # the jump stands while the batch stays doubled (n sequences decode together)
@@ -777,17 +779,14 @@ def _sawtooth(subject: Subject, points: tuple[Point, ...], base: Baseline, s: St
     found: dict[int, float] = {}
     detail: dict[int, tuple[float, float, str]] = {}
     for g in subject.gpus:
-        util_series: list[float] = []
-        sm_series: list[float] = []
-        for p in window:
-            util_series.extend(p.util_samples_pct.get(g) or
-                               ((p.util_pct[g],) if g in p.util_pct else ()))
-            if g in p.sm_active_pct:
-                sm_series.append(p.sm_active_pct[g])
+        util_base = base.gpu("util", g) or base.get("util")
+        sm_base = base.gpu("sm", g) or base.get("sm")
+        sm_series = [p.sm_active_pct[g] for p in window if g in p.sm_active_pct]
+        util_series = _util_steps(window, g, util_base, sm_base)
         best = 0.0
         for series, own_base, scale, label in (
-                (util_series, base.gpu("util", g) or base.get("util"), 100.0, "GPU-Util"),
-                (sm_series, base.gpu("sm", g) or base.get("sm"), None, "SM active")):
+                (util_series, util_base, 100.0, "GPU-Util"),
+                (sm_series, sm_base, None, "SM active")):
             x, mean = _alternation(series, own_base, scale, subject.kind != "engine")
             if x > best:
                 best = x
@@ -807,14 +806,38 @@ def _sawtooth(subject: Subject, points: tuple[Point, ...], base: Baseline, s: St
     return tuple(g for g in ranked if found[g] >= 0.5 * found[ranked[0]])
 
 
+def _util_steps(window: list[Point], g: int, util_base: float | None,
+                sm_base: float | None) -> list[float]:
+    """GPU ``g``'s util samples over the window, those of a tick whose SMs did not back them
+    read as idle: a tick's busy samples are steps when its SMs (or a neighbour's: the two
+    counters' windows are not aligned) were active at `sawtooth_sm_backing` of what that busy
+    time makes them at the job's own SM per busy point.  A job between steps for another
+    reason (a checkpoint's copies to the host) reads 100% on one NVML sample in five or ten
+    with its SMs at 1%: one switch to idle, not steps coming again and again.  Without SM
+    activity the samples are believed."""
+    sms = [p.sm_active_pct.get(g) for p in window]
+    per_busy = sm_base / util_base if sm_base and util_base else None
+    series: list[float] = []
+    for i, p in enumerate(window):
+        samples = p.util_samples_pct.get(g) or ((p.util_pct[g],) if g in p.util_pct else ())
+        near = [x for x in sms[max(0, i - 1):i + 2] if x is not None]
+        if per_busy is not None and samples and near and sms[i] is not None:
+            expected = statistics.fmean(samples) * per_busy
+            if expected >= 5.0 and max(near) < t("sawtooth_sm_backing") * expected:
+                samples = tuple(0.0 for _ in samples)
+        series.extend(samples)
+    return series
+
+
 def _alternation(series: list[float], own_base: float | None,
                  scale: float | None, job: bool = False) -> tuple[float, float]:
     """(strength, mean) of a series that switches between busy and idle: thresholds are
     util's fixed ones (70 / 25) or, for SM activity, relative to the job's own level.  A
     ``job`` (no serving engine, whose util follows its arrivals) waits in shallower troughs
     too: NVML's samples average waits shorter than a sample into 30-60% readings."""
-    if len(series) < 6 or not own_base:
-        return 0.0, 0.0
+    if len(series) < 6 or not own_base or own_base < (t("sawtooth_idle_pct") if scale
+                                                     else t("sawtooth_sm_floor_pct")):
+        return 0.0, 0.0  # (a normal that is itself idle: a job loading, no steps to wait)
     trough = max(t("sawtooth_idle_pct"), min(t("sawtooth_job_trough") * own_base,
                                              own_base - 35.0)) if job else t("sawtooth_idle_pct")
     idle_at = trough if scale else 0.25 * own_base
@@ -884,7 +907,8 @@ def _one_prompt(now: Point, added: float) -> bool:
 def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
             windows: dict[str, HistDelta], config: DetectConfig, s: Strengths, v: Values,
             say: Say, tokens_smooth: float | None = None,
-            waiting_before: float | None = None) -> dict[str, bool]:
+            waiting_before: float | None = None,
+            accept_before: float | None = None) -> dict[str, bool]:
     now = points[-1]
     running = now.requests_running
     waiting = _scalar(points, "requests_waiting")
@@ -962,6 +986,7 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
         # steps grow with the batch as its ITL p50 does (itl50_load_exponent), so tokens/s
         # should grow with the batch to that power less one; far under it, the sequences wait
         out_ratio = v.get("tokens_ratio")
+        v["batch_grown"] = float(running >= 1.3 * running_base + 2)
         if out_ratio is not None and running >= 1.3 * running_base + 2:
             grown = running / max(running_base, 1.0)
             explained = out_ratio / grown ** (1.0 - t("itl50_load_exponent"))
@@ -1029,6 +1054,11 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
     accept = _spec_acceptance(points)
     v["spec_accept"] = accept
     accept_base = base.get("spec_accept")
+    if accept_before is not None and (accept_base is None or accept_base < accept_before):
+        # how well the drafts match the target is the models', not the load's: the run
+        # before a restart is its normal until this one does better (a canary that brought
+        # new target weights beside the old draft accepts a tenth of what it did)
+        accept_base = accept_before
     if accept is not None and accept_base:
         s["spec_drop"] = ramp(1.0 - accept / accept_base, 0.25, 0.6)
         # almost every draft thrown away: slower than no speculation, whatever else reads

@@ -99,6 +99,16 @@ def _job_key(proc: ProcRef) -> str:
     return f"job:{proc.pid}"
 
 
+def _replica_pids(p: Point, gpus: tuple[int, ...]) -> frozenset[int]:
+    """A replica's processes where its page names none: the engine's on the replica's GPUs
+    (a data-parallel rank each), else the process each of them works for; never every
+    process there, or a notebook started on a replica's GPU would be the replica's own."""
+    procs = [r for g in gpus for r in p.gpu_procs.get(g, ())]
+    mine = frozenset(r.pid for r in procs if r.pid in p.engine_pids)
+    return mine or frozenset(owner.pid for g in gpus
+                             if (owner := primary(p.gpu_procs.get(g, ()), p.pinned_pids)))
+
+
 def subjects_of(p: Point, held_by_engine: tuple[int, ...] = (),
                 quiet: tuple[int, ...] = ()) -> tuple[Subject, ...]:
     """The subjects of point ``p``; ``held_by_engine`` are GPUs an engine that is away
@@ -115,7 +125,8 @@ def subjects_of(p: Point, held_by_engine: tuple[int, ...] = (),
             replica_gpus = tuple(g for g in r.engine_gpus if g in gpus)
             kind = "trainer" if r.engine_kind == "trainer" or r.work_unit else "engine"
             out.append(Subject(engine_key(label), kind, replica_gpus,
-                               frozenset(r.engine_pids), f"{r.engine_kind} {label}"))
+                               frozenset(r.engine_pids) or _replica_pids(p, replica_gpus),
+                               f"{r.engine_kind} {label}"))
             taken |= set(replica_gpus)
         taken |= set(p.engine_gpus)
     elif p.engine_kind is not None:

@@ -163,6 +163,14 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
     ("step_alone_hold_s", 15.0,
      "the typical step's p50 moves in coarse histogram buckets and with bursts of prefill: "
      "alone, it must hold 15 s to open an episode"),
+    ("arrivals_grown", 1.2,
+     "requests finishing 1.2x as often as usual, each with no more tokens than usual (1.2x), "
+     "is more traffic: the batch outgrows the output by Little's law as each step slows "
+     "with it (a morning ramp), where one request's n sequences finish fewer requests, or "
+     "longer ones..."),
+    ("arrivals_grown_s", 30.0,
+     "...with the batch grown for 30 s or more before: arrivals fill it over minutes, one "
+     "request's n sequences (which vLLM and SGLang count as n requests) join it at once"),
     ("slow_step", 1.7,
      "...the span measure of it: every token 1.7x slower with the sequences slower than the "
      "batch's growth explains, on half of 30 s of ticks (an n-best / logprobs request "
@@ -274,6 +282,14 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
     ("unseen_job_spread_pts", 30.0,
      "GPUs whose processes are not visible, healthy at GPU-Util levels this far apart, are "
      "not one job: none is judged out of step with the others"),
+    ("sawtooth_sm_floor_pct", 5.0,
+     "a job whose normal SM activity is under 5% (or its GPU-Util under the idle bar) has "
+     "no steps to wait between: it was learned idle (a checkpoint loading as the job "
+     "resumes), and its samples' noise is no saw-tooth"),
+    ("sawtooth_sm_backing", 0.25,
+     "a util saw-tooth's busy samples are steps when the SMs are active over the window at a "
+     "quarter or more of what that busy time makes them at the job's own SM per busy point: "
+     "a checkpoint's copies read 100% on one NVML sample in five or ten with the SMs at 1%"),
     ("work_stopped_s", 5.0,
      "a trainer's counter that has not moved for this long (and 3 of its steps) has stopped: "
      "an eval pass or a checkpoint, whatever thread it pegs; a slow input slows the steps"),
