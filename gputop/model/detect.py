@@ -503,10 +503,12 @@ def _identify(st: SubjectState | None, subject: Subject, now: Point,
         restarted = True
     if restarted:
         same = is_engine_key(subject.key) and now.engine_url == st.engine_url
+        accept = st.base.get("spec_accept")
         fresh = SubjectState(subject, t_now, t_now, engine_url=now.engine_url,
                              engine_pids=frozenset(now.engine_pids),
                              warmup_since_mono_s=t_now if is_engine_key(subject.key) else None,
-                             accept_before=(st.base.get("spec_accept") or st.accept_before)
+                             accept_before=(accept if accept is not None
+                                            else st.accept_before)
                              if same else None)
         return replace(fresh, active=st.active, clearing=st.clearing or (
             (t_now, now.time_wall_s) if st.active else None), tally=st.tally)
@@ -562,7 +564,8 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
     feats = signals(subject, recent, st.base, windows, config, strength,
                     jump[1] if jump is not None else None,
                     smooth[1] if smooth is not None else None, waiting_before,
-                    st.accept_before)
+                    st.accept_before if now.time_mono_s - st.first_seen_mono_s
+                    < t("accept_carry_s") else None)
     if feats.v.get("jump_from") is not None and jump is None:
         jump = (now.time_mono_s, cast(float, feats.v["jump_from"]))
     if jump != st.jump:

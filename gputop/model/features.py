@@ -808,22 +808,26 @@ def _sawtooth(subject: Subject, points: tuple[Point, ...], base: Baseline, s: St
 
 def _util_steps(window: list[Point], g: int, util_base: float | None,
                 sm_base: float | None) -> list[float]:
-    """GPU ``g``'s util samples over the window, those of a tick whose SMs did not back them
-    read as idle: a tick's busy samples are steps when its SMs (or a neighbour's: the two
-    counters' windows are not aligned) were active at `sawtooth_sm_backing` of what that busy
-    time makes them at the job's own SM per busy point.  A job between steps for another
+    """GPU ``g``'s util samples over the window, those of a tick idle but for some samples
+    whose SMs did not back them read as idle: a tick's busy samples are steps when its SMs
+    (or a neighbour's: the two counters' windows are not aligned) were active at
+    `sawtooth_sm_backing` of what that busy time makes them at the job's own SM per busy
+    point.  A job between steps for another
     reason (a checkpoint's copies to the host) reads 100% on one NVML sample in five or ten
     with its SMs at 1%: one switch to idle, not steps coming again and again.  Without SM
     activity the samples are believed."""
-    sms = [p.sm_active_pct.get(g) for p in window]
-    per_busy = sm_base / util_base if sm_base and util_base else None
     series: list[float] = []
+    per_busy = sm_base / util_base if sm_base and util_base else None
+    idle, backing = t("sawtooth_idle_pct"), t("sawtooth_sm_backing")
     for i, p in enumerate(window):
         samples = p.util_samples_pct.get(g) or ((p.util_pct[g],) if g in p.util_pct else ())
-        near = [x for x in sms[max(0, i - 1):i + 2] if x is not None]
-        if per_busy is not None and samples and near and sms[i] is not None:
-            expected = statistics.fmean(samples) * per_busy
-            if expected >= 5.0 and max(near) < t("sawtooth_sm_backing") * expected:
+        # (only a tick idle but for some samples: one busy throughout is no trough of a
+        # saw-tooth, and a hollow phase, busy with the SMs idle, is the SM counters' finding)
+        if per_busy is not None and len(samples) > 1 and min(samples) <= idle < max(samples) \
+                and g in p.sm_active_pct:
+            limit = backing * per_busy * sum(samples) / len(samples)
+            if not any((q.sm_active_pct.get(g) or 0.0) >= limit
+                       for q in window[max(0, i - 1):i + 2]):
                 samples = tuple(0.0 for _ in samples)
         series.extend(samples)
     return series

@@ -217,6 +217,10 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
     ("spec_wasted", 0.15,
      "speculative decoding accepting under 15% of its drafts (after accepting far more) "
      "costs more than it saves: every step drafts and verifies k tokens to keep about one"),
+    ("accept_carry_s", 600.0,
+     "the speculative acceptance an engine had before it restarted is its normal for 10 "
+     "minutes of the new run: a canary's mismatched draft shows in its first requests, and "
+     "an operator who chose a cheaper draft (n-gram lookup) is not told so forever"),
     ("work_drop", 0.6,
      "a trainer's steps/samples per second at 60%- of its own baseline"),
     # ---- the host
