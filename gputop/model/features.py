@@ -812,10 +812,9 @@ def _util_steps(window: list[Point], g: int, util_base: float | None,
     whose SMs did not back them read as idle: a tick's busy samples are steps when its SMs
     (or a neighbour's: the two counters' windows are not aligned) were active at
     `sawtooth_sm_backing` of what that busy time makes them at the job's own SM per busy
-    point.  A job between steps for another
-    reason (a checkpoint's copies to the host) reads 100% on one NVML sample in five or ten
-    with its SMs at 1%: one switch to idle, not steps coming again and again.  Without SM
-    activity the samples are believed."""
+    point.  A job between steps for another reason (a checkpoint's copies to the host) reads
+    100% on one NVML sample in five or ten with its SMs at 1%: one switch to idle, not steps
+    coming again and again.  Without SM activity the samples are believed."""
     series: list[float] = []
     per_busy = sm_base / util_base if sm_base and util_base else None
     idle, backing = t("sawtooth_idle_pct"), t("sawtooth_sm_backing")
@@ -990,8 +989,9 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
         # steps grow with the batch as its ITL p50 does (itl50_load_exponent), so tokens/s
         # should grow with the batch to that power less one; far under it, the sequences wait
         out_ratio = v.get("tokens_ratio")
-        v["batch_grown"] = float(running >= 1.3 * running_base + 2)
-        if out_ratio is not None and running >= 1.3 * running_base + 2:
+        grown_batch = running >= 1.3 * running_base + 2
+        v["batch_grown"] = float(grown_batch)
+        if out_ratio is not None and grown_batch:
             grown = running / max(running_base, 1.0)
             explained = out_ratio / grown ** (1.0 - t("itl50_load_exponent"))
             v["seq_rate_ratio"] = explained

@@ -166,8 +166,8 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
     ("arrivals_grown", 1.2,
      "requests finishing 1.2x as often as usual, each with no more tokens than usual (1.2x), "
      "is more traffic: the batch outgrows the output by Little's law as each step slows "
-     "with it (a morning ramp), where one request's n sequences finish fewer requests, or "
-     "longer ones..."),
+     "with it (a morning ramp), where one request's work stalling the batch finishes "
+     "fewer requests, or longer ones..."),
     ("arrivals_grown_s", 30.0,
      "...with the batch grown for 30 s or more before: arrivals fill it over minutes, one "
      "request's n sequences (which vLLM and SGLang count as n requests) join it at once"),
