@@ -44,6 +44,36 @@ def test_a_checkpoint_whose_copies_read_busy_now_and_then_is_no_input_stall():
     assert not found, named(found)
 
 
+def test_a_checkpoint_of_a_job_without_a_counter_is_no_input_stall():
+    """The same checkpoint where the job exports no counter (most do not): nothing says its
+    steps stopped; its SMs at 1% under the busy samples say no step's work ran in them."""
+    trace = Trace(gpus=4, engine=None, procs=RANKS)
+    for i in range(150):
+        trace.tick(util=100, sm=noisy(80, i, 0.01), tensor=43, samples=(100.0,) * 5)
+    for i in range(45):
+        trace.tick(util=1, sm=1.0, tensor=0, power=82, samples=_copying(i))
+    for i in range(120):
+        trace.tick(util=100, sm=noisy(80, i, 0.01), tensor=43, samples=(100.0,) * 5)
+    found = episodes(trace.run())
+    assert not found, named(found)
+
+
+def test_a_checkpoint_gathered_by_collectives_is_no_input_stall():
+    """A sharded job's checkpoint gathered by all-gathers: the busy samples are NCCL kernels
+    on a few SMs (20% while they run), enough to read as a step's work; the counter, stopped
+    for the 45 s, says the steps are in a phase of their own."""
+    trace = Trace(gpus=4, engine="trainer", procs=RANKS, engine_pids=())
+    work = _steps(trace, 150, 0.0)
+    for i in range(45):
+        samples = _copying(i)
+        busy = sum(x >= 50 for x in samples) / len(samples)
+        trace.tick(util=1 + 99 * busy, sm=1.0 + 20.0 * busy, tensor=0, power=90, work=work,
+                   samples=samples)
+    _steps(trace, 120, work)
+    found = episodes(trace.run())
+    assert not found, named(found)
+
+
 def test_the_same_job_starved_of_its_input_is_still_named():
     """...and the same job when its loader falls behind: a step in four ticks, each as full
     as ever (100% samples, the SMs at 80% while it runs), the counter moving with them."""
