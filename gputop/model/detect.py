@@ -38,7 +38,8 @@ from gputop.model.baseline import Baseline, Sample
 from gputop.model.enginehist import HistDelta
 from gputop.model.evidence import Evidence, merge
 from gputop.model.features import (FINISH_COUNTED, Features, Values, batch_decodes,
-                                   finish_counted_tau_s, own_and_sharers, signals)
+                                   finish_counted_tau_s, own_and_sharers, phase_of_its_own,
+                                   signals)
 from gputop.model.point import Point, point, replica_points, work_rate_now
 from gputop.model.signatures import BY_CAUSE, CAUSES
 from gputop.model.subjects import (ENGINE, Subject, engine_key, is_engine_key, replica_of,
@@ -579,8 +580,8 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
     grown = (feats.v.get("batch_grown") or 0.0) >= 1.0
     if grown != (st.grown_since_mono_s is not None):
         st = replace(st, grown_since_mono_s=now.time_mono_s if grown else None)
-    if (grown_since := st.grown_since_mono_s) is not None:
-        feats.v["grown_s"] = now.time_mono_s - grown_since
+    if (grown_since := st.grown_since_mono_s) is not None:  # (a span only the state knows)
+        feats = replace(feats, v={**feats.v, "grown_s": now.time_mono_s - grown_since})
     st = replace(st, sustained=_sustained_ticks(st, subject, feats, now.time_mono_s))
     if subject.kind == "engine":
         kept = tuple(x for x in st.prefill_stalls_mono_s
@@ -893,7 +894,7 @@ def _job_dram(feats: Features) -> bool:
 
 
 def _steps_slow(feats: Features) -> bool:
-    """Every token 1.7x slower (ITL p50 at the batch demand explains) with the batch swollen at
+    """Every token 1.6x slower (ITL p50 at the batch demand explains) with the batch swollen at
     the same tokens/s (each sequence slower: Little's law), and nothing that reads more
     (prompts, DRAM traffic, longer contexts) or more work arriving (tokens/s 1.6x+, or requests
     finishing more often with their usual replies): work beside the forward pass in every
@@ -957,8 +958,11 @@ def _paced(feats: Features) -> bool:
 def _prefill_costs(feats: Features) -> bool:
     """Longer prompts than usual being prefilled while the decodes pay for it: the first
     tokens wait, the inter-token tail or the typical token slows, or tokens/s falls (and
-    tokens/s not far above its normal: more output is more work arriving, not harm)."""
+    tokens/s not far above its normal: more output is more work arriving, not harm).  A
+    server with one request in flight has no other decodes to pay for it."""
     s, v = feats.s, feats.v
+    if (batch := v.get("running")) is not None and batch < t("prefill_min_batch"):
+        return False  # one request in flight: its own prompt delays no one else's tokens
     return s.get("prefill", 0.0) >= 0.5 and (v.get("tokens_ratio") or 1.0) <= t(
         "prefill_tokens_max") and (s.get("ttft", 0.0) >= 0.5 or s.get("tokens_down", 0.0) >= 0.5
                                    or (v.get("itl_ratio") or 0.0) >= t("step_slow")
@@ -1203,7 +1207,11 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         if (v.get("running") or 0) <= 0 and v.get("running") is not None:
             return False
         if measure == "ttft":  # a longer wait for the first token alone is demand, not harm
-            return (v.get("tokens_ratio") or 1.0) <= 0.7 and bool(v.get("demand_kept"))
+            # (and one request at a time with longer prompts waits on its own prompt)
+            own = (v.get("running") or 0.0) < t("prefill_min_batch") and (
+                v.get("prompt_ratio") or 0.0) >= 2.0
+            return (v.get("tokens_ratio") or 1.0) <= 0.7 and bool(v.get("demand_kept")) \
+                and (clearing or not own)
         # a tail while the server makes far more tokens than its normal, each typical token
         # as fast as ever: a burst of arrivals being absorbed (their prefills), not harm
         step = v.get("step_ratio")
@@ -1415,7 +1423,10 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         if not s.get("job_idle") or util is None or base_util is None \
                 or base_util < 60 or util < 10:
             return False  # (job_idle: features' one reading of "a job without a counter")
-        return base_util - util >= t("job_idle_pts") * (0.6 if clearing else 1.0)
+        # (a level it ran at for a good part of its healthy window is a phase of its own,
+        # one it returns to: an RL loop's rollouts between its training phases)
+        return base_util - util >= t("job_idle_pts") * (0.6 if clearing else 1.0) and (
+            clearing or not phase_of_its_own(base, util))
     if measure == "straggler":
         return len(subject.gpus) >= 2 and (util or 0.0) >= 50 \
             and s.get("odd", 0.0) >= (0.3 if clearing else 0.5) \
@@ -1427,8 +1438,8 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         return not _serves_nothing(subject, v) and s.get("shared", 0.0) >= (
             0.3 if clearing else 0.5) and (max(
             s.get("own_drop", 0.0), s.get("work_down", 0.0), s.get("tokens_down", 0.0))
-            >= (0.2 if clearing else 0.3) or (v.get("step_ratio") or 0.0) >= (
-                1.3 if clearing else t("shared_step_slow")))
+            >= (0.2 if clearing else 0.3)
+            or (v.get("step_ratio") or 0.0) >= t("shared_step_slow"))  # (to open and to clear)
     if measure == "clock":
         if (util or 0.0) < 50:
             return False

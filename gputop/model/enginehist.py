@@ -16,6 +16,10 @@ from dataclasses import dataclass
 from gputop.schema import EngineHistogram
 
 
+STRADDLE_SHARE = 0.2  # a neighbour bucket this full beside the median's: values at the bound
+STRADDLE_HELD = 0.8  # ...the two holding this much: one tight step time, not a spread
+
+
 @dataclass(frozen=True, slots=True)
 class HistDelta:
     """Observations in one interval: counts per bucket (not cumulative), the last one
@@ -100,17 +104,31 @@ def median_and_p99(d: HistDelta) -> tuple[float | None, float | None]:
     at a fraction of it): a step time that crosses a bound (9.5 ms to 10.5 ms over vLLM's
     10 ms bound) would read as 5 ms to 17.5 ms, a threefold slowdown that never happened.
     Where the bucket holding the median holds most observations, the median is their mean
-    instead: the exact sum less the other buckets' (each at its middle), kept in the bucket."""
+    instead: the exact sum less the other buckets' (each at its middle), kept in the bucket.
+    A step time straddling a bound (10 ms +- 2 over vLLM's 10 ms) splits between two
+    buckets, the median in one or the other as the split moves: where the larger neighbour
+    holds a fifth of the observations or more and the two hold four fifths (one tight step
+    time, not a spread of them), the two buckets' exact mean is taken, kept
+    in the median's bucket (the middle of a bucket is far from values clustered at its
+    bound: 5.8 ms against 16 ms read for the same 10 ms tokens, a threefold slowdown)."""
     p50, p99 = quantile(d, 0.5), quantile(d, 0.99)
     found = _holding(d, 0.5 * d.total) if p50 is not None else None
-    if found is None or d.counts[found[0]] < 0.5 * d.total:
+    if found is None:
         return p50, p99
     at, lower, _seen = found
+    near = [k for k in (at - 1, at + 1) if 0 <= k < len(d.upper_bounds)]
+    beside = max(near, key=lambda k: d.counts[k], default=None)
+    straddle = beside is not None and d.counts[beside] >= STRADDLE_SHARE * d.total \
+        and d.counts[at] + d.counts[beside] >= STRADDLE_HELD * d.total
+    group = (at, beside) if straddle and beside is not None else (at,)
+    held = sum(d.counts[k] for k in group)
+    if held < 0.5 * d.total:
+        return p50, p99
     lows = (0.0,) + d.upper_bounds
     highs = d.upper_bounds + (d.upper_bounds[-1],)  # (+Inf: at least the highest bound)
     others = sum(count * (low + high) / 2 for k, (count, low, high)
-                 in enumerate(zip(d.counts, lows, highs)) if k != at)
-    inside = (d.sum - others) / d.counts[at]
+                 in enumerate(zip(d.counts, lows, highs)) if k not in group)
+    inside = (d.sum - others) / held
     if not math.isfinite(inside):  # a sum beyond floats (merged huge readings): interpolate
         return p50, p99
     return min(max(inside, lower), d.upper_bounds[at]), p99

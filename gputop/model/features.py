@@ -796,6 +796,9 @@ def _sawtooth(subject: Subject, points: tuple[Point, ...], base: Baseline, s: St
             found[g] = best
     if not found:
         return ()
+    utils = [u for g in subject.gpus for p in window if (u := p.util_pct.get(g)) is not None]
+    if subject.kind != "engine" and utils and phase_of_its_own(base, statistics.fmean(utils)):
+        return ()  # (its samples' spread around a level the job holds is that phase's noise)
     ranked = sorted(found, key=lambda g: -found[g])
     s["sawtooth"] = found[ranked[0]]
     mean, own_base, text = detail[ranked[0]]
@@ -804,6 +807,19 @@ def _sawtooth(subject: Subject, points: tuple[Point, ...], base: Baseline, s: St
         say("sawtooth", mean, own_base, "%", gpu=ranked[0] if len(subject.gpus) > 1 else None,
             detail=text)
     return tuple(g for g in ranked if found[g] >= 0.5 * found[ranked[0]])
+
+
+def phase_of_its_own(base: Baseline, util: float | None) -> bool:
+    """A GPU-Util level far from the job's usual one (`job_idle_pts` off its median) that it
+    held for `job_phase_share` of its healthy window: a phase it returns to (an RL loop's
+    rollouts at a third of its training phases' GPU-Util, their samples spread 15-60%
+    around it), not its steps waiting: a stall starts at a level the job never ran at while
+    healthy, and its ticks are never learned.  (Near its usual level, a saw-tooth is a
+    milder stall's, whatever the window's mean.)"""
+    usual = base.get("util")
+    return util is not None and usual is not None and abs(usual - util) >= t(
+        "job_idle_pts") and base.share_near("util", util, t("job_phase_pts")) >= t(
+        "job_phase_share")
 
 
 def _util_steps(window: list[Point], g: int, util_base: float | None,
@@ -850,6 +866,13 @@ def _alternation(series: list[float], own_base: float | None,
                else t("sawtooth_busy_pct")) if scale else 0.7 * own_base
     if min(series) > idle_at:
         return 0.0, 0.0  # never idle in the window (the common, cheap case)
+    half = len(series) // 2
+    if not all(min(part) <= idle_at and max(part) >= busy_at
+               for part in (series[:half], series[half:])):
+        # steps and waits come again and again, through the window: a half only busy (or
+        # only idle) is one switch between phases (an RL loop's rollouts, their samples
+        # spread 15-60%, giving way to its training at 90%), not steps waiting
+        return 0.0, 0.0
     mean = sum(series) / len(series)
     busy = sum(1 for x in series if x >= busy_at) / len(series)
     idle = sum(1 for x in series if x <= idle_at) / len(series)

@@ -109,6 +109,25 @@ def _replica_pids(p: Point, gpus: tuple[int, ...]) -> frozenset[int]:
                              if (owner := primary(p.gpu_procs.get(g, ()), p.pinned_pids)))
 
 
+def _with_ranks(p: Point, gpus: list[int], engine_gpus: tuple[int, ...],
+                pids: frozenset[int]) -> tuple[tuple[int, ...], frozenset[int]]:
+    """A trainer's GPUs and processes with the other ranks of its job: a counter exported by
+    rank 0 alone (its page names rank 0 and its loader workers) counts the whole job's steps,
+    and the ranks on the other GPUs (same launcher, same command line but for the rank) are
+    that job, not a job of their own without a counter.  (A server's data-parallel cores
+    its page does not name stay apart: independent replicas are no collective, and one
+    throttled among them would read as the others waiting for it.)"""
+    keys = {_job_key(r) for g in engine_gpus for r in p.gpu_procs.get(g, ())
+            if r.pid in p.engine_pids}
+    ranks = {g: [r.pid for r in p.gpu_procs.get(g, ()) if _job_key(r) in keys]
+             for g in gpus if g not in engine_gpus}
+    ranks = {g: found for g, found in ranks.items() if found}
+    if not ranks:
+        return engine_gpus, pids
+    return (tuple(sorted((*engine_gpus, *ranks))),
+            pids | frozenset(pid for found in ranks.values() for pid in found))
+
+
 def subjects_of(p: Point, held_by_engine: tuple[int, ...] = (),
                 quiet: tuple[int, ...] = ()) -> tuple[Subject, ...]:
     """The subjects of point ``p``; ``held_by_engine`` are GPUs an engine that is away
@@ -134,6 +153,8 @@ def subjects_of(p: Point, held_by_engine: tuple[int, ...] = (),
         kind = "trainer" if p.engine_kind == "trainer" or p.work_unit else "engine"
         pids = frozenset(p.engine_pids) or frozenset(
             r.pid for g in engine_gpus for r in p.gpu_procs.get(g, ()))
+        if kind == "trainer" and p.engine_pids:
+            engine_gpus, pids = _with_ranks(p, gpus, engine_gpus, pids)
         out.append(Subject(ENGINE, kind, engine_gpus, pids, p.engine_kind))
         taken |= set(engine_gpus)
     else:

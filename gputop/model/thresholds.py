@@ -148,9 +148,10 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
     ("itl_burst_tokens", 1.8,
      "a p99 tail while tokens/s runs 1.8x+ its normal and the typical token is as fast as "
      "ever (ITL p50 under 1.4x) is a burst of arrivals being absorbed, not harm"),
-    ("shared_step_slow", 1.5,
-     "another process on the engine's GPU with every token 1.5x slower is harm from its "
-     "time slices, even when a larger batch holds tokens/s"),
+    ("shared_step_slow", 1.3,
+     "another process on the engine's GPU with every token 1.3x slower is harm from its "
+     "time slices, even when a larger batch holds tokens/s (a notebook's fine-tune beside "
+     "vLLM read 1.2-1.5x once the p50 no longer flickered across bucket bounds)"),
     ("baseline_tail_ratio", 3.0,
      "a tick whose ITL p99 is 3x its normal is not learned as normal, however few "
      "requests carry the tail"),
@@ -171,10 +172,11 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
     ("arrivals_grown_s", 30.0,
      "...with the batch grown for 30 s or more before: arrivals fill it over minutes, one "
      "request's n sequences (which vLLM and SGLang count as n requests) join it at once"),
-    ("slow_step", 1.7,
-     "...the span measure of it: every token 1.7x slower with the sequences slower than the "
+    ("slow_step", 1.6,
+     "...the span measure of it: every token 1.6x slower with the sequences slower than the "
      "batch's growth explains, on half of 30 s of ticks (an n-best / logprobs request "
-     "costs 1.5-2x a step; a p50 read from buckets flickers across 2x)"),
+     "costs 1.5-2x a step; a step time straddling a bucket bound is read from both buckets' "
+     "exact mean, no longer flickering across 2x)"),
     ("step_slow", 2.0,
      "every token (ITL p50, not only the tail) taking 2x its healthy time at this batch size"),
     ("demand_slack", 1.5,
@@ -249,6 +251,16 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
     ("job_idle_pts", 20.0,
      "a job without a counter whose GPU-Util sits 20+ points under its healthy level: a "
      "fifth of its work lost to waiting (healthy steps hold util within a few points)"),
+    ("prefill_min_batch", 1.5,
+     "prefill interference needs other requests decoding beside the prompt: a server with "
+     "one request in flight (a single user's llama.cpp) waits on its own prompt, and its "
+     "tokens/s follows it"),
+    ("job_phase_pts", 10.0,
+     "a job's GPU-Util within 10 points of a level it ran at before is that level again..."),
+    ("job_phase_share", 0.25,
+     "...and a level held by a quarter of its healthy window's samples is a phase of its own "
+     "(an RL loop's rollouts at a third of its training phases' GPU-Util), no stall: a stall "
+     "begins at a level the job never ran at while healthy, and ticks of it are never learned"),
     ("job_idle_hold_s", 30.0,
      "that idling must last half a minute: a checkpoint, a shorter phase, a blip is no stall"),
     ("dram_seen_age_s", 60.0,
