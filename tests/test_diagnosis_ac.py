@@ -8,7 +8,7 @@ they must not hide is still named."""
 from __future__ import annotations
 
 from gputop.model.enginehist import HistDelta, median_and_p99
-from tests.diagnosis_frames import ITL_BOUNDS, Trace, episodes, named, noisy
+from tests.diagnosis_frames import ITL_BOUNDS, START_WALL_S, Trace, episodes, named, noisy
 
 LOOP = [(31000 + g, 30999, g, "python3 -m openrlhf.cli.train_ppo_ray") for g in range(4)]
 
@@ -40,7 +40,9 @@ def _rl_loop(trace: Trace, seconds: int, stall_from: int | None = None) -> None:
 def test_an_rl_loops_rollouts_are_a_phase_of_its_own():
     """Rollouts at a third of the training phases' GPU-Util, their samples spread 15-60%:
     read against a normal that is the median of both phases, that spread was a saw-tooth
-    and the lower level an idling job (input_stall on a healthy RLHF run)."""
+    and the lower level an idling job (input_stall on a healthy RLHF run, its first cycle).
+    (Later rollouts are no longer in the healthy window: 90 s of them are within
+    job_idle_alone_hold_s, before and after this change; longer ones are a miss left.)"""
     trace = Trace(gpus=4, engine=None, procs=LOOP)
     _rl_loop(trace, 750)
     found = episodes(trace.run())
@@ -48,12 +50,14 @@ def test_an_rl_loops_rollouts_are_a_phase_of_its_own():
 
 
 def test_the_same_loop_whose_training_steps_wait_is_still_named():
-    """...and the same loop when, in its third training phase, each step waits as long as it
-    runs: a level it never ran at, samples switching between 100 and idle."""
+    """...and the same loop when, ten seconds into its third training phase, each step
+    waits as long as it runs: a level it never ran at, samples switching between 100 and
+    idle, named from the stall (not from the rollouts before it)."""
     trace = Trace(gpus=4, engine=None, procs=LOOP)
-    _rl_loop(trace, 560, stall_from=390)
+    _rl_loop(trace, 560, stall_from=400)
     found = episodes(trace.run())
     assert found and found[0].suspects[0][0] == "input_stall", named(found)
+    assert found[0].start_wall_s >= START_WALL_S + 395, found[0].start_wall_s
 
 
 RANKS = [(41000 + g, 40999, g, "torchrun --nproc-per-node 4 train.py") for g in range(4)]

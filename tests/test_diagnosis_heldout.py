@@ -145,7 +145,7 @@ FLOOR_X = {"oversized_request": 3, "prefill_interference": 4, "collective_stragg
 # corpus Y (a GPU cloud's support queue: tenants' engines, trainers, notebooks, non-LLM CUDA)
 FLOOR_Y = {"oversized_request": 3, "prefill_interference": 3, "collective_straggler": 3,
            "input_stall": 2, "host_launch_jitter": 3, "host_cpu_contention": 3,
-           "tiny_kernels": 3, "memory_bandwidth": 1, "throttling": 2, "kv_pressure": 3,
+           "tiny_kernels": 2, "memory_bandwidth": 1, "throttling": 2, "kv_pressure": 3,
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 18}
 # corpus Z (an ML platform team's on-call week: endpoints, fine-tunes, notebooks, A10G-H200)
 FLOOR_Z = {"oversized_request": 2, "prefill_interference": 2, "collective_straggler": 4,

@@ -415,7 +415,7 @@ def step(previous: DetectState | None, now: Point, config: DetectConfig) -> Dete
     # still the job's: no GPU subject of their own meanwhile
     held = _gpus_of(st for st in kept if is_engine_key(st.subject.key)) \
         if now.engine_kind is None else ()
-    quiet = _gpus_of(st for st in kept if st.subject.kind == "job")
+    quiet = _gpus_of(st for st in kept if st.subject.kind in ("job", "trainer"))
     closed = list(previous.episodes)
     states = []
     for subject in subjects_of(now, held, quiet):
@@ -955,13 +955,21 @@ def _paced(feats: Features) -> bool:
     return ratio is not None and ratio >= 0.9 and feats.s.get("util_drop", 0.0) < 0.3
 
 
+def _alone(v: Values) -> bool:
+    """One request in flight (running and waiting: SGLang counts a prompt being prefilled as
+    waiting); unknown where the engine reports no batch."""
+    running = v.get("running")
+    return running is not None and running + (v.get("waiting") or 0.0) < t(
+        "prefill_min_requests")
+
+
 def _prefill_costs(feats: Features) -> bool:
     """Longer prompts than usual being prefilled while the decodes pay for it: the first
     tokens wait, the inter-token tail or the typical token slows, or tokens/s falls (and
     tokens/s not far above its normal: more output is more work arriving, not harm).  A
     server with one request in flight has no other decodes to pay for it."""
     s, v = feats.s, feats.v
-    if (batch := v.get("running")) is not None and batch < t("prefill_min_batch"):
+    if _alone(v):
         return False  # one request in flight: its own prompt delays no one else's tokens
     return s.get("prefill", 0.0) >= 0.5 and (v.get("tokens_ratio") or 1.0) <= t(
         "prefill_tokens_max") and (s.get("ttft", 0.0) >= 0.5 or s.get("tokens_down", 0.0) >= 0.5
@@ -1208,8 +1216,7 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
             return False
         if measure == "ttft":  # a longer wait for the first token alone is demand, not harm
             # (and one request at a time with longer prompts waits on its own prompt)
-            own = (v.get("running") or 0.0) < t("prefill_min_batch") and (
-                v.get("prompt_ratio") or 0.0) >= 2.0
+            own = _alone(v) and (v.get("prompt_ratio") or 0.0) >= t("own_prompt_ratio")
             return (v.get("tokens_ratio") or 1.0) <= 0.7 and bool(v.get("demand_kept")) \
                 and (clearing or not own)
         # a tail while the server makes far more tokens than its normal, each typical token
@@ -1439,7 +1446,8 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
             0.3 if clearing else 0.5) and (max(
             s.get("own_drop", 0.0), s.get("work_down", 0.0), s.get("tokens_down", 0.0))
             >= (0.2 if clearing else 0.3)
-            or (v.get("step_ratio") or 0.0) >= t("shared_step_slow"))  # (to open and to clear)
+            or (s.get("shared", 0.0) >= 0.7 and (v.get("step_ratio") or 0.0) >= (
+                1.2 if clearing else t("shared_step_slow"))))
     if measure == "clock":
         if (util or 0.0) < 50:
             return False

@@ -813,9 +813,11 @@ def phase_of_its_own(base: Baseline, util: float | None) -> bool:
     """A GPU-Util level far from the job's usual one (`job_idle_pts` off its median) that it
     held for `job_phase_share` of its healthy window: a phase it returns to (an RL loop's
     rollouts at a third of its training phases' GPU-Util, their samples spread 15-60%
-    around it), not its steps waiting: a stall starts at a level the job never ran at while
-    healthy, and its ticks are never learned.  (Near its usual level, a saw-tooth is a
-    milder stall's, whatever the window's mean.)"""
+    around it), not its steps waiting.  It reaches as far as the window holds that level:
+    ticks 20 points under the usual are not learned, so it is the first cycles (rollouts
+    seen while learning, or in a window whose median sits between the phases); later ones
+    rely on `job_idle_alone_hold_s`.  (Near its usual level, a saw-tooth is a milder
+    stall's, whatever the window's mean.)"""
     usual = base.get("util")
     return util is not None and usual is not None and abs(usual - util) >= t(
         "job_idle_pts") and base.share_near("util", util, t("job_phase_pts")) >= t(
@@ -866,13 +868,6 @@ def _alternation(series: list[float], own_base: float | None,
                else t("sawtooth_busy_pct")) if scale else 0.7 * own_base
     if min(series) > idle_at:
         return 0.0, 0.0  # never idle in the window (the common, cheap case)
-    half = len(series) // 2
-    if not all(min(part) <= idle_at and max(part) >= busy_at
-               for part in (series[:half], series[half:])):
-        # steps and waits come again and again, through the window: a half only busy (or
-        # only idle) is one switch between phases (an RL loop's rollouts, their samples
-        # spread 15-60%, giving way to its training at 90%), not steps waiting
-        return 0.0, 0.0
     mean = sum(series) / len(series)
     busy = sum(1 for x in series if x >= busy_at) / len(series)
     idle = sum(1 for x in series if x <= idle_at) / len(series)

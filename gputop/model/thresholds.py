@@ -149,9 +149,10 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "a p99 tail while tokens/s runs 1.8x+ its normal and the typical token is as fast as "
      "ever (ITL p50 under 1.4x) is a burst of arrivals being absorbed, not harm"),
     ("shared_step_slow", 1.3,
-     "another process on the engine's GPU with every token 1.3x slower is harm from its "
-     "time slices, even when a larger batch holds tokens/s (a notebook's fine-tune beside "
-     "vLLM read 1.2-1.5x once the p50 no longer flickered across bucket bounds)"),
+     "another process on the engine's GPU taking SM time (measured, not a memory-only "
+     "newcomer) with every token 1.3x slower is harm from its time slices, even when a "
+     "larger batch holds tokens/s (a notebook's fine-tune beside vLLM read 1.2-1.5x once "
+     "the p50 no longer flickered across bucket bounds); it clears under 1.2x"),
     ("baseline_tail_ratio", 3.0,
      "a tick whose ITL p99 is 3x its normal is not learned as normal, however few "
      "requests carry the tail"),
@@ -251,10 +252,20 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
     ("job_idle_pts", 20.0,
      "a job without a counter whose GPU-Util sits 20+ points under its healthy level: a "
      "fifth of its work lost to waiting (healthy steps hold util within a few points)"),
-    ("prefill_min_batch", 1.5,
-     "prefill interference needs other requests decoding beside the prompt: a server with "
-     "one request in flight (a single user's llama.cpp) waits on its own prompt, and its "
-     "tokens/s follows it"),
+    ("prefill_min_requests", 2.0,
+     "prefill interference needs another request beside the prompt: a server with one "
+     "request in flight (running and waiting: SGLang counts a prompt being prefilled as "
+     "waiting) waits on its own prompt, and its tokens/s follows it (a single user's "
+     "llama.cpp)"),
+    ("own_prompt_ratio", 2.0,
+     "...and its first token waits on its own prompt when prompts are twice their usual "
+     "length or more"),
+    ("straddle_share", 0.2,
+     "an ITL p50 is read from the exact mean of its bucket and the larger neighbour when the "
+     "neighbour holds a fifth of the observations..."),
+    ("straddle_held", 0.8,
+     "...and the two four fifths: one step time clustered at the bound they share (10 ms +- "
+     "2 over vLLM's 10 ms), not a spread of them"),
     ("job_phase_pts", 10.0,
      "a job's GPU-Util within 10 points of a level it ran at before is that level again..."),
     ("job_phase_share", 0.25,
