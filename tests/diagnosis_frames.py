@@ -260,6 +260,22 @@ def opened_at(states) -> list[int]:
             if s.active is not None and (i == 0 or states[i - 1].active is None)]
 
 
+def checkpoint_samples(i: int) -> tuple[float, ...]:
+    """NVML's five samples of tick ``i`` while a checkpoint is written: idle but for one in
+    thirteen at 100% (a copy's bookkeeping kernel, or an all-gather's, caught by the
+    sampler)."""
+    return tuple(100.0 if (i * 5 + k) % 13 == 0 else 1.0 for k in range(5))
+
+
+def gather_tick(trace: Trace, i: int, work: float | None) -> None:
+    """Tick ``i`` of a sharded checkpoint gathered by all-gathers: the busy samples are NCCL
+    kernels on a fifth of the SMs while they run, the counter at ``work`` (stopped)."""
+    samples = checkpoint_samples(i)
+    busy = sum(x >= 50 for x in samples) / len(samples)
+    trace.tick(util=1 + 99 * busy, sm=1 + 20 * busy, tensor=0, power=90, work=work,
+               samples=samples)
+
+
 def noisy(value: float, i: int, spread: float) -> float:
     """A deterministic wobble: the same numbers on every run."""
     return value * (1.0 + spread * math.sin(i * 2.399))

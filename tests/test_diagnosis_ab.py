@@ -9,15 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from tests.diagnosis_frames import (Trace, data_parallel, episodes, named, noisy, run_frames)
+from tests.diagnosis_frames import (Trace, checkpoint_samples, data_parallel, episodes,
+                                    gather_tick, named, noisy, run_frames)
 
 RANKS = [(22710 + g, 22709, g, f"python3 pretrain.py --local_rank={g}") for g in range(4)]
-
-
-def _copying(i: int) -> tuple[float, ...]:
-    """NVML's five samples of a tick while a checkpoint's shards are copied to the host: idle
-    but for one at 100% now and then (a copy's bookkeeping kernel caught by the sampler)."""
-    return tuple(100.0 if (i * 5 + k) % 13 == 0 else 1.0 for k in range(5))
 
 
 def _steps(trace: Trace, ticks: int, work: float) -> float:
@@ -38,7 +33,7 @@ def test_a_checkpoint_whose_copies_read_busy_now_and_then_is_no_input_stall():
     trace = Trace(gpus=4, engine="trainer", procs=RANKS, engine_pids=())
     work = _steps(trace, 150, 0.0)
     for i in range(45):
-        trace.tick(util=1, sm=1.0, tensor=0, power=82, work=work, samples=_copying(i))
+        trace.tick(util=1, sm=1.0, tensor=0, power=82, work=work, samples=checkpoint_samples(i))
     _steps(trace, 120, work)
     found = episodes(trace.run())
     assert not found, named(found)
@@ -51,7 +46,7 @@ def test_a_checkpoint_of_a_job_without_a_counter_is_no_input_stall():
     for i in range(150):
         trace.tick(util=100, sm=noisy(80, i, 0.01), tensor=43, samples=(100.0,) * 5)
     for i in range(45):
-        trace.tick(util=1, sm=1.0, tensor=0, power=82, samples=_copying(i))
+        trace.tick(util=1, sm=1.0, tensor=0, power=82, samples=checkpoint_samples(i))
     for i in range(120):
         trace.tick(util=100, sm=noisy(80, i, 0.01), tensor=43, samples=(100.0,) * 5)
     found = episodes(trace.run())
@@ -65,10 +60,7 @@ def test_a_checkpoint_gathered_by_collectives_is_no_input_stall():
     trace = Trace(gpus=4, engine="trainer", procs=RANKS, engine_pids=())
     work = _steps(trace, 150, 0.0)
     for i in range(45):
-        samples = _copying(i)
-        busy = sum(x >= 50 for x in samples) / len(samples)
-        trace.tick(util=1 + 99 * busy, sm=1.0 + 20.0 * busy, tensor=0, power=90, work=work,
-                   samples=samples)
+        gather_tick(trace, i, work)
     _steps(trace, 120, work)
     found = episodes(trace.run())
     assert not found, named(found)
@@ -95,7 +87,7 @@ def test_a_job_first_seen_loading_its_checkpoint_is_not_held_to_its_idle():
     trace = Trace(gpus=4, engine="trainer", procs=RANKS, engine_pids=())
     for i in range(100):
         trace.tick(util=1, sm=noisy(1.2 if i < 40 else 0.6, i, 0.9), tensor=0, power=84,
-                   work=0.0, samples=_copying(i))
+                   work=0.0, samples=checkpoint_samples(i))
     for i in range(150):
         trace.tick(util=100, sm=noisy(80, i, 0.01), tensor=43, work=2.0 * (i + 1),
                    samples=(100.0,) * 5)

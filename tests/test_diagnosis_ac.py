@@ -8,7 +8,8 @@ they must not hide is still named."""
 from __future__ import annotations
 
 from gputop.model.enginehist import HistDelta, median_and_p99
-from tests.diagnosis_frames import ITL_BOUNDS, START_WALL_S, Trace, episodes, named, noisy
+from tests.diagnosis_frames import (ITL_BOUNDS, START_WALL_S, Trace, episodes, gather_tick,
+                                    named, noisy)
 
 LOOP = [(31000 + g, 30999, g, "python3 -m openrlhf.cli.train_ppo_ray") for g in range(4)]
 
@@ -64,12 +65,6 @@ RANKS = [(41000 + g, 40999, g, "torchrun --nproc-per-node 4 train.py") for g in 
 LOADERS = (41100, 41101)  # rank 0's data-loader workers, which its page names with it
 
 
-def _gathering(i: int) -> tuple[float, ...]:
-    """NVML's five samples of a tick while a sharded checkpoint is gathered: idle but for one
-    in thirteen at 100% (an all-gather's kernels, on a fifth of the SMs while they run)."""
-    return tuple(100.0 if (i * 5 + k) % 13 == 0 else 1.0 for k in range(5))
-
-
 def _training(trace: Trace, seconds: int, starved_from: int | None = None) -> None:
     """DDP on four GPUs, a step a second (4 units), a checkpoint every 3 minutes: 20 s with
     the counter stopped, the GPUs idle but for the gather's kernels.  From ``starved_from``
@@ -77,10 +72,7 @@ def _training(trace: Trace, seconds: int, starved_from: int | None = None) -> No
     work = 0.0
     for i in range(seconds):
         if i % 180 >= 160:
-            samples = _gathering(i)
-            busy = sum(x >= 50 for x in samples) / len(samples)
-            trace.tick(util=1 + 99 * busy, sm=1 + 20 * busy, tensor=0, power=90, work=work,
-                       samples=samples)
+            gather_tick(trace, i, work)
             continue
         if starved_from is not None and i >= starved_from and i % 3:
             trace.tick(util=2, sm=1, tensor=0, power=120, work=work, samples=(2.0,) * 5,

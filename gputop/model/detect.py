@@ -1446,6 +1446,7 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
             0.3 if clearing else 0.5) and (max(
             s.get("own_drop", 0.0), s.get("work_down", 0.0), s.get("tokens_down", 0.0))
             >= (0.2 if clearing else 0.3)
+            # (0.7: SM time measured; features give a newcomer known only by its memory 0.6)
             or (s.get("shared", 0.0) >= 0.7 and (v.get("step_ratio") or 0.0) >= (
                 1.2 if clearing else t("shared_step_slow"))))
     if measure == "clock":

@@ -271,7 +271,8 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
     ("job_phase_share", 0.25,
      "...and a level held by a quarter of its healthy window's samples is a phase of its own "
      "(an RL loop's rollouts at a third of its training phases' GPU-Util), no stall: a stall "
-     "begins at a level the job never ran at while healthy, and ticks of it are never learned"),
+     "begins at a level the job never ran at while healthy, and ticks 20 points under the "
+     "usual are not learned (nor, so, later rollouts: this holds for the first cycles)"),
     ("job_idle_hold_s", 30.0,
      "that idling must last half a minute: a checkpoint, a shorter phase, a blip is no stall"),
     ("dram_seen_age_s", 60.0,
