@@ -33,6 +33,9 @@ Say = Callable[..., None]
 Strengths = dict[str, float]
 Values = dict[str, float | None]
 
+# clock-event reasons that are a fault of the card or its chassis, never a loaded card's normal
+# (the power cap binding is; sync boost follows its group)
+FAULT_REASONS = frozenset({"hw slowdown", "thermal (sw)", "thermal (hw)", "power brake"})
 SMOOTH = 3  # ticks averaged for a "now" value
 WINDOW_S = 10.0  # the saw-tooth and the queue's trend are read over this
 
@@ -364,7 +367,11 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     odd = None
     idle_rank: tuple[int, ...] = ()
     if len(gpus) >= 2:
-        odd = _odd_one_out(subject, s, clocks, sms, temps, utils, new_reasons, base, say,
+        faulted = {g: sorted(FAULT_REASONS & set(now.throttle.get(g, ()))) for g in busy_gpus}
+        faulted = {g: rs for g, rs in faulted.items() if rs}
+        lone_fault = next(iter(faulted.items())) if len(faulted) == 1 else None
+        odd = _odd_one_out(subject, s, clocks, sms, temps, utils, new_reasons, lone_fault,
+                           base, say,
                            _per_gpu(points, "power_w", gpus) if not sms else {},
                            _working_util(points, gpus), _window_means(points, gpus, sms, base))
         idle_rank = _idle_rank(subject, points, utils, sms, s, v, say)
@@ -499,14 +506,16 @@ def _hollow_power(points: tuple[Point, ...], gpus: tuple[int, ...], base: Baseli
 
 def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: dict[int, float],
                  temps: dict[int, float], utils: dict[int, float],
-                 new_reasons: dict[int, list[str]], base: Baseline, say: Say,
+                 new_reasons: dict[int, list[str]], lone_fault: tuple[int, list[str]] | None,
+                 base: Baseline, say: Say,
                  powers: dict[int, float], utils_long: dict[int, float],
                  long: tuple[dict[int, float], set[int]]) -> int | None:
     """One GPU of a multi-GPU job out of step with its peers: a lower clock, hotter, the only
     one throttled, or the only one still computing (higher SM; without an SM counter, more
     power than the peers against their healthy proportion) while the others wait in the
     collective.  Its strength is how much its strongest reading stands out over the
-    runner-up's."""
+    runner-up's.  ``lone_fault``: the one busy GPU held by a fault reason its peers lack (HW
+    slowdown, power brake, thermal) and those reasons: its lower clock is never a standing."""
     dev: dict[int, float] = {}
     why: dict[int, list[Evidence]] = {}
     base_utils = {g: u for g in subject.gpus if (u := base.gpu("util", g)) is not None}
@@ -533,13 +542,18 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
         peers_clock = peers_clocks.get(g)
         if g in clocks and peers_clock:
             drop = 1.0 - clocks[g] / peers_clock
-            if g in usual_clock:
+            faulted = lone_fault is not None and lone_fault[0] == g
+            if g in usual_clock and not faulted:
                 drop -= max(0.0, 1.0 - usual_clock[g][0] / max(usual_clock[g][1], 1.0))
-            x = ramp(drop, t("clock_drop"), 0.3)
+            # (a fault reason of its own with the clock under its peers': the job's pace,
+            # however long it has been so; its peers' clocks say the card is not a lower bin)
+            x = 0.8 if faulted and drop >= t("lone_fault_drop") else 0.0
+            x = max(x, ramp(drop, t("clock_drop"), 0.3))
             parts.append(x)
             if x > 0.3:
-                why.setdefault(g, []).append(Evidence("odd_clock", clocks[g], peers_clock, "MHz",
-                                                      g, others=_peers(clocks, g)))
+                why.setdefault(g, []).append(Evidence(
+                    "odd_clock", clocks[g], peers_clock, "MHz", g, others=_peers(clocks, g),
+                    detail=", ".join(lone_fault[1]) if faulted and lone_fault else ""))
         peers_temp = peers_temps.get(g)
         if g in temps and peers_temp is not None:
             usual = usual_temp[g][0] - usual_temp[g][1] if g in usual_temp else 0.0
@@ -617,7 +631,8 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
     s["peers_wait"] = max(waits, default=0.0)
     if s["odd"] >= 0.3:
         for e in why.get(odd, []):
-            say(e.signal, e.value, e.baseline, e.unit, gpu=e.gpu, others=e.others)
+            say(e.signal, e.value, e.baseline, e.unit, gpu=e.gpu, others=e.others,
+                detail=e.detail)
     return odd if s["odd"] > 0 else None
 
 

@@ -60,6 +60,11 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
     ("clock_drop", 0.12,
      "an SM clock 12%+ under its own busy baseline (or its peers'): a power-capped H100 "
      "wobbles by ~5-8% while healthy"),
+    ("lone_fault_drop", 0.05,
+     "one busy GPU of a job held by a fault reason its peers lack (HW slowdown, power brake, "
+     "thermal) with its SM clock 5%+ under theirs is out of step even where the baseline saw "
+     "it so from the start: healthy cards of one job under the same load read the same clock "
+     "(in every healthy multi-GPU trace of the development corpora no card showed one)"),
     ("hot_c", 8.0,
      "a GPU 8+ degrees hotter than its peers or its own baseline in the same job: cooling "
      "or airflow, the usual start of thermal slowdown"),

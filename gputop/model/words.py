@@ -270,7 +270,8 @@ def evidence_line(e: Evidence, subject: str = "engine") -> str:
                             "counter on this GPU)",
         "clock": lambda: f"GPU {e.gpu} SM clock {v:,.0f} MHz (baseline {_n(b)})",
         "throttle": lambda: f"GPU {e.gpu} clocks throttled: {e.detail}",
-        "odd_clock": lambda: f"GPU {e.gpu} SM clock {v:,.0f} MHz while "
+        "odd_clock": lambda: f"GPU {e.gpu} SM clock {v:,.0f} MHz"
+                             + (f" ({e.detail})" if e.detail else "") + " while "
                              f"{gpus_text(e.others)} run at {_n(b)} MHz",
         "odd_sm": lambda: f"GPU {e.gpu} SM active {v:.0f}% while {gpus_text(e.others)} wait "
                           f"at {_n(b)}%",
