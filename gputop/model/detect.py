@@ -144,9 +144,13 @@ class Tally:
             if name in seen:
                 means["oversized_request"] = max(means.get("oversized_request", 0.0),
                                                  self.latched.get(name, 0.0) / self.ticks)
-        ranked = sorted(((c, round(s, 3)) for c, s in means.items() if s > 0.05),
-                        key=lambda cs: (-cs[1], CAUSES.index(cs[0])))
-        return tuple(ranked)
+        order = sorted(((c, round(s, 3)) for c, s in means.items()),
+                       key=lambda cs: (-cs[1], CAUSES.index(cs[0])))
+        # a cause near 0.05 beside a stronger one is noise; the only cause that scored at
+        # all is the episode's best explanation, weak as it is (its harm mild): an open
+        # episode does not lose its verdict on a tick its mean dips under the floor
+        ranked = [cs for cs in order if cs[1] > t("suspect_floor")]
+        return tuple(ranked or [cs for cs in order[:1] if cs[1] > 0])
 
 
 @dataclass(frozen=True, slots=True)
@@ -1448,7 +1452,9 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
             >= (0.2 if clearing else 0.3)
             # (0.7: SM time measured; features give a newcomer known only by its memory 0.6)
             or (s.get("shared", 0.0) >= 0.7 and (v.get("step_ratio") or 0.0) >= (
-                1.2 if clearing else t("shared_step_slow"))))
+                1.2 if clearing else t("shared_step_slow")))
+            # (features: a saturated job's time slices taken, whatever its own reading says)
+            or s.get("shared_taken", 0.0) >= (0.3 if clearing else 0.5))
     if measure == "clock":
         if (util or 0.0) < 50:
             return False
@@ -1459,7 +1465,11 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         costs = _output_fell(subject, v, 0.9 if clearing else 0.85)
         # (a quarter of the clock gone under the usual "power cap" and the output with it is
         # a lowered limit or a hotter board: a capped card's healthy wobble is smaller)
-        return (reasons and drop >= (0.12 if clearing else 0.2)) \
+        # a fault reason the card did not show healthy (thermal or HW slowdown, a power
+        # brake) with its clock measurably down costs the job that clock, counter or not
+        fault = s.get("throttle_fault", 0.0) >= 1.0
+        return (fault and drop >= (0.02 if clearing else t("fault_clock_drop"))) \
+            or (reasons and drop >= (0.12 if clearing else 0.2)) \
             or (reasons and costs and drop >= (0.06 if clearing else 0.08)) \
             or (costs and drop >= (0.18 if clearing else 0.25)) \
             or drop >= (0.25 if clearing else 0.35)

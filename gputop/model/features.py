@@ -358,6 +358,9 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
         s["clock_any"] = max(clock_strength.values(), default=0.0)
     held = {g for g, rs in new_reasons.items() if any(r != "power cap" for r in rs)}
     s["throttle_new"] = 1.0 if held else (0.5 if new_reasons else 0.0)
+    # a fault of the card or its chassis (not a limit someone set, not the usual power cap)
+    s["throttle_fault"] = 1.0 if any(FAULT_REASONS & set(rs) for rs in new_reasons.values()) \
+        else 0.0
     for g in sorted(new_reasons):
         say("throttle", None, gpu=g, detail=", ".join(new_reasons[g]))
     for g, d in sorted(drops.items()):
@@ -380,6 +383,12 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     # the straggling its effect (where NVML gives no per-process SM, its memory says so)
     s["shared_odd"] = min(s.get("shared", 0.0), s.get("odd", 0.0), s.get("peers_wait", 0.0)) \
         if odd is not None and odd in shared else 0.0
+    # a job that kept its GPU busy by itself (no counter to show its rate) has no idle time
+    # to give: another process's measured SM time there is taken from its time slices,
+    # whatever its own per-process reading says (0.6 is a memory-only newcomer's)
+    if subject.kind != "engine" and util_base is not None:
+        s["shared_taken"] = ramp(s.get("shared", 0.0), 0.6, 0.9) \
+            * ramp(util_base, t("saturated_util_pct") - 10.0, t("saturated_util_pct"))
     dram_gpus = tuple(g for g, d in _per_gpu(points, "dram_bw_pct", gpus).items()
                       if d >= t("dram_high_pct"))
     stalled = _sawtooth(subject, points, base, s, v, say)
@@ -709,8 +718,11 @@ def _idle_rank(subject: Subject, points: tuple[Point, ...], utils: dict[int, flo
             continue
         recent = [x for p, chunk in zip(window, chunks) if p.time_mono_s > recent_since
                   for x in chunk]
-        if recent and max(recent) < t("sawtooth_idle_pct"):
-            paused = g  # no step at all for seconds: a pause (a checkpoint), not a stall
+        if recent and max(recent) < t("sawtooth_busy_pct") \
+                and sum(recent) / len(recent) < t("sawtooth_idle_pct"):
+            # no step at all for seconds (a copy's kernel caught by a sample now and then is
+            # no step): a pause (a checkpoint), not a stall
+            paused = g
             continue
         mean = sum(series) / len(series)
         busy = sum(1 for x in series if x >= t("sawtooth_busy_pct")) / len(series)

@@ -60,11 +60,25 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
     ("clock_drop", 0.12,
      "an SM clock 12%+ under its own busy baseline (or its peers'): a power-capped H100 "
      "wobbles by ~5-8% while healthy"),
+    ("saturated_util_pct", 90.0,
+     "a job whose GPU-Util was 90%+ by itself when healthy leaves no idle time to share: "
+     "another process's measured SM time on its GPU (shared_taken: shared 0.6-0.9, i.e. "
+     "20+ points) is taken from its time slices, even where its own per-process reading "
+     "does not fall (no counter to show its rate)"),
+    ("suspect_floor", 0.05,
+     "an episode names the causes whose mean score over its ticks is over 0.05 (under it, a "
+     "cause is noise beside the others); where none is, it names the best one that scored "
+     "at all rather than none (a mild harm keeps a measured cause's score low)"),
     ("lone_fault_drop", 0.05,
      "one busy GPU of a job held by a fault reason its peers lack (HW slowdown, power brake, "
      "thermal) with its SM clock 5%+ under theirs is out of step even where the baseline saw "
      "it so from the start: healthy cards of one job under the same load read the same clock "
      "(in every healthy multi-GPU trace of the development corpora no card showed one)"),
+    ("fault_clock_drop", 0.04,
+     "a busy GPU's clock 4%+ under its own baseline with a fault reason it did not show "
+     "healthy (thermal or HW slowdown, a power brake) is throttling, counter or not: no "
+     "healthy trace of the development corpora shows such a reason on a busy card, and the "
+     "clock is the work's rate (a 4-8% cut is what a rack's inlet air 10 C warmer does)"),
     ("hot_c", 8.0,
      "a GPU 8+ degrees hotter than its peers or its own baseline in the same job: cooling "
      "or airflow, the usual start of thermal slowdown"),

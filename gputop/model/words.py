@@ -47,6 +47,7 @@ SIGNAL_TEXT = {
     "odd": "one GPU out of step", "peers_wait": "the other GPUs waiting",
     "shared": "another process on the GPU", "own_drop": "the job's own SM share falling",
     "shared_odd": "the GPU the others wait for shared with a new process",
+    "shared_taken": "another process's SM time on a GPU the job kept busy by itself",
     "sawtooth": "a saw-tooth of steps and waits", "input_cpu": "an input thread at 100% CPU",
     "host": "host CPU contention", "jitter": "launch-latency spikes", "serving": "serving",
     "sliver": "SM activity a sliver (one-element kernels)", "fanout": "the batch doubling at "
@@ -159,6 +160,9 @@ def headline(ep: Episode) -> str:
         return (f"{where} waiting on the host: GPU-Util {util} (baseline "
                 f"{_n(v.get('util_base'))}%) while {_n(v.get('waiting'))} requests wait")
     if m == "hollow":
+        if v.get("sm") is None and v.get("power_ratio") is not None:  # no SM counter
+            return (f"{where} busy {util} but drawing {_pct(v.get('power_ratio'))} of its busy "
+                    "power: kernels on a sliver of the SMs (no SM counter on this GPU)")
         return f"{where} busy {util} but SM active {_n(v.get('sm'))}%: kernels on a sliver of the SMs"
     if m == "stall":
         return (f"{where} waiting on the host: GPU-Util {_n(v.get('util_window'))}% in a "
