@@ -3,7 +3,7 @@ level physics of vLLM-, SGLang- and llama.cpp-like servers, training jobs and pl
 programs, by engineers who never read the detector), scored as their harnesses score them.
 
 Each was written to measure and was measured blind once before any change was judged on it;
-B, C, D, E, G, H, I, J, K, M, N, P, R, T, V, W, X, Y, Z and AA are development sets since (their
+B, C, D, E, G, H, I, J, K, M, N, P, R, T, V, W, X, Y, Z and AA-AD are development sets since (their
 READMEs say so).
 Corpora F, L, O, Q and S are held out: they are measured by their totals only and have no floor
 here (a floor per cause would be read).
@@ -47,6 +47,7 @@ import corpus_z  # noqa: E402
 import corpus_aa  # noqa: E402
 import corpus_ab  # noqa: E402
 import corpus_ac  # noqa: E402
+import corpus_ad  # noqa: E402
 import diagnosis_b  # noqa: E402
 import diagnosis_c  # noqa: E402
 import diagnosis_d  # noqa: E402
@@ -69,6 +70,7 @@ import diagnosis_z  # noqa: E402
 import diagnosis_aa  # noqa: E402
 import diagnosis_ab  # noqa: E402
 import diagnosis_ac  # noqa: E402
+import diagnosis_ad  # noqa: E402
 
 # right / traces per cause ("healthy" for the healthy ones), as measured: raise when it improves
 FLOOR_B = {"oversized_request": 4, "prefill_interference": 4, "collective_straggler": 5,
@@ -154,13 +156,13 @@ FLOOR_Z = {"oversized_request": 2, "prefill_interference": 2, "collective_stragg
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 22}
 # corpus AA (a GPU cloud's customer escalations: vLLM/SGLang/TGI/llama.cpp, DDP/FSDP/
 # DeepSpeed/RL ranks that init adopted, diffusion, embeddings, notebooks; H100-A10G, L4)
-FLOOR_AA = {"oversized_request": 2, "prefill_interference": 0, "collective_straggler": 1,
+FLOOR_AA = {"oversized_request": 2, "prefill_interference": 0, "collective_straggler": 3,
             "input_stall": 3, "host_launch_jitter": 1, "host_cpu_contention": 2,
             "tiny_kernels": 1, "memory_bandwidth": 1, "throttling": 2, "kv_pressure": 2,
             "gpu_shared": 2, "spec_decode_rejected": 3, "healthy": 21}
 # corpus AB (an ML platform team's on-call fortnight: FP8/AWQ, multi-LoRA, 128k, MoE, TP/DP,
 # TGI, llama.cpp, engine-less diffusion and transcription, ZeRO-3, distillation; H100-RTX 6000)
-FLOOR_AB = {"oversized_request": 2, "prefill_interference": 1, "collective_straggler": 3,
+FLOOR_AB = {"oversized_request": 2, "prefill_interference": 1, "collective_straggler": 4,
             "input_stall": 2, "host_launch_jitter": 2, "host_cpu_contention": 2,
             "tiny_kernels": 2, "memory_bandwidth": 0, "throttling": 4, "kv_pressure": 3,
             "gpu_shared": 2, "spec_decode_rejected": 3, "healthy": 24}
@@ -169,7 +171,13 @@ FLOOR_AB = {"oversized_request": 2, "prefill_interference": 1, "collective_strag
 FLOOR_AC = {"oversized_request": 3, "prefill_interference": 2, "collective_straggler": 2,
             "input_stall": 3, "host_launch_jitter": 2, "host_cpu_contention": 2,
             "tiny_kernels": 2, "memory_bandwidth": 0, "throttling": 3, "kv_pressure": 2,
-            "gpu_shared": 1, "spec_decode_rejected": 3, "healthy": 25}
+            "gpu_shared": 2, "spec_decode_rejected": 3, "healthy": 25}
+# corpus AD (a university HPC centre's GPU partition: Slurm-packed DDP/FSDP/ZeRO/Megatron,
+# LoRA on workstation boards, sweeps, MD codes, JAX, course endpoints; V100/T4 to GH200)
+FLOOR_AD = {"oversized_request": 1, "prefill_interference": 1, "collective_straggler": 1,
+            "input_stall": 1, "host_launch_jitter": 3, "host_cpu_contention": 0,
+            "tiny_kernels": 2, "memory_bandwidth": 1, "throttling": 3, "kv_pressure": 3,
+            "gpu_shared": 3, "spec_decode_rejected": 2, "healthy": 24}
 CORPORA = {"b": (FLOOR_B, corpus_b, diagnosis_b), "c": (FLOOR_C, corpus_c, diagnosis_c),
            "d": (FLOOR_D, corpus_d, diagnosis_d), "e": (FLOOR_E, corpus_e, diagnosis_e),
            "g": (FLOOR_G, corpus_g, diagnosis_g), "h": (FLOOR_H, corpus_h, diagnosis_h),
@@ -180,7 +188,8 @@ CORPORA = {"b": (FLOOR_B, corpus_b, diagnosis_b), "c": (FLOOR_C, corpus_c, diagn
            "v": (FLOOR_V, corpus_v, diagnosis_v), "w": (FLOOR_W, corpus_w, diagnosis_w),
            "x": (FLOOR_X, corpus_x, diagnosis_x), "y": (FLOOR_Y, corpus_y, diagnosis_y),
            "z": (FLOOR_Z, corpus_z, diagnosis_z), "aa": (FLOOR_AA, corpus_aa, diagnosis_aa),
-           "ab": (FLOOR_AB, corpus_ab, diagnosis_ab), "ac": (FLOOR_AC, corpus_ac, diagnosis_ac)}
+           "ab": (FLOOR_AB, corpus_ab, diagnosis_ab), "ac": (FLOOR_AC, corpus_ac, diagnosis_ac),
+           "ad": (FLOOR_AD, corpus_ad, diagnosis_ad)}
 
 
 def _results(corpus, harness):
