@@ -89,7 +89,7 @@ class Trace:
              cpus=16, tree_cpu=100.0, involuntary=200.0, engine_up=True, work=None,
              proc_cpu=90.0, mem_util=None, drafted=None, accepted=None,
              launch_us=None, decode_s=None, prefill_s=None, itl_tail=None,
-             finished=None, quota=None, throttled=0.0, admitted=None) -> Trace:
+             finished=None, quota=None, throttled=0.0, admitted=None, fan=None) -> Trace:
         n, dt = self.n, self.tick_s
         seq = len(self.frames)
         mono = seq * dt
@@ -112,6 +112,9 @@ class Trace:
                 mem_used_bytes=70 * GiB, power_w=float(_per_gpu(power, n)[g]),
                 power_limit_w=700.0, temp_c=float(_per_gpu(temp, n)[g]),
                 sm_clock_mhz=float(_per_gpu(clock, n)[g]),
+                # (a board's own fan, %; None: passively cooled, as SXM and most PCIe
+                # datacenter boards report it)
+                fan_pct=None if fan is None else float(_per_gpu(fan, n)[g]),
                 throttle=tuple(_per_gpu([throttle] * n if not throttle or isinstance(
                     throttle[0], str) else throttle, n)[g])))
         processes = []

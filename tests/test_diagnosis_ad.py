@@ -166,3 +166,95 @@ def test_a_busy_gpu_whose_processes_are_not_visible_is_judged():
                    power=noisy(300, i, 0.02))
     found = episodes(trace.run())
     assert not found, named(found)
+
+
+# ---- what a review of the change above found it named wrongly (each fails on 8c1cf64)
+
+def test_a_thermal_flag_on_an_engine_whose_output_held_is_not_throttling():
+    """A vLLM box turns "thermal (sw)" with its clock 5% down while its tokens/s and ITL
+    hold (decode bound by memory, not the clock): its output says the cut cost nothing.
+    The fault clause opened throttling here and, the reason never learnable, held it open."""
+    trace = Trace()
+    for i in range(400):
+        late = i >= 180
+        trace.tick(clock=1880 if late else 1980, temp=86 if late else 80,
+                   throttle=("thermal (sw)",) if late else (), tokens=noisy(2000, i, 0.02))
+    found = episodes(trace.run())
+    assert not found, named(found)
+
+
+def test_a_thermal_flag_on_a_trainer_whose_rate_held_is_not_throttling():
+    """...nor a trainer whose own counter holds its rate through the same 5% cut."""
+    trace = Trace(gpus=1, engine="trainer", procs=JOB, engine_pids=(61000,))
+    for i in range(400):
+        late = i >= 180
+        trace.tick(util=99, sm=60, clock=1880 if late else 1980, temp=86 if late else 80,
+                   throttle=("thermal (sw)",) if late else (), work=10.0 * i,
+                   power=noisy(300, i, 0.02))
+    found = episodes(trace.run())
+    assert not found, named(found)
+
+
+def _warming(fan_at_target: float) -> Trace:
+    """A workstation board (its own fan) at a job's start: 45 C to its 83 C target over a
+    minute, GPU Boost shedding bins as it warms, then holding the target at 1,830 MHz with
+    "thermal (sw)", its fan ramped to ``fan_at_target``."""
+    trace = Trace(gpus=1, engine=None, procs=JOB, engine_pids=())
+    for i in range(600):
+        temp = min(83.0, 45.0 + 38.0 * i / 60.0)
+        at_target = temp >= 83.0
+        trace.tick(util=99, sm=None, dram=None, tensor=None,
+                   clock=noisy(1830, i, 0.005) if at_target else 1980 - 80 * (temp - 45) / 38,
+                   power=noisy(300, i, 0.02), temp=temp, fan=30 + (fan_at_target - 30) * min(
+                       1.0, i / 60.0), throttle=("thermal (sw)",) if at_target else ())
+    return trace
+
+
+def test_a_fan_cooled_board_at_its_temperature_target_is_not_throttling():
+    """A board with its own fan, spun up to 75%, at its designed temperature target: GPU
+    Boost's "thermal (sw)" 6% under the cold clock is its steady state, judged as any clock
+    cut (12%), not as a fault."""
+    found = episodes(_warming(75).run())
+    assert not found, named(found)
+
+
+def test_the_same_board_whose_fan_stays_at_22_percent_is():
+    """...but the same board whose fan stays at 22% at that temperature: a fan that does not
+    spin up is the fault, its 6% the job's."""
+    found = episodes(_warming(22).run())
+    assert found and found[0].suspects[0][0] == "throttling", named(found)
+
+
+def test_a_warm_slot_among_pods_whose_processes_are_not_visible_holds_no_one_back():
+    """Two busy GPUs whose processes this host cannot see (two pods, judged together as
+    likely one job): GPU 1 in the warm slot sits 6% under GPU 0 with "thermal (sw)" from
+    the start.  Nothing says they are one job waiting for each other: its standing."""
+    trace = Trace(gpus=2, engine=None, procs=[], engine_pids=())
+    for i in range(400):
+        trace.tick(util=[noisy(95, i, 0.01), noisy(96, i + 3, 0.01)], sm=None, dram=None,
+                   tensor=None, clock=[1410, noisy(1325, i, 0.005)], temp=[70, 84],
+                   power=[noisy(300, i, 0.02), noisy(290, i + 5, 0.02)],
+                   throttle=[(), ("thermal (sw)",)])
+    found = episodes(trace.run())
+    assert not found, named(found)
+
+
+def test_a_notebook_beside_a_trainer_whose_counter_held_is_not_sharing():
+    """A trainer with a step counter that holds its rate while a notebook computes at 40%
+    per-process SM on its GPU (MPS, or a rate with slack): its counter is the measure."""
+    trace = Trace(gpus=1, engine="trainer", procs=JOB, engine_pids=(61000,))
+    for i in range(400):
+        trace.tick(util=noisy(99, i, 0.01), sm=None, dram=None, tensor=None, clock=1410,
+                   power=noisy(310, i, 0.02), proc_sm=99, work=10.0 * i,
+                   extra_procs=[(*NOTEBOOK, 40.0 if i >= 180 else 0.0)])
+    found = episodes(trace.run())
+    assert not found, named(found)
+
+
+def test_one_ticks_blip_in_a_long_episode_names_no_cause():
+    """A cause that scored on one tick of 300 is no explanation of the episode (half the
+    floor is the least an only cause needs)."""
+    tally = _tally({"host_launch_jitter": 0.3}, ticks=1)
+    for _ in range(299):
+        tally = tally.add({"host_launch_jitter": 0.0}, {}, set(), {}, {})
+    assert tally.ranked() == ()

@@ -156,7 +156,7 @@ FLOOR_Z = {"oversized_request": 2, "prefill_interference": 2, "collective_stragg
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 22}
 # corpus AA (a GPU cloud's customer escalations: vLLM/SGLang/TGI/llama.cpp, DDP/FSDP/
 # DeepSpeed/RL ranks that init adopted, diffusion, embeddings, notebooks; H100-A10G, L4)
-FLOOR_AA = {"oversized_request": 2, "prefill_interference": 0, "collective_straggler": 3,
+FLOOR_AA = {"oversized_request": 2, "prefill_interference": 0, "collective_straggler": 2,
             "input_stall": 3, "host_launch_jitter": 1, "host_cpu_contention": 2,
             "tiny_kernels": 1, "memory_bandwidth": 1, "throttling": 2, "kv_pressure": 2,
             "gpu_shared": 2, "spec_decode_rejected": 3, "healthy": 21}

@@ -146,11 +146,12 @@ class Tally:
                                                  self.latched.get(name, 0.0) / self.ticks)
         order = sorted(((c, round(s, 3)) for c, s in means.items()),
                        key=lambda cs: (-cs[1], CAUSES.index(cs[0])))
-        # a cause near 0.05 beside a stronger one is noise; the only cause that scored at
-        # all is the episode's best explanation, weak as it is (its harm mild): an open
-        # episode does not lose its verdict on a tick its mean dips under the floor
+        # a cause near 0.05 beside a stronger one is noise; the only cause that scored
+        # steadily, if weakly (its harm mild), is the episode's best explanation: an open
+        # episode does not lose its verdict on a tick its mean dips under the floor (half
+        # the floor: not one tick's blip in a long episode)
         ranked = [cs for cs in order if cs[1] > t("suspect_floor")]
-        return tuple(ranked or [cs for cs in order[:1] if cs[1] > 0])
+        return tuple(ranked or [cs for cs in order[:1] if cs[1] >= t("suspect_floor") / 2])
 
 
 @dataclass(frozen=True, slots=True)
@@ -763,7 +764,7 @@ def _same_trouble(closed: Episode, ranked: tuple[tuple[str, float], ...], kind: 
     clear = t("reopen_distinct")
     if ranked[0][1] >= clear and closed.suspects[0][1] >= clear:
         return False
-    gone = closed.suspects[0][0] not in dict(ranked)  # (ranked keeps scores over 0.05)
+    gone = closed.suspects[0][0] not in dict(ranked)  # (ranked keeps scores over the floor)
     return not (gone and kind != closed.kind and ranked[0][1] >= t("verdict_min"))
 
 
@@ -1466,8 +1467,10 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         # (a quarter of the clock gone under the usual "power cap" and the output with it is
         # a lowered limit or a hotter board: a capped card's healthy wobble is smaller)
         # a fault reason the card did not show healthy (thermal or HW slowdown, a power
-        # brake) with its clock measurably down costs the job that clock, counter or not
-        fault = s.get("throttle_fault", 0.0) >= 1.0
+        # brake) with its clock measurably down costs a job that has no other measure of
+        # its rate that clock (a counter or tokens/s that held say it cost nothing); a
+        # fan-cooled board at its temperature target (0.5) is judged as any clock is
+        fault = s.get("throttle_fault", 0.0) >= 1.0 and v.get("tokens_ratio") is None
         return (fault and drop >= (0.02 if clearing else t("fault_clock_drop"))) \
             or (reasons and drop >= (0.12 if clearing else 0.2)) \
             or (reasons and costs and drop >= (0.06 if clearing else 0.08)) \

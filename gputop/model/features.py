@@ -358,9 +358,13 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
         s["clock_any"] = max(clock_strength.values(), default=0.0)
     held = {g for g, rs in new_reasons.items() if any(r != "power cap" for r in rs)}
     s["throttle_new"] = 1.0 if held else (0.5 if new_reasons else 0.0)
-    # a fault of the card or its chassis (not a limit someone set, not the usual power cap)
-    s["throttle_fault"] = 1.0 if any(FAULT_REASONS & set(rs) for rs in new_reasons.values()) \
-        else 0.0
+    # a fault of the card or its chassis (not a limit someone set, not the usual power cap);
+    # a board with its own fan holds a temperature target by design (GPU Boost sheds clock
+    # at it, "thermal (sw)", its fan spun up): a fault there is its fan not spinning up
+    faults = [g for g, rs in new_reasons.items() if g in busy_gpus and FAULT_REASONS & set(rs)]
+    by_design = [g for g in faults if set(new_reasons[g]) & FAULT_REASONS == {"thermal (sw)"}
+                 and now.fan_pct.get(g, 0.0) >= t("fan_spun_up_pct")]
+    s["throttle_fault"] = 0.0 if not faults else 0.5 if len(by_design) == len(faults) else 1.0
     for g in sorted(new_reasons):
         say("throttle", None, gpu=g, detail=", ".join(new_reasons[g]))
     for g, d in sorted(drops.items()):
@@ -372,7 +376,10 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     if len(gpus) >= 2:
         faulted = {g: sorted(FAULT_REASONS & set(now.throttle.get(g, ()))) for g in busy_gpus}
         faulted = {g: rs for g, rs in faulted.items() if rs}
-        lone_fault = next(iter(faulted.items())) if len(faulted) == 1 else None
+        # (GPUs judged together only because their processes are not visible may be
+        # independent pods: a warm slot's card among them holds no one back)
+        lone_fault = next(iter(faulted.items())) \
+            if len(faulted) == 1 and subject.kind != "gpu" else None
         odd = _odd_one_out(subject, s, clocks, sms, temps, utils, new_reasons, lone_fault,
                            base, say,
                            _per_gpu(points, "power_w", gpus) if not sms else {},
@@ -383,12 +390,6 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     # the straggling its effect (where NVML gives no per-process SM, its memory says so)
     s["shared_odd"] = min(s.get("shared", 0.0), s.get("odd", 0.0), s.get("peers_wait", 0.0)) \
         if odd is not None and odd in shared else 0.0
-    # a job that kept its GPU busy by itself (no counter to show its rate) has no idle time
-    # to give: another process's measured SM time there is taken from its time slices,
-    # whatever its own per-process reading says (0.6 is a memory-only newcomer's)
-    if subject.kind != "engine" and util_base is not None:
-        s["shared_taken"] = ramp(s.get("shared", 0.0), 0.6, 0.9) \
-            * ramp(util_base, t("saturated_util_pct") - 10.0, t("saturated_util_pct"))
     dram_gpus = tuple(g for g, d in _per_gpu(points, "dram_bw_pct", gpus).items()
                       if d >= t("dram_high_pct"))
     stalled = _sawtooth(subject, points, base, s, v, say)
@@ -408,6 +409,13 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
         if doubled:
             s["fanout"] = 1.0  # evidence only: it moves no baseline and opens nothing
             say("fanout", running, jumped_from)
+    # a job that kept its GPU busy by itself, with no counter to show its rate, has no idle
+    # time to give: another process's measured SM time there is taken from its time
+    # slices, whatever its own per-process reading says (0.6 is a memory-only newcomer's;
+    # a counter that held says the job lost nothing: time-sliced or not, it is judged on it)
+    if subject.kind != "engine" and util_base is not None and v.get("tokens_ratio") is None:
+        s["shared_taken"] = ramp(s.get("shared", 0.0), 0.6, 0.9) \
+            * ramp(util_base, t("saturated_util_pct") - 10.0, t("saturated_util_pct"))
     s["notable"] = notable
     s["serving"] = 1.0 if subject.kind == "engine" else 0.0
 

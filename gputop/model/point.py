@@ -53,6 +53,7 @@ class Point:
     launch_p99_us: float | None
     host_cpu_pct: float | None
     clock_mhz: dict[int, float] = field(default_factory=dict)
+    fan_pct: dict[int, float] = field(default_factory=dict)  # only boards with their own fan
     tensor_pct: dict[int, float] = field(default_factory=dict)
     # the engine reading behind this point: when it was taken, and whether it is new
     engine_read_mono_s: float | None = None
@@ -435,6 +436,7 @@ def point(frames: list[Frame], previous_point: Point | None = None,
         tensor_pct={g.index: g.tensor_pct for g in frame.gpus if g.tensor_pct is not None},
         throttle={g.index: g.throttle for g in frame.gpus if g.throttle},
         clock_mhz={g.index: g.sm_clock_mhz for g in frame.gpus if g.sm_clock_mhz is not None},
+        fan_pct={g.index: g.fan_pct for g in frame.gpus if g.fan_pct is not None},
         temp_c={g.index: g.temp_c for g in frame.gpus if g.temp_c is not None},
         mem_util_pct={g.index: g.util_mem_pct for g in frame.gpus if g.util_mem_pct is not None},
         power_w={g.index: g.power_w for g in frame.gpus if g.power_w is not None},

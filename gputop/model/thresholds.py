@@ -61,14 +61,20 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "an SM clock 12%+ under its own busy baseline (or its peers'): a power-capped H100 "
      "wobbles by ~5-8% while healthy"),
     ("saturated_util_pct", 90.0,
-     "a job whose GPU-Util was 90%+ by itself when healthy leaves no idle time to share: "
-     "another process's measured SM time on its GPU (shared_taken: shared 0.6-0.9, i.e. "
-     "20+ points) is taken from its time slices, even where its own per-process reading "
-     "does not fall (no counter to show its rate)"),
+     "a job whose GPU-Util was 80-90%+ by itself when healthy (shared_taken ramps over those "
+     "ten points) leaves little idle time to share: another process's measured SM time on "
+     "its GPU (shared 0.6-0.9, i.e. 20+ points) is taken from its time slices, even where "
+     "its own per-process reading does not fall; only for a job with no counter to show "
+     "its rate"),
+    ("fan_spun_up_pct", 60.0,
+     "a board with its own fan at 60%+ showing only \"thermal (sw)\" sits at its temperature "
+     "target by design (GPU Boost), judged as any clock cut (clock_drop); with its fan "
+     "under that (stuck at 22% on a workstation A6000) the slowdown is a fault"),
     ("suspect_floor", 0.05,
      "an episode names the causes whose mean score over its ticks is over 0.05 (under it, a "
-     "cause is noise beside the others); where none is, it names the best one that scored "
-     "at all rather than none (a mild harm keeps a measured cause's score low)"),
+     "cause is noise beside the others); where none is, it names the best one if its mean "
+     "is half the floor or more (a mild harm keeps a measured cause's score low; one "
+     "tick's blip in a long episode is not an explanation)"),
     ("lone_fault_drop", 0.05,
      "one busy GPU of a job held by a fault reason its peers lack (HW slowdown, power brake, "
      "thermal) with its SM clock 5%+ under theirs is out of step even where the baseline saw "
@@ -76,7 +82,8 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "(in every healthy multi-GPU trace of the development corpora no card showed one)"),
     ("fault_clock_drop", 0.04,
      "a busy GPU's clock 4%+ under its own baseline with a fault reason it did not show "
-     "healthy (thermal or HW slowdown, a power brake) is throttling, counter or not: no "
+     "healthy (thermal or HW slowdown, a power brake) is throttling for a job with no other "
+     "measure of its rate (a counter or tokens/s that held say the cut cost nothing): no "
      "healthy trace of the development corpora shows such a reason on a busy card, and the "
      "clock is the work's rate (a 4-8% cut is what a rack's inlet air 10 C warmer does)"),
     ("hot_c", 8.0,
