@@ -1468,8 +1468,8 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         # a lowered limit or a hotter board: a capped card's healthy wobble is smaller)
         # a fault reason the card did not show healthy (thermal or HW slowdown, a power
         # brake) with its clock measurably down costs a job that has no other measure of
-        # its rate that clock (a counter or tokens/s that held say it cost nothing); a
-        # fan-cooled board at its temperature target (0.5) is judged as any clock is
+        # its rate that clock (a counter or tokens/s that held say it cost nothing; a
+        # fan-cooled board at its temperature target is no fault: judged as any clock is)
         fault = s.get("throttle_fault", 0.0) >= 1.0 and v.get("tokens_ratio") is None
         return (fault and drop >= (0.02 if clearing else t("fault_clock_drop"))) \
             or (reasons and drop >= (0.12 if clearing else 0.2)) \

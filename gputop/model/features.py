@@ -13,7 +13,7 @@ from __future__ import annotations
 import bisect
 import math
 import statistics
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -361,10 +361,9 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     # a fault of the card or its chassis (not a limit someone set, not the usual power cap);
     # a board with its own fan holds a temperature target by design (GPU Boost sheds clock
     # at it, "thermal (sw)", its fan spun up): a fault there is its fan not spinning up
-    faults = [g for g, rs in new_reasons.items() if g in busy_gpus and FAULT_REASONS & set(rs)]
-    by_design = [g for g in faults if set(new_reasons[g]) & FAULT_REASONS == {"thermal (sw)"}
-                 and now.fan_pct.get(g, 0.0) >= t("fan_spun_up_pct")]
-    s["throttle_fault"] = 0.0 if not faults else 0.5 if len(by_design) == len(faults) else 1.0
+    s["throttle_fault"] = 1.0 if any(
+        rs != ["thermal (sw)"] or now.fan_pct.get(g, 0.0) < t("fan_spun_up_pct")
+        for g, rs in _faults(new_reasons, busy_gpus).items()) else 0.0
     for g in sorted(new_reasons):
         say("throttle", None, gpu=g, detail=", ".join(new_reasons[g]))
     for g, d in sorted(drops.items()):
@@ -374,8 +373,7 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     odd = None
     idle_rank: tuple[int, ...] = ()
     if len(gpus) >= 2:
-        faulted = {g: sorted(FAULT_REASONS & set(now.throttle.get(g, ()))) for g in busy_gpus}
-        faulted = {g: rs for g, rs in faulted.items() if rs}
+        faulted = _faults(now.throttle, busy_gpus)
         # (GPUs judged together only because their processes are not visible may be
         # independent pods: a warm slot's card among them holds no one back)
         lone_fault = next(iter(faulted.items())) \
@@ -521,6 +519,13 @@ def _hollow_power(points: tuple[Point, ...], gpus: tuple[int, ...], base: Baseli
     return sum(now_w) / len(now_w), sum(base_w) / len(base_w)
 
 
+def _faults(reasons: Mapping[int, Iterable[str]], gpus: Iterable[int]) -> dict[int, list[str]]:
+    """Each of ``gpus`` whose clock-event ``reasons`` hold a fault of the card or its chassis
+    (FAULT_REASONS), with those reasons."""
+    found = {g: sorted(FAULT_REASONS & set(reasons.get(g, ()))) for g in gpus}
+    return {g: rs for g, rs in found.items() if rs}
+
+
 def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: dict[int, float],
                  temps: dict[int, float], utils: dict[int, float],
                  new_reasons: dict[int, list[str]], lone_fault: tuple[int, list[str]] | None,
@@ -559,18 +564,18 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
         peers_clock = peers_clocks.get(g)
         if g in clocks and peers_clock:
             drop = 1.0 - clocks[g] / peers_clock
-            faulted = lone_fault is not None and lone_fault[0] == g
-            if g in usual_clock and not faulted:
+            fault = ", ".join(lone_fault[1]) if lone_fault and lone_fault[0] == g else ""
+            if g in usual_clock and not fault:
                 drop -= max(0.0, 1.0 - usual_clock[g][0] / max(usual_clock[g][1], 1.0))
             # (a fault reason of its own with the clock under its peers': the job's pace,
             # however long it has been so; its peers' clocks say the card is not a lower bin)
-            x = 0.8 if faulted and drop >= t("lone_fault_drop") else 0.0
+            x = 0.8 if fault and drop >= t("lone_fault_drop") else 0.0
             x = max(x, ramp(drop, t("clock_drop"), 0.3))
             parts.append(x)
             if x > 0.3:
                 why.setdefault(g, []).append(Evidence(
                     "odd_clock", clocks[g], peers_clock, "MHz", g, others=_peers(clocks, g),
-                    detail=", ".join(lone_fault[1]) if faulted and lone_fault else ""))
+                    detail=fault))
         peers_temp = peers_temps.get(g)
         if g in temps and peers_temp is not None:
             usual = usual_temp[g][0] - usual_temp[g][1] if g in usual_temp else 0.0
