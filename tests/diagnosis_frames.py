@@ -279,6 +279,19 @@ def gather_tick(trace: Trace, i: int, work: float | None) -> None:
                samples=samples)
 
 
+def saw_tooth(trace: Trace) -> Trace:
+    """80 s of steady steps, then GPU-Util going 94, 82, 66, 49, 61, 77 in a 6 s period (an
+    image job's JPEG decode falling behind, A10G): the tick at the period's peak reads almost
+    healthy, the stall shows on the others."""
+    for i in range(80):
+        trace.tick(util=noisy(98, i, 0.005), sm=80)
+    period = (94, 82, 66, 49, 61, 77)
+    for i in range(90):
+        util = period[i % len(period)]
+        trace.tick(util=util, sm=0.8 * util)
+    return trace
+
+
 def noisy(value: float, i: int, spread: float) -> float:
     """A deterministic wobble: the same numbers on every run."""
     return value * (1.0 + spread * math.sin(i * 2.399))

@@ -15,7 +15,7 @@ from gputop.model.features import batch_decodes
 from gputop.model.enginehist import HistDelta, median_and_p99
 from gputop.model.thresholds import t
 from tests.diagnosis_frames import (START_WALL_S, Trace, data_parallel, episodes, noisy, only,
-                                    opened_at, run_frames)
+                                    opened_at, run_frames, saw_tooth)
 
 TRAIN = [(5001 + g, 5000, g, "python -u train.py --model llama-8b") for g in range(4)]
 
@@ -1454,13 +1454,7 @@ def test_a_saw_tooth_whose_peak_reads_healthy_is_an_input_stall():
     """A new augmentation pipeline makes JPEG decode the bottleneck of an image job on an
     A10G: GPU-Util goes 94, 82, 66, 49, 61, 77 in a 6 s period.  The tick at the period's
     peak reads almost healthy; the stall shows on the others, and is judged over the span."""
-    trace = Trace(engine=None, procs=[(7001, 1, 0, "python train_resnet.py")])
-    for i in range(80):
-        trace.tick(util=noisy(98, i, 0.005), sm=80)
-    period = (94, 82, 66, 49, 61, 77)
-    for i in range(90):
-        util = period[i % len(period)]
-        trace.tick(util=util, sm=0.8 * util)
+    trace = saw_tooth(Trace(engine=None, procs=[(7001, 1, 0, "python train_resnet.py")]))
     ep = only(trace.run())
     assert ep.suspects[0][0] == "input_stall", (ep.suspects, ep.evidence)
 

@@ -935,8 +935,12 @@ def _reads_cost(feats: Features) -> bool:
                 default=None)
     reads = (rise is not None and rise >= 0.6 * t("dram_rise_pts")) \
         or s.get("kv_read", 0.0) >= 0.3
-    return reads and ratio is not None and tokens is not None and bool(v.get("demand_kept")) \
-        and ratio >= t("step_reads_slow") and tokens <= t("step_reads_tokens")
+    if not reads or ratio is None or tokens is None or not v.get("demand_kept"):
+        return False
+    # (the output kept: contexts far longer, every token markedly slower, is the users' wait)
+    return (ratio >= t("step_reads_slow") and tokens <= t("step_reads_tokens")) \
+        or (ratio >= t("reads_latency_slow") and s.get("kv_read", 0.0) >= 0.5
+            and tokens <= t("reads_latency_tokens"))
 
 
 def _steps_wait(feats: Features, clearing: bool = False) -> bool:
@@ -1368,7 +1372,10 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
     if measure == "spec":
         # the drafts mostly rejected and the service slower for it: the GPU verifies tokens
         # it throws away (a batch growing to absorb it keeps tokens/s, not each user's rate)
-        if s.get("spec_drop", 0.0) < (0.3 if clearing else 0.5):
+        # (a third fewer drafts accepted is enough where every token is markedly slower
+        # for it: each step keeps fewer tokens, which is what the users wait on)
+        slower = (v.get("step_ratio") or 0.0) >= t("spec_mild_step")
+        if s.get("spec_drop", 0.0) < (0.3 if clearing or slower else 0.5):
             return False
         # drafts almost all rejected are wasted work by themselves: each step drafts k
         # tokens and verifies them to keep one, slower than decoding without speculation

@@ -71,7 +71,9 @@ _RANK_ARG = re.compile(_LOCAL_RANK.pattern + r"|\s+\(pid \d+ in its container\)$
 
 # what a serving engine's processes run or call themselves (vLLM and SGLang title theirs)
 _SERVER = re.compile(r"^(?:VLLM::|sglang::)|(?:^|[\s/])(?:vllm\s+serve|llama-server|"
-                     r"text-generation-(?:launcher|server)|tritonserver)\b|"
+                     r"text-generation-(?:launcher|server)|text-embeddings-router|tritonserver|"
+                     r"trtllm-serve|ollama\s+(?:serve|runner)|ollama_llama_server|"
+                     r"lmdeploy\s+serve)\b|"
                      r"-m\s+(?:vllm\.entrypoints|sglang\.launch_server)")
 
 

@@ -188,6 +188,15 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
     ("step_reads_tokens", 0.8,
      "...tokens/s at 80%- of baseline with demand kept: the batch did not grow to make up "
      "for the slower steps (a busier service keeps its output)"),
+    ("reads_latency_slow", 1.4,
+     "...or, the output kept, every token 1.4x slower while each sequence's context is far "
+     "longer (KV per sequence 2x+ its normal): the users wait longer for every token of "
+     "their long chats, which is the harm (a compliance chat growing to 30k tokens read "
+     "ITL +50% at an unchanged tokens/s)"),
+    ("reads_latency_tokens", 2.0,
+     "...the output kept or grown with the sessions, not doubled: tokens/s 2x+ its normal is "
+     "another workload arriving (a batch job's long generations, an offline run joining), "
+     "whose own batch slows each step and whose tokens no user waits on one by one"),
     ("step_alone_hold_s", 15.0,
      "the typical step's p50 moves in coarse histogram buckets and with bursts of prefill: "
      "alone, it must hold 15 s to open an episode"),
@@ -243,6 +252,10 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "a batch that at least doubles (by 8+ sequences) from one reading to the next with no new "
      "prompt work, or with one prompt that all but one of them read from the prefix cache, is "
      "likely one request's n sequences: evidence for a cause, never a trigger"),
+    ("spec_mild_step", 1.4,
+     "drafts accepted a third less often (not half) open a speculative-decoding finding "
+     "where every token (ITL p50) is 1.4x slower with it: an EAGLE head that fell from 75% "
+     "to 46% after a system-prompt change cost 1.6x per token"),
     ("spec_wasted", 0.15,
      "speculative decoding accepting under 15% of its drafts (after accepting far more) "
      "costs more than it saves: every step drafts and verifies k tokens to keep about one"),

@@ -1,0 +1,117 @@
+"""The mechanisms a blind corpus (bench/heldout/corpus_af, an enterprise's on-premises GPU
+estate) showed the verdict missing, one each, from the physics that makes them: long chats
+whose every token is slower while the batch keeps the output; drafts accepted a third less
+often with every token slower for it; a serving program gputop does not scrape, whose
+busy time follows its users.  And what they must not name."""
+
+from __future__ import annotations
+
+import pytest
+
+from gputop.model.point import ProcRef
+from gputop.model.subjects import serves
+from tests.diagnosis_frames import Trace, episodes, named, noisy, saw_tooth
+
+
+def _long_chats(kv_late: float, itl_late: float) -> Trace:
+    """A vLLM copilot: 7 chats of 2-3k tokens for three minutes (KV pool 4%), then the
+    compliance chats grow: the pool at ``kv_late`` with 11 in flight, each token at
+    ``itl_late`` where it took 23 ms, the batch grown by Little's law so tokens/s is kept."""
+    trace = Trace()
+    for i in range(180):
+        trace.tick(util=noisy(89, i, 0.02), sm=60, dram=noisy(50, i, 0.03),
+                   tokens=noisy(330, i, 0.04), running=7, kv=0.04, itl=0.023)
+    for i in range(240):
+        trace.tick(util=noisy(93, i, 0.02), sm=62, dram=noisy(55, i, 0.03),
+                   tokens=noisy(320, i, 0.04), running=11, kv=kv_late, itl=itl_late)
+    return trace
+
+
+def test_long_chats_every_token_slower_at_the_same_output_are_the_bandwidth():
+    """Contexts 10x longer per sequence, every token 1.55x slower: the output held by a
+    larger batch, so neither tokens/s nor a collapse shows, and two minutes later the
+    baseline had taken the slow tokens as normal.  The users wait on every token: named."""
+    found = episodes(_long_chats(0.7, 0.036).run())
+    assert found and found[0].suspects[0][0] == "memory_bandwidth", named(found)
+
+
+def test_long_chats_with_tokens_as_fast_as_ever_are_not():
+    """...but the same contexts with every token 1.15x slower: nothing users feel."""
+    found = episodes(_long_chats(0.7, 0.0265).run())
+    assert not found, named(found)
+
+
+def test_more_chats_of_the_usual_length_are_not():
+    """...nor 1.55x slower tokens from more chats of the usual length (KV per sequence
+    unchanged): a busier service, its batch larger, not longer contexts."""
+    found = episodes(_long_chats(0.063, 0.036).run())
+    assert "memory_bandwidth" not in [e.suspects[0][0] for e in found if e.suspects], \
+        named(found)
+
+
+def _eagle(accepted_late: float, itl_late: float) -> Trace:
+    """SGLang with EAGLE: 75% of 3,000 drafts/s accepted for three minutes, then
+    ``accepted_late`` of them after a system-prompt change, every token at ``itl_late``."""
+    trace = Trace(engine="sglang")
+    for i in range(180):
+        trace.tick(tokens=noisy(2000, i, 0.04), running=20, itl=0.02, drafted=3000,
+                   accepted=noisy(2250, i, 0.02))
+    for i in range(150):
+        trace.tick(tokens=noisy(1700, i, 0.04), running=20, itl=itl_late, drafted=3000,
+                   accepted=noisy(3000 * accepted_late, i, 0.02))
+    return trace
+
+
+def test_drafts_accepted_a_third_less_with_every_token_slower_are_named():
+    """Acceptance 75% -> 46% (a drop of 39%, under the half the finding needed) with every
+    token 1.6x slower: the drafts wasted are what each user waits on."""
+    found = episodes(_eagle(0.46, 0.032).run())
+    assert found and found[0].suspects[0][0] == "spec_decode_rejected", named(found)
+
+
+def test_the_same_acceptance_with_tokens_as_fast_is_not():
+    """...but the same acceptance with every token 1.1x: nothing users see is worse."""
+    found = episodes(_eagle(0.46, 0.022).run())
+    assert not found, named(found)
+
+
+@pytest.mark.parametrize("cmdline", [
+    "ollama serve", "/usr/bin/ollama runner --model /models/blobs/sha256-1 --port 40123",
+    "/usr/lib/ollama/ollama_llama_server --model x.gguf", "trtllm-serve /models/llama",
+    "lmdeploy serve api_server internlm/internlm2-chat-7b",
+    "text-embeddings-router --model-id BAAI/bge-large-en-v1.5 --port 8080"])
+def test_serving_programs_gputop_does_not_scrape_are_known_by_their_command(cmdline):
+    assert serves(_proc(cmdline))
+
+
+@pytest.mark.parametrize("cmdline", ["python train.py --serve-dir /data", "ollama pull x",
+                                     "python -m torch.distributed.run train.py"])
+def test_other_programs_are_not_servers(cmdline):
+    assert not serves(_proc(cmdline))
+
+
+def _proc(cmdline: str) -> ProcRef:
+    return ProcRef(pid=1, ppid=1, sm_util_pct=None, mem_bytes=None,
+                   name=cmdline.split()[0].rsplit("/", 1)[-1], cmdline=cmdline)
+
+
+def _bursts(cmdline: str) -> Trace:
+    """A GPU process with no metrics page whose GPU-Util saw-tooths (a training script's
+    loader falling behind; a server's users' requests coming and going)."""
+    return saw_tooth(Trace(engine=None, procs=[(7001, 1, 0, cmdline)]))
+
+
+def test_an_ollama_box_following_its_user_is_no_input_stall():
+    """Ollama serves no /metrics: its saw-tooth is the analyst's requests, not a data
+    loader's waits; it is known as a server by its command, as vLLM's and llama-server's
+    are."""
+    found = episodes(_bursts("ollama serve").run())
+    assert not found, named(found)
+
+
+def test_the_same_saw_tooth_from_a_training_script_is_still_judged():
+    """...while a training script with the same saw-tooth is a job whose steps wait (the
+    control: the detector does see the pattern)."""
+    found = episodes(_bursts("python train_resnet.py").run())
+    assert found and found[0].suspects[0][0] == "input_stall", named(found)
+
