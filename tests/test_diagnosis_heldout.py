@@ -48,6 +48,7 @@ import corpus_aa  # noqa: E402
 import corpus_ab  # noqa: E402
 import corpus_ac  # noqa: E402
 import corpus_ad  # noqa: E402
+import corpus_af  # noqa: E402
 import diagnosis_b  # noqa: E402
 import diagnosis_c  # noqa: E402
 import diagnosis_d  # noqa: E402
@@ -71,6 +72,7 @@ import diagnosis_aa  # noqa: E402
 import diagnosis_ab  # noqa: E402
 import diagnosis_ac  # noqa: E402
 import diagnosis_ad  # noqa: E402
+import diagnosis_af  # noqa: E402
 
 # right / traces per cause ("healthy" for the healthy ones), as measured: raise when it improves
 FLOOR_B = {"oversized_request": 4, "prefill_interference": 4, "collective_straggler": 5,
@@ -115,7 +117,7 @@ FLOOR_M = {"oversized_request": 3, "prefill_interference": 4, "collective_stragg
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 31}
 FLOOR_N = {"oversized_request": 3, "prefill_interference": 3, "collective_straggler": 3,
            "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 3,
-           "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 3, "kv_pressure": 3,
+           "tiny_kernels": 3, "memory_bandwidth": 3, "throttling": 3, "kv_pressure": 3,
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 25}
 FLOOR_P = {"oversized_request": 4, "prefill_interference": 3, "collective_straggler": 4,
            "input_stall": 4, "host_launch_jitter": 4, "host_cpu_contention": 4,
@@ -152,7 +154,7 @@ FLOOR_Y = {"oversized_request": 3, "prefill_interference": 3, "collective_stragg
 # corpus Z (an ML platform team's on-call week: endpoints, fine-tunes, notebooks, A10G-H200)
 FLOOR_Z = {"oversized_request": 2, "prefill_interference": 2, "collective_straggler": 4,
            "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 3,
-           "tiny_kernels": 3, "memory_bandwidth": 1, "throttling": 3, "kv_pressure": 3,
+           "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 3, "kv_pressure": 3,
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 22}
 # corpus AA (a GPU cloud's customer escalations: vLLM/SGLang/TGI/llama.cpp, DDP/FSDP/
 # DeepSpeed/RL ranks that init adopted, diffusion, embeddings, notebooks; H100-A10G, L4)
@@ -178,6 +180,12 @@ FLOOR_AD = {"oversized_request": 1, "prefill_interference": 1, "collective_strag
             "input_stall": 1, "host_launch_jitter": 3, "host_cpu_contention": 0,
             "tiny_kernels": 2, "memory_bandwidth": 1, "throttling": 3, "kv_pressure": 3,
             "gpu_shared": 3, "spec_decode_rejected": 2, "healthy": 24}
+# corpus AF (an enterprise's air-gapped on-prem estate: copilots on vLLM/SGLang, TGI RAG,
+# llama.cpp/Ollama workstations, engine-less OCR and transcription, DGX fine-tunes; V100-H100)
+FLOOR_AF = {"oversized_request": 3, "prefill_interference": 3, "collective_straggler": 3,
+            "input_stall": 1, "host_launch_jitter": 3, "host_cpu_contention": 1,
+            "tiny_kernels": 0, "memory_bandwidth": 2, "throttling": 2, "kv_pressure": 3,
+            "gpu_shared": 2, "spec_decode_rejected": 3, "healthy": 23}
 CORPORA = {"b": (FLOOR_B, corpus_b, diagnosis_b), "c": (FLOOR_C, corpus_c, diagnosis_c),
            "d": (FLOOR_D, corpus_d, diagnosis_d), "e": (FLOOR_E, corpus_e, diagnosis_e),
            "g": (FLOOR_G, corpus_g, diagnosis_g), "h": (FLOOR_H, corpus_h, diagnosis_h),
@@ -189,7 +197,7 @@ CORPORA = {"b": (FLOOR_B, corpus_b, diagnosis_b), "c": (FLOOR_C, corpus_c, diagn
            "x": (FLOOR_X, corpus_x, diagnosis_x), "y": (FLOOR_Y, corpus_y, diagnosis_y),
            "z": (FLOOR_Z, corpus_z, diagnosis_z), "aa": (FLOOR_AA, corpus_aa, diagnosis_aa),
            "ab": (FLOOR_AB, corpus_ab, diagnosis_ab), "ac": (FLOOR_AC, corpus_ac, diagnosis_ac),
-           "ad": (FLOOR_AD, corpus_ad, diagnosis_ad)}
+           "ad": (FLOOR_AD, corpus_ad, diagnosis_ad), "af": (FLOOR_AF, corpus_af, diagnosis_af)}
 
 
 def _results(corpus, harness):
