@@ -79,13 +79,18 @@ def test_the_same_acceptance_with_tokens_as_fast_is_not():
     "ollama serve", "/usr/bin/ollama runner --model /models/blobs/sha256-1 --port 40123",
     "/usr/lib/ollama/ollama_llama_server --model x.gguf", "trtllm-serve /models/llama",
     "lmdeploy serve api_server internlm/internlm2-chat-7b",
-    "text-embeddings-router --model-id BAAI/bge-large-en-v1.5 --port 8080"])
+    "text-embeddings-router --model-id BAAI/bge-large-en-v1.5 --port 8080",
+    "python -m lmdeploy.serve.openai.api_server internlm/internlm2-chat-7b",
+    "python3 -m tensorrt_llm.commands.serve /models/llama"])
 def test_serving_programs_gputop_does_not_scrape_are_known_by_their_command(cmdline):
     assert serves(_proc(cmdline))
 
 
-@pytest.mark.parametrize("cmdline", ["python train.py --serve-dir /data", "ollama pull x",
-                                     "python -m torch.distributed.run train.py"])
+@pytest.mark.parametrize("cmdline", [
+    "python train.py --serve-dir /data", "ollama pull x", "python -m torch.distributed.run train.py",
+    "python train.py --output_dir /ckpt/trtllm-serve-bench",
+    "python finetune.py --data /data/text-embeddings-router-logs/train.jsonl",
+    "python quantize.py --save /models/ollama_llama_server.gguf", "trtllm-build --checkpoint x"])
 def test_other_programs_are_not_servers(cmdline):
     assert not serves(_proc(cmdline))
 
@@ -115,3 +120,78 @@ def test_the_same_saw_tooth_from_a_training_script_is_still_judged():
     found = episodes(_bursts("python train_resnet.py").run())
     assert found and found[0].suspects[0][0] == "input_stall", named(found)
 
+
+
+def _tgi(prefill_late: float) -> Trace:
+    """TGI for a legacy RAG app: its forward passes spend 0.05 s a second on prefill batches
+    and 0.75 s on decode ones; then ``prefill_late`` s a second on prefill (users attach
+    long documents), the decode ones left the rest, tokens/s 0.7x, requests queueing."""
+    trace = Trace(engine="tgi")
+    for i in range(120):
+        tokens = noisy(600, i, 0.05)
+        trace.tick(util=noisy(85, i, 0.03), sm=None, dram=None, tokens=tokens,
+                   prompt=noisy(2400, i, 0.1), running=8, decode_s=0.75, prefill_s=0.05)
+    for i in range(120):
+        tokens = noisy(600 * (0.7 if prefill_late > 0.1 else 1.0), i, 0.05)
+        trace.tick(util=noisy(96, i, 0.02), sm=None, dram=None, tokens=tokens,
+                   prompt=noisy(2400 if prefill_late <= 0.1 else 5200, i, 0.1), running=8,
+                   waiting=min(10, i // 6) if prefill_late > 0.1 else 0,
+                   decode_s=0.9 - prefill_late, prefill_s=prefill_late)
+    return trace
+
+
+def test_tgis_prefill_batches_taking_its_time_are_prefill_interference():
+    """Prefill batches go from 6% of TGI's forward time to 45%: the decodes wait behind
+    them (TGI's page has no per-token latency to show it; its forward seconds by method
+    do)."""
+    found = episodes(_tgi(0.4).run())
+    assert found and found[0].suspects[0][0] == "prefill_interference", named(found)
+    assert any("prompts take" in e for e in found[0].evidence), found[0].evidence
+
+
+def test_tgi_at_its_usual_prefill_share_is_not():
+    found = episodes(_tgi(0.05).run())
+    assert not found, named(found)
+
+
+def test_a_pool_refilling_after_a_restart_to_its_old_normal_is_not_the_bandwidth():
+    """A copilot served 11 long chats (KV pool 60%, 34 ms a token) for five minutes, then
+    restarted: its first minutes of short chats (4%, 23 ms) are the new baseline, and the
+    pool refills to where it was.  Contexts no longer than the run before served is no
+    onset: the run before is the normal its contexts are judged by, for a while."""
+    trace = Trace()
+    for i in range(300):
+        trace.tick(util=noisy(93, i, 0.02), sm=62, dram=noisy(55, i, 0.03),
+                   tokens=noisy(320, i, 0.04), running=11, kv=0.6, itl=0.034)
+    for _ in range(5):
+        trace.tick(util=0, sm=0, dram=0, engine_up=False)
+    trace.restart_counters()
+    for i in range(150):
+        trace.tick(util=noisy(89, i, 0.02), sm=60, dram=noisy(50, i, 0.03),
+                   tokens=noisy(330, i, 0.04), running=7, kv=0.04, itl=0.023)
+    for i in range(300):
+        ramp_share = min(1.0, i / 150)
+        trace.tick(util=noisy(93, i, 0.02), sm=62, dram=noisy(55, i, 0.03),
+                   tokens=noisy(330 - 10 * ramp_share, i, 0.04), running=7 + 4 * ramp_share,
+                   kv=0.04 + 0.56 * ramp_share, itl=0.023 + 0.011 * ramp_share)
+    found = episodes(trace.run())
+    assert "memory_bandwidth" not in [e.suspects[0][0] for e in found if e.suspects], \
+        named(found)
+    assert not [e for e in found if e.measure == "reads"], named(found)
+
+
+def test_drafts_accepted_less_on_a_power_capped_board_are_the_clock():
+    """Acceptance 75% -> 47% with every token 1.5x slower, but the board's clock cut to
+    1,300 MHz under the power cap at the same time: the cut clock explains the slower
+    tokens, and the episode opens on it, not on the drafts."""
+    trace = Trace(engine="sglang")
+    for i in range(180):
+        trace.tick(tokens=noisy(2000, i, 0.04), running=20, itl=0.02, drafted=3000,
+                   accepted=noisy(2250, i, 0.02), kv=0.2)
+    for i in range(150):
+        trace.tick(tokens=noisy(1500, i, 0.04), running=20, itl=0.03, drafted=3000,
+                   accepted=noisy(1410, i, 0.02), kv=0.2, clock=1300, power=450,
+                   throttle=("power cap",))
+    found = episodes(trace.run())
+    assert found and found[0].measure != "spec", [(e.measure, e.suspects) for e in found]
+    assert found[0].suspects[0][0] == "throttling", named(found)

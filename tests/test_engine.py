@@ -483,3 +483,26 @@ def test_work_counter_option_refuses_what_is_not_a_metric_name():
                            "snapshot"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "expected a metric name" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+TGI_FORWARD = """# TYPE tgi_batch_forward_duration histogram
+tgi_batch_forward_duration_bucket{method="prefill",le="0.1"} 40
+tgi_batch_forward_duration_bucket{method="prefill",le="+Inf"} 52
+tgi_batch_forward_duration_sum{method="prefill"} 7.25
+tgi_batch_forward_duration_count{method="prefill"} 52
+tgi_batch_forward_duration_bucket{method="decode",le="0.1"} 9000
+tgi_batch_forward_duration_bucket{method="decode",le="+Inf"} 9000
+tgi_batch_forward_duration_sum{method="decode"} 180.5
+tgi_batch_forward_duration_count{method="decode"} 9000
+"""
+
+
+def test_tgis_forward_seconds_split_by_method_are_its_prefill_and_decode_time():
+    """TGI times each forward pass by method: the prefill batches' seconds beside the decode
+    batches' are the engine's own account of its time spent on prompts (as llama.cpp's
+    prompt seconds are)."""
+    parsed = recognise(text("tgi.txt") + TGI_FORWARD)
+    assert parsed.kind == "tgi"
+    assert parsed.values["prefill_seconds_total"] == pytest.approx(7.25)
+    assert parsed.values["decode_seconds_total"] == pytest.approx(180.5)
+    assert recognise(text("tgi.txt")).values["prefill_seconds_total"] is None

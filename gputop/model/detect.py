@@ -223,8 +223,8 @@ class SubjectState:
     jump: tuple[float, float] | None = None  # (when, batch before): the batch doubled at once
     surge_since_mono_s: float | None = None  # more prompts of the usual length arriving
     grown_since_mono_s: float | None = None  # the batch 1.3x its usual size since then
-    # the speculative acceptance its baseline held before the engine restarted (same url)
-    accept_before: float | None = None
+    # what its baseline held before the engine restarted at the same url (BEFORE_KEPT)
+    before: tuple[tuple[str, float], ...] = ()
     # per sustained measure (SUSTAINED), (mono, whether it held that tick) over the last
     # sustained_span_s: findings that show on a share of the ticks, not on every one
     sustained: tuple[tuple[str, tuple[tuple[float, bool], ...]], ...] = ()
@@ -509,17 +509,21 @@ def _identify(st: SubjectState | None, subject: Subject, now: Point,
         restarted = True
     if restarted:
         same = is_engine_key(subject.key) and now.engine_url == st.engine_url
-        accept = st.base.get("spec_accept")
+        kept = dict(st.before)
+        kept.update({k: x for k in BEFORE_KEPT if (x := st.base.get(k)) is not None})
         fresh = SubjectState(subject, t_now, t_now, engine_url=now.engine_url,
                              engine_pids=frozenset(now.engine_pids),
                              warmup_since_mono_s=t_now if is_engine_key(subject.key) else None,
-                             accept_before=(accept if accept is not None
-                                            else st.accept_before)
-                             if same else None)
+                             before=tuple(sorted(kept.items())) if same else ())
         return replace(fresh, active=st.active, clearing=st.clearing or (
             (t_now, now.time_wall_s) if st.active else None), tally=st.tally)
     return replace(st, subject=subject, last_seen_mono_s=t_now,
                    engine_pids=frozenset(now.engine_pids) or st.engine_pids)
+
+
+# what a restarted engine's run before stands for (same url, for `accept_carry_s`): how well
+# its drafts matched (the models', not the load's), and the contexts it served (its users')
+BEFORE_KEPT = ("spec_accept", "kv_per_seq")
 
 
 def _absent(st: SubjectState, now: Point, config: DetectConfig,
@@ -570,7 +574,7 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
     feats = signals(subject, recent, st.base, windows, config, strength,
                     jump[1] if jump is not None else None,
                     smooth[1] if smooth is not None else None, waiting_before,
-                    st.accept_before if now.time_mono_s - st.first_seen_mono_s
+                    dict(st.before) if now.time_mono_s - st.first_seen_mono_s
                     < t("accept_carry_s") else None)
     if feats.v.get("jump_from") is not None and jump is None:
         jump = (now.time_mono_s, cast(float, feats.v["jump_from"]))
@@ -940,7 +944,8 @@ def _reads_cost(feats: Features) -> bool:
     # (the output kept: contexts far longer, every token markedly slower, is the users' wait)
     return (ratio >= t("step_reads_slow") and tokens <= t("step_reads_tokens")) \
         or (ratio >= t("reads_latency_slow") and s.get("kv_read", 0.0) >= 0.5
-            and tokens <= t("reads_latency_tokens"))
+            and s.get("kv_read_before", 1.0) >= 0.5 and tokens <= t("reads_latency_tokens")
+            and not _more_arrivals(v))
 
 
 def _steps_wait(feats: Features, clearing: bool = False) -> bool:
@@ -1372,9 +1377,12 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
     if measure == "spec":
         # the drafts mostly rejected and the service slower for it: the GPU verifies tokens
         # it throws away (a batch growing to absorb it keeps tokens/s, not each user's rate)
-        # (a third fewer drafts accepted is enough where every token is markedly slower
-        # for it: each step keeps fewer tokens, which is what the users wait on)
-        slower = (v.get("step_ratio") or 0.0) >= t("spec_mild_step")
+        # (drafts accepted 35%+ less often is enough where every token is markedly slower
+        # for it and nothing else explains that: no cut clock, no longer prompts or
+        # contexts, no more work arriving; each step keeps fewer tokens, which users wait on)
+        slower = (v.get("step_ratio") or 0.0) >= t("spec_mild_step") \
+            and (v.get("tokens_ratio") or 1.0) <= 1.2 and max(
+                s.get(x, 0.0) for x in ("clock_slow", "prefill", "kv_read", "dram_new")) < 0.5
         if s.get("spec_drop", 0.0) < (0.3 if clearing or slower else 0.5):
             return False
         # drafts almost all rejected are wasted work by themselves: each step drafts k

@@ -180,6 +180,15 @@ def _scalar(points: tuple[Point, ...], attr: str, n: int = SMOOTH) -> float | No
 # the smoothing then only delays a collapse by seconds), llama.cpp's tokens_predicted, TGI's
 # tgi_request_generated_tokens (a histogram its router records as each request succeeds)
 FINISH_COUNTED = ("sglang", "llamacpp", "tgi")
+# engines whose prefill and decode seconds are the engine's own time, spent on one or the
+# other (llama.cpp's slots, TGI's forward passes by method); vLLM's are per-request phase
+# times summed over requests in flight together: a stand-in only where it shows no typical
+# token of its own
+FORWARD_TIMED = ("llamacpp", "tgi")
+# engines whose decode seconds are each sequence's own, summed (a llama.cpp slot's, a vLLM
+# request's decode phase): per generated token, each sequence's time per token; TGI's are a
+# batch's forward passes (per generated token there, the step over the batch)
+SEQUENCE_TIMED = ("llamacpp", "vllm")
 
 
 def _demand_batch(points: tuple[Point, ...], base: Baseline, running: float | None,
@@ -230,14 +239,16 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
             windows: dict[str, HistDelta], config: DetectConfig, notable: float = 0.0,
             jumped_from: float | None = None, tokens_smooth: float | None = None,
             waiting_before: float | None = None,
-            accept_before: float | None = None) -> Features:
+            before: Mapping[str, float] | None = None) -> Features:
     """The subject's signals at ``points[-1]``; ``windows`` are the engine's latency
     histograms merged over the latency window; ``notable`` the strength of notable requests
     (the detector keeps those, since they arrive when a request ends); ``jumped_from`` the
     batch before a jump the detector saw lately (see ``_jump``); ``tokens_smooth`` the
     engine's tokens/s averaged longer where its counter moves only as requests finish;
     ``waiting_before`` the queue the engine read 5 s or more before its latest reading;
-    ``accept_before`` the speculative acceptance the engine had before it restarted."""
+    ``before`` what the engine's baseline held before it restarted at the same address (its
+    speculative acceptance, the context per sequence): the run before is its normal for a
+    while, not only the first minutes of this one."""
     now = points[-1]
     gpus = subject.gpus
     s: dict[str, float] = {}
@@ -396,7 +407,7 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     slow_reading: dict[str, bool] = {}
     if subject.has_engine:
         slow_reading = _engine(subject, points, base, windows, config, s, v, say,
-                               tokens_smooth, waiting_before, accept_before)
+                               tokens_smooth, waiting_before, before or {})
         _jump(points, base, v)
         _prefill_compute(s, v)
         # the jump stands while the batch stays doubled (n sequences decode together)
@@ -969,8 +980,9 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
             windows: dict[str, HistDelta], config: DetectConfig, s: Strengths, v: Values,
             say: Say, tokens_smooth: float | None = None,
             waiting_before: float | None = None,
-            accept_before: float | None = None) -> dict[str, bool]:
+            before: Mapping[str, float] | None = None) -> dict[str, bool]:
     now = points[-1]
+    accept_before = (before or {}).get("spec_accept")
     running = now.requests_running
     waiting = _scalar(points, "requests_waiting")
     running_base, waiting_base = base.get("running"), base.get("waiting")
@@ -1143,6 +1155,7 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
             say("step", p50, typical, "s", detail=f"{ratio:.1f}")
     elif p50 is None:
         _token_time(points, base, s, v, say)
+    _prefill_share(points, base, s, v, say, latency_known=p50 is not None)
     # ...and the window's exact mean (its sum over its count) against its own: a step time
     # straddling a bucket bound (25 ms to 34 ms across vLLM's 25 ms) leaves the p50 in the
     # lower bucket, not the mean
@@ -1212,6 +1225,10 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
         if kv_smooth is not None and batch and batch >= 1 and ctx_base and kv_base is not None:
             ctx_ratio = (kv_smooth / batch) / ctx_base
             v["ctx_ratio"] = ctx_ratio
+            if (before or {}).get("kv_per_seq"):
+                # (against the contexts the engine served before it restarted)
+                v["ctx_ratio_before"] = (kv_smooth / batch) / (before or {})["kv_per_seq"]
+                s["kv_read_before"] = ramp(v["ctx_ratio_before"], 1.5, 3.0)
             s["kv_read"] = ramp(kv_smooth - kv_base, 0.1, 0.3) * ramp(ctx_ratio, 1.5, 3.0)
             if s["kv_read"] >= 0.5:
                 say("kv_read", kv_smooth, kv_base, "ratio", detail=f"{ctx_ratio:.1f}")
@@ -1378,14 +1395,12 @@ def _host(subject: Subject, points: tuple[Point, ...], base: Baseline, s: Streng
 
 def _token_time(points: tuple[Point, ...], base: Baseline, s: Strengths, v: Values,
                 say: Say) -> None:
-    """An engine without latency histograms (llama.cpp) that counts its decode and prompt
-    seconds: decode seconds per generated token is each sequence's mean time per token
-    (its ITL), and the prompts' share of the engine's time is its prefill.  Both counters
-    move when a slot finishes, so they are summed over the last readings."""
-    recent = points[-8:]
+    """An engine without latency histograms (llama.cpp) that counts its decode seconds:
+    decode seconds per generated token is each sequence's mean time per token (its ITL).
+    The counter moves when a slot finishes, so it is summed over the last readings."""
+    recent = [p for p in points[-8:] if p.engine_kind in SEQUENCE_TIMED]
     decode = sum(p.decode_s_per_s or 0.0 for p in recent if p.tokens_per_s)
     tokens = sum(p.tokens_per_s or 0.0 for p in recent if p.decode_s_per_s is not None)
-    prefill = sum(p.prefill_s_per_s or 0.0 for p in recent if p.decode_s_per_s is not None)
     if tokens > 0 and decode > 0:
         per_token = decode / tokens
         v["token_time"] = per_token
@@ -1396,6 +1411,19 @@ def _token_time(points: tuple[Point, ...], base: Baseline, s: Strengths, v: Valu
             s["step"] = ramp(ratio, 1.4, 2.5)
             if ratio >= t("step_slow"):
                 say("token_time", per_token, usual, "s", detail=f"{ratio:.1f}")
+
+
+def _prefill_share(points: tuple[Point, ...], base: Baseline, s: Strengths, v: Values,
+                   say: Say, latency_known: bool) -> None:
+    """An engine that counts the seconds it spends on prompts beside those on decodes
+    (llama.cpp's slots, TGI's forward passes by method): the prompts' share of its time is
+    its prefill, whatever its latency histograms say; the requests' phase times of another
+    engine only stand in where it shows no typical token.  Summed over the last readings
+    (a slot's counters move when it finishes)."""
+    recent = [p for p in points[-8:] if p.decode_s_per_s is not None
+              and (p.engine_kind in FORWARD_TIMED or not latency_known)]
+    decode = sum(p.decode_s_per_s or 0.0 for p in recent)
+    prefill = sum(p.prefill_s_per_s or 0.0 for p in recent)
     if decode + prefill > 0:
         share = prefill / (decode + prefill)
         v["prefill_share"] = share

@@ -71,10 +71,12 @@ _RANK_ARG = re.compile(_LOCAL_RANK.pattern + r"|\s+\(pid \d+ in its container\)$
 
 # what a serving engine's processes run or call themselves (vLLM and SGLang title theirs)
 _SERVER = re.compile(r"^(?:VLLM::|sglang::)|(?:^|[\s/])(?:vllm\s+serve|llama-server|"
-                     r"text-generation-(?:launcher|server)|text-embeddings-router|tritonserver|"
-                     r"trtllm-serve|ollama\s+(?:serve|runner)|ollama_llama_server|"
-                     r"lmdeploy\s+serve)\b|"
-                     r"-m\s+(?:vllm\.entrypoints|sglang\.launch_server)")
+                     r"text-generation-(?:launcher|server)|tritonserver)\b|"
+                     # (these as the program itself, not a path among its arguments)
+                     r"^(?:\S*/)?(?:text-embeddings-router|trtllm-serve|ollama\s+(?:serve|runner)"
+                     r"|ollama_llama_server|lmdeploy\s+serve)(?:\s|$)|"
+                     r"-m\s+(?:vllm\.entrypoints|sglang\.launch_server|lmdeploy\.serve"
+                     r"|tensorrt_llm\.commands\.serve)")
 
 
 def serves(proc: ProcRef) -> bool:

@@ -190,7 +190,8 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "for the slower steps (a busier service keeps its output)"),
     ("reads_latency_slow", 1.4,
      "...or, the output kept, every token 1.4x slower while each sequence's context is far "
-     "longer (KV per sequence 2x+ its normal): the users wait longer for every token of "
+     "longer (KV per sequence 2.25x+ its normal, and than before a restart of the engine; "
+     "not more requests arriving): the users wait longer for every token of "
      "their long chats, which is the harm (a compliance chat growing to 30k tokens read "
      "ITL +50% at an unchanged tokens/s)"),
     ("reads_latency_tokens", 2.0,
@@ -253,9 +254,10 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "prompt work, or with one prompt that all but one of them read from the prefix cache, is "
      "likely one request's n sequences: evidence for a cause, never a trigger"),
     ("spec_mild_step", 1.4,
-     "drafts accepted a third less often (not half) open a speculative-decoding finding "
-     "where every token (ITL p50) is 1.4x slower with it: an EAGLE head that fell from 75% "
-     "to 46% after a system-prompt change cost 1.6x per token"),
+     "drafts accepted 35%+ less often (not half) open a speculative-decoding finding where "
+     "every token (ITL p50) is 1.4x slower with it and nothing else explains that (no cut "
+     "clock, longer prompts or contexts, tokens/s at most 1.2x): an EAGLE head that fell "
+     "from 75% to 46% after a system-prompt change cost 1.6x per token"),
     ("spec_wasted", 0.15,
      "speculative decoding accepting under 15% of its drafts (after accepting far more) "
      "costs more than it saves: every step drafts and verifies k tokens to keep about one"),

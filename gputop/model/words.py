@@ -150,7 +150,9 @@ def headline(ep: Episode) -> str:
                 f"{(v.get('finished_ratio') or 0):.0%} of their rate, every token "
                 f"{(v.get('step_ratio') or 0):.1f}x slower")
     if m == "spec":
-        return (f"{where} busy {util} but drafts mostly rejected: "
+        rejected = "mostly rejected" if (v.get("spec_accept") or 0.0) < 0.5 \
+            else "accepted less often"
+        return (f"{where} busy {util} but drafts {rejected}: "
                 f"{_pct(v.get('spec_accept'))} accepted (baseline {_pct(v.get('spec_accept_base'))}),"
                 f" {_n(ep.tokens_per_s)} tok/s (baseline {_n(ep.baseline_tokens_per_s)})")
     if m == "queue":
@@ -416,7 +418,8 @@ MEASURE_NAME = {
     "host": "a contended host with harm of any kind on half of 20 s of ticks",
     "odd": "one GPU out of step on half of 20 s of ticks",
     "slow": "every token 2x slower with the batch swollen, on half of 30 s of ticks",
-    "reads": "every token 1.3x slower as each step reads more, the output down a fifth, on "
+    "reads": "every token 1.3x slower as each step reads more with the output down a fifth "
+             "(or 1.4x slower with each sequence's context far longer, the output kept), on "
              "half of 30 s of ticks",
     "dram": "a job's DRAM traffic new and near saturation at a cost to its rate or SM share, "
             "on half of 20 s of ticks",

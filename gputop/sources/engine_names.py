@@ -165,7 +165,11 @@ TGI = EngineNames(
         "tpot": ("tgi_request_mean_time_per_token_duration",),
         "e2e": ("tgi_request_duration",),
         "queue": ("tgi_request_queue_duration",),
-    })
+    },
+    # the seconds its forward passes took, per method: prefill batches beside decode ones
+    prefill_seconds=("tgi_batch_forward_duration_sum{method=prefill}",),
+    decode_seconds=("tgi_batch_forward_duration_sum{method=decode}",),
+    split_by={"tgi_batch_forward_duration_sum": "method"})
 
 LLAMACPP = EngineNames(
     "llamacpp", "llamacpp:",
