@@ -49,6 +49,7 @@ import corpus_ab  # noqa: E402
 import corpus_ac  # noqa: E402
 import corpus_ad  # noqa: E402
 import corpus_af  # noqa: E402
+import corpus_ag  # noqa: E402
 import diagnosis_b  # noqa: E402
 import diagnosis_c  # noqa: E402
 import diagnosis_d  # noqa: E402
@@ -73,6 +74,7 @@ import diagnosis_ab  # noqa: E402
 import diagnosis_ac  # noqa: E402
 import diagnosis_ad  # noqa: E402
 import diagnosis_af  # noqa: E402
+import diagnosis_ag  # noqa: E402
 
 # right / traces per cause ("healthy" for the healthy ones), as measured: raise when it improves
 FLOOR_B = {"oversized_request": 4, "prefill_interference": 4, "collective_straggler": 5,
@@ -186,6 +188,12 @@ FLOOR_AF = {"oversized_request": 3, "prefill_interference": 3, "collective_strag
             "input_stall": 1, "host_launch_jitter": 3, "host_cpu_contention": 1,
             "tiny_kernels": 0, "memory_bandwidth": 2, "throttling": 2, "kv_pressure": 3,
             "gpu_shared": 2, "spec_decode_rejected": 3, "healthy": 23}
+# corpus AG (an inference provider's production fleet: vLLM/SGLang replicas with TP, EP,
+# speculation and structured output, TGI, embedding pools, RL post-training; H100-GB200)
+FLOOR_AG = {"oversized_request": 3, "prefill_interference": 1, "collective_straggler": 2,
+            "input_stall": 1, "host_launch_jitter": 2, "host_cpu_contention": 0,
+            "tiny_kernels": 1, "memory_bandwidth": 1, "throttling": 2, "kv_pressure": 3,
+            "gpu_shared": 2, "spec_decode_rejected": 3, "healthy": 21}
 CORPORA = {"b": (FLOOR_B, corpus_b, diagnosis_b), "c": (FLOOR_C, corpus_c, diagnosis_c),
            "d": (FLOOR_D, corpus_d, diagnosis_d), "e": (FLOOR_E, corpus_e, diagnosis_e),
            "g": (FLOOR_G, corpus_g, diagnosis_g), "h": (FLOOR_H, corpus_h, diagnosis_h),
@@ -197,7 +205,8 @@ CORPORA = {"b": (FLOOR_B, corpus_b, diagnosis_b), "c": (FLOOR_C, corpus_c, diagn
            "x": (FLOOR_X, corpus_x, diagnosis_x), "y": (FLOOR_Y, corpus_y, diagnosis_y),
            "z": (FLOOR_Z, corpus_z, diagnosis_z), "aa": (FLOOR_AA, corpus_aa, diagnosis_aa),
            "ab": (FLOOR_AB, corpus_ab, diagnosis_ab), "ac": (FLOOR_AC, corpus_ac, diagnosis_ac),
-           "ad": (FLOOR_AD, corpus_ad, diagnosis_ad), "af": (FLOOR_AF, corpus_af, diagnosis_af)}
+           "ad": (FLOOR_AD, corpus_ad, diagnosis_ad), "af": (FLOOR_AF, corpus_af, diagnosis_af),
+           "ag": (FLOOR_AG, corpus_ag, diagnosis_ag)}
 
 
 def _results(corpus, harness):
