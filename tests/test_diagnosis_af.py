@@ -13,14 +13,19 @@ from gputop.model.subjects import serves
 from tests.diagnosis_frames import Trace, episodes, named, noisy, saw_tooth
 
 
-def _long_chats(kv_late: float, itl_late: float) -> Trace:
-    """A vLLM copilot: 7 chats of 2-3k tokens for three minutes (KV pool 4%), then the
-    compliance chats grow: the pool at ``kv_late`` with 11 in flight, each token at
-    ``itl_late`` where it took 23 ms, the batch grown by Little's law so tokens/s is kept."""
-    trace = Trace()
-    for i in range(180):
+def _short_chats(trace: Trace, ticks: int) -> Trace:
+    """A vLLM copilot serving 7 chats of 2-3k tokens: KV pool 4%, 23 ms a token."""
+    for i in range(ticks):
         trace.tick(util=noisy(89, i, 0.02), sm=60, dram=noisy(50, i, 0.03),
                    tokens=noisy(330, i, 0.04), running=7, kv=0.04, itl=0.023)
+    return trace
+
+
+def _long_chats(kv_late: float, itl_late: float) -> Trace:
+    """The copilot's short chats for three minutes, then the compliance chats grow: the
+    pool at ``kv_late`` with 11 in flight, each token at ``itl_late`` where it took 23 ms,
+    the batch grown by Little's law so tokens/s is kept."""
+    trace = _short_chats(Trace(), 180)
     for i in range(240):
         trace.tick(util=noisy(93, i, 0.02), sm=62, dram=noisy(55, i, 0.03),
                    tokens=noisy(320, i, 0.04), running=11, kv=kv_late, itl=itl_late)
@@ -49,16 +54,18 @@ def test_more_chats_of_the_usual_length_are_not():
         named(found)
 
 
-def _eagle(accepted_late: float, itl_late: float) -> Trace:
+def _eagle(accepted_late: float, itl_late: float, tokens_late: float = 1700,
+           kv: float = 0.4, **late) -> Trace:
     """SGLang with EAGLE: 75% of 3,000 drafts/s accepted for three minutes, then
-    ``accepted_late`` of them after a system-prompt change, every token at ``itl_late``."""
+    ``accepted_late`` of them after a system-prompt change, every token at ``itl_late``
+    (``late``: whatever else changed with it)."""
     trace = Trace(engine="sglang")
     for i in range(180):
         trace.tick(tokens=noisy(2000, i, 0.04), running=20, itl=0.02, drafted=3000,
-                   accepted=noisy(2250, i, 0.02))
+                   accepted=noisy(2250, i, 0.02), kv=kv)
     for i in range(150):
-        trace.tick(tokens=noisy(1700, i, 0.04), running=20, itl=itl_late, drafted=3000,
-                   accepted=noisy(3000 * accepted_late, i, 0.02))
+        trace.tick(tokens=noisy(tokens_late, i, 0.04), running=20, itl=itl_late,
+                   drafted=3000, accepted=noisy(3000 * accepted_late, i, 0.02), kv=kv, **late)
     return trace
 
 
@@ -121,7 +128,6 @@ def test_the_same_saw_tooth_from_a_training_script_is_still_judged():
     assert found and found[0].suspects[0][0] == "input_stall", named(found)
 
 
-
 def _tgi(prefill_late: float) -> Trace:
     """TGI for a legacy RAG app: its forward passes spend 0.05 s a second on prefill batches
     and 0.75 s on decode ones; then ``prefill_late`` s a second on prefill (users attach
@@ -166,9 +172,7 @@ def test_a_pool_refilling_after_a_restart_to_its_old_normal_is_not_the_bandwidth
     for _ in range(5):
         trace.tick(util=0, sm=0, dram=0, engine_up=False)
     trace.restart_counters()
-    for i in range(150):
-        trace.tick(util=noisy(89, i, 0.02), sm=60, dram=noisy(50, i, 0.03),
-                   tokens=noisy(330, i, 0.04), running=7, kv=0.04, itl=0.023)
+    _short_chats(trace, 150)
     for i in range(300):
         ramp_share = min(1.0, i / 150)
         trace.tick(util=noisy(93, i, 0.02), sm=62, dram=noisy(55, i, 0.03),
@@ -184,13 +188,7 @@ def test_drafts_accepted_less_on_a_power_capped_board_are_the_clock():
     """Acceptance 75% -> 47% with every token 1.5x slower, but the board's clock cut to
     1,300 MHz under the power cap at the same time: the cut clock explains the slower
     tokens, and the episode opens on it, not on the drafts."""
-    trace = Trace(engine="sglang")
-    for i in range(180):
-        trace.tick(tokens=noisy(2000, i, 0.04), running=20, itl=0.02, drafted=3000,
-                   accepted=noisy(2250, i, 0.02), kv=0.2)
-    for i in range(150):
-        trace.tick(tokens=noisy(1500, i, 0.04), running=20, itl=0.03, drafted=3000,
-                   accepted=noisy(1410, i, 0.02), kv=0.2, clock=1300, power=450,
+    trace = _eagle(0.47, 0.03, tokens_late=1500, kv=0.2, clock=1300, power=450,
                    throttle=("power cap",))
     found = episodes(trace.run())
     assert found and found[0].measure != "spec", [(e.measure, e.suspects) for e in found]

@@ -407,7 +407,7 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     slow_reading: dict[str, bool] = {}
     if subject.has_engine:
         slow_reading = _engine(subject, points, base, windows, config, s, v, say,
-                               tokens_smooth, waiting_before, before or {})
+                               tokens_smooth, waiting_before, before)
         _jump(points, base, v)
         _prefill_compute(s, v)
         # the jump stands while the batch stays doubled (n sequences decode together)
@@ -982,7 +982,8 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
             waiting_before: float | None = None,
             before: Mapping[str, float] | None = None) -> dict[str, bool]:
     now = points[-1]
-    accept_before = (before or {}).get("spec_accept")
+    before = before or {}
+    accept_before, ctx_before = before.get("spec_accept"), before.get("kv_per_seq")
     running = now.requests_running
     waiting = _scalar(points, "requests_waiting")
     running_base, waiting_base = base.get("running"), base.get("waiting")
@@ -1225,9 +1226,9 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
         if kv_smooth is not None and batch and batch >= 1 and ctx_base and kv_base is not None:
             ctx_ratio = (kv_smooth / batch) / ctx_base
             v["ctx_ratio"] = ctx_ratio
-            if (before or {}).get("kv_per_seq"):
+            if ctx_before:
                 # (against the contexts the engine served before it restarted)
-                v["ctx_ratio_before"] = (kv_smooth / batch) / (before or {})["kv_per_seq"]
+                v["ctx_ratio_before"] = (kv_smooth / batch) / ctx_before
                 s["kv_read_before"] = ramp(v["ctx_ratio_before"], 1.5, 3.0)
             s["kv_read"] = ramp(kv_smooth - kv_base, 0.1, 0.3) * ramp(ctx_ratio, 1.5, 3.0)
             if s["kv_read"] >= 0.5:
