@@ -1248,7 +1248,7 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
                                ramp(share, 0.05, 0.3))
             retract = any(p.retractions_per_s for p in points[-5:])
             say("preempt", rate, rate_base, "/s", detail="retractions" if retract else "")
-            if s["kv_full"] >= 0.5:
+            if s.get("kv_full", 0.0) >= 0.5:
                 say("kv", kv, base.get("kv"), "ratio")
     return slow_reading
 
