@@ -18,3 +18,98 @@ def test_preemptions_from_an_engine_without_a_kv_gauge_do_not_break_the_detector
         trace.tick(tokens=noisy(900, i, 0.04), running=30, waiting=40, kv=None, preempt=3.0)
     found = episodes(trace.run())
     assert found, named(found)
+
+
+RANKS = [(31200 + g, 31199, g, f"torchrun fsdp_sft.py --local_rank={g}") for g in range(8)]
+
+
+def _fsdp_steps(trace: Trace, ticks: int, work: float) -> float:
+    """An FSDP fine-tune on eight H100s: a step (one unit) every tick at 100% util, 78% SM."""
+    for i in range(ticks):
+        work += 1.0
+        trace.tick(util=100, sm=noisy(78, i, 0.01), tensor=50, work=work,
+                   samples=(100.0,) * 5)
+    return work
+
+
+def _checkpoint(trace: Trace, work: float, gather_ticks: int, sm_gather: float) -> None:
+    """A checkpoint: every rank in the state dict's all-gather (busy on ``sm_gather``% SM) for
+    ``gather_ticks``, the counter stopped, then 16 s of the GPUs idle while rank 0 writes."""
+    for _ in range(gather_ticks):
+        trace.tick(util=100, sm=sm_gather, tensor=0, work=work, samples=(100.0,) * 5)
+    for _ in range(16):
+        trace.tick(util=0, sm=0.0, tensor=0, power=90, work=work, samples=(0.0,) * 5)
+
+
+def test_a_checkpoints_gather_on_every_rank_at_once_is_no_tiny_kernels():
+    """Every rank busy on 5% of its SMs for 6 s at once, no step completing, then idle while
+    rank 0 writes: the ranks together in the gather's collectives, a phase the job passes."""
+    trace = Trace(gpus=8, engine="trainer", procs=RANKS, engine_pids=())
+    work = _fsdp_steps(trace, 100, 0.0)
+    _checkpoint(trace, work, 6, 5.0)
+    _fsdp_steps(trace, 100, work)
+    found = episodes(trace.run())
+    assert not found, named(found)
+
+
+def test_every_rank_on_a_sliver_of_its_sms_for_good_is_still_named():
+    """...but every rank's steps on 5% of its SMs for good (a per-item loop in each rank,
+    steps half as fast): held past the barrier's grace, named tiny kernels."""
+    trace = Trace(gpus=8, engine="trainer", procs=RANKS, engine_pids=())
+    work = _fsdp_steps(trace, 100, 0.0)
+    for i in range(150):
+        work += 0.5
+        trace.tick(util=100, sm=noisy(5, i, 0.02), tensor=2, work=work, samples=(100.0,) * 5)
+    found = episodes(trace.run())
+    assert found and found[0].suspects[0][0] == "tiny_kernels", named(found)
+
+
+def _reference_pass(sm: float) -> Trace:
+    """A GRPO job's reference-model pass at micro-batch 1 on an H100, no counter, from the
+    moment gputop starts: 96% util with ``sm``% SM for five minutes."""
+    trace = Trace(engine=None, procs=[(41001, 41000, 0, "python grpo_ref_logprobs.py")])
+    for i in range(300):
+        trace.tick(util=noisy(96, i, 0.01), sm=noisy(sm, i, 0.03), tensor=3, power=190)
+    return trace
+
+
+def test_a_job_on_a_fifth_of_its_sms_from_its_start_is_tiny_kernels():
+    """SM activity a fifth of GPU-Util from the first reading: no healthy ratio to fall from,
+    a quarter or less of the busy time on SMs for minutes is kernels too small for the GPU."""
+    found = episodes(_reference_pass(19.0).run())
+    assert found and found[0].suspects[0][0] == "tiny_kernels", named(found)
+
+
+def test_a_job_on_half_its_sms_from_its_start_is_not():
+    """...but half of GPU-Util on SMs (a memory-bound step, a small model's GEMMs): work."""
+    found = episodes(_reference_pass(48.0).run())
+    assert not found, named(found)
+
+
+def _quota_engine(util_late: float, itl_late: float, throttled_late: float) -> Trace:
+    """vLLM in a pod under a 2-CPU quota: healthy for two minutes (5% of periods throttled),
+    then its tokenizer's load grows: ``throttled_late`` of the periods throttled, the tree at
+    half its CPU, GPU-Util ``util_late``, each token ``itl_late`` s (23 ms before), the batch
+    grown so tokens/s holds."""
+    trace = Trace(engine="vllm")
+    for i in range(120):
+        trace.tick(util=noisy(95, i, 0.01), tokens=noisy(1500, i, 0.03), running=24,
+                   itl=0.023, tree_cpu=190, quota=2.0, throttled=0.05, proc_cpu=95)
+    for i in range(150):
+        trace.tick(util=noisy(util_late, i, 0.01), tokens=noisy(1480, i, 0.03), running=28,
+                   itl=itl_late, tree_cpu=95, quota=2.0, throttled=throttled_late, proc_cpu=47)
+    return trace
+
+
+def test_a_quota_holding_the_engine_back_with_a_milder_cost_is_named():
+    """Throttled in 70% of periods, its CPU halved, the GPU 8 points less busy and every token
+    1.2x slower (a larger batch keeps tokens/s): the quota costs every user a fifth."""
+    found = episodes(_quota_engine(87, 0.0276, 0.7).run())
+    assert found and found[0].suspects[0][0] == "host_cpu_contention", named(found)
+
+
+def test_a_quota_throttling_with_no_cost_is_not():
+    """...but the same throttling with the GPU as busy and the tokens as fast: no harm."""
+    found = episodes(_quota_engine(95, 0.023, 0.7).run())
+    assert not found, named(found)
+

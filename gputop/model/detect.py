@@ -682,6 +682,11 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
             hold = max(hold, t("noisy_hold_s"))
         if measure in ("idle", "work") and _lighter_phase(measure, feats):
             hold = max(hold, t("job_idle_alone_hold_s"))
+        if subject.kind != "engine" and feats.v.get("all_hollow") \
+                and measure in ("hollow", "work", "stall", "idle"):
+            # every rank in a collective at once: a barrier the job passes (a checkpoint's
+            # gather) unless it lasts; small kernels slow the steps for good
+            hold = max(hold, t("barrier_hold_s"))
         if now.time_mono_s - pending[0] < hold:
             return st, None
         if (not top or top[0][1] < t("verdict_min")) and (
@@ -867,11 +872,16 @@ def _host_costs(feats: Features) -> bool:
     tail or the typical token slower, each sequence slower than its batch explains (the
     batch swelling at the same tokens/s), fewer tokens or steps."""
     s, v = feats.s, feats.v
-    return s.get("host", 0.0) >= t("host_sustained") and (
-        s.get("ttft", 0.0) >= 0.5 or s.get("queue_soft", 0.0) >= 0.5
-        or s.get("util_drop", 0.0) >= 0.3 or s.get("seq_slow", 0.0) >= 0.5
-        or s.get("tokens_down", 0.0) >= 0.3 or s.get("work_down", 0.0) >= 0.3
-        or (v.get("itl_ratio") or 0.0) >= 1.6 or (v.get("step_ratio") or 0.0) >= 1.4)
+    if s.get("host", 0.0) < t("host_sustained"):
+        return False
+    if s.get("ttft", 0.0) >= 0.5 or s.get("queue_soft", 0.0) >= 0.5 \
+            or s.get("util_drop", 0.0) >= 0.3 or s.get("seq_slow", 0.0) >= 0.5 \
+            or s.get("tokens_down", 0.0) >= 0.3 or s.get("work_down", 0.0) >= 0.3 \
+            or (v.get("itl_ratio") or 0.0) >= 1.6 or (v.get("step_ratio") or 0.0) >= 1.4:
+        return True
+    # (the tree's own CPU taken, its quota running out or a crowd on its cores, beside
+    # strong contention: a milder cost)
+    return s.get("host_mild_harm", 0.0) >= 1.0
 
 
 def _odd_waits(feats: Features) -> bool:
@@ -900,6 +910,14 @@ def _job_dram(feats: Features) -> bool:
         return (rate is not None and rate <= t("job_dram_rate")) \
             or (share is not None and share <= t("job_dram_share"))
     return (v.get("mem_ctrl") or 0.0) >= 90.0
+
+
+def _hollow_long(feats: Features) -> bool:
+    """GPU-Util claims the card busy while under a quarter of that time has SMs working."""
+    v = feats.v
+    ratio = v.get("sm_ratio")
+    return ratio is not None and (v.get("util") or 0.0) >= t("hollow_util_pct") \
+        and ratio <= t("hollow_sustained_ratio")
 
 
 def _steps_slow(feats: Features) -> bool:
@@ -1198,8 +1216,11 @@ SUSTAINED: dict[str, tuple[tuple[str, ...], Callable[[Features], bool]]] = {
     "slow": (("engine",), _steps_slow),
     "reads": (("engine",), _reads_cost),
     "stall": (("trainer", "job", "gpu"), _steps_wait),
-    "dram": (("trainer", "job", "gpu"), _job_dram)}
-SUSTAINED_SPAN = {"slow": "slow_span_s", "reads": "slow_span_s"}  # measures judged over a span of their own
+    "dram": (("trainer", "job", "gpu"), _job_dram),
+    # (judged inside "hollow", not a measure of its own)
+    "hollow_long": (("engine", "trainer", "job", "gpu"), _hollow_long)}
+# measures judged over a span of their own
+SUSTAINED_SPAN = {"slow": "slow_span_s", "reads": "slow_span_s", "hollow_long": "hollow_span_s"}
 PERIODIC_MEASURES = ("slow", "stall")  # ...whose readings come and go within a period
 
 
@@ -1427,6 +1448,10 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         if ratio is None:  # no SM counter: the power the busy time draws
             return s.get("hollow_power", 0.0) >= (0.3 if clearing else 0.5)
         if ratio <= (0.2 if clearing else t("hollow_sm_ratio")):
+            return True
+        # (a quarter of the SMs' share or less on most ticks of a minute: so from its start)
+        if ratio <= t("hollow_sustained_ratio") * (1.2 if clearing else 1.0) \
+                and _sustained_holds(st, "hollow_long", clearing):
             return True
         ratio_base = base.get("sm_ratio")
         if ratio_base is None or ratio_base < 0.25:

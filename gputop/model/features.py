@@ -337,6 +337,11 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     utils = _per_gpu(points, "util_pct", gpus)
     sms = _per_gpu(points, "sm_active_pct", gpus)
     temps = _per_gpu(points, "temp_c", gpus)
+    # every GPU of a multi-GPU job busy on a sliver of its SMs at once: the ranks together in
+    # a collective (a checkpoint's state-dict gather, a barrier), not one rank's small kernels
+    if len(gpus) >= 2 and all(utils.get(g, 0.0) >= 25 and g in sms for g in gpus) and all(
+            sms[g] <= t("hollow_sustained_ratio") * utils[g] for g in gpus):
+        v["all_hollow"] = 1.0
     busy_gpus = [g for g in gpus if utils.get(g, 0.0) >= 40]
     drops = {}
     for g in busy_gpus:
@@ -430,6 +435,15 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
 
     # ---------------------------------------------------------------- the host
     s["host"] = _host(subject, points, base, s, v, say)
+    if s["host"] >= t("host_strong") and s.get("cpu_lost", 0.0) >= 0.5:
+        # the tree's own CPU taken beside strong contention: a milder cost is its cost (a
+        # batch grown to keep tokens/s hides the rest); 1 where a cost reaches host_mild_*
+        drop = util_base - util if util is not None and util_base is not None else None
+        step, fewer = t("host_mild_step"), t("host_mild_tokens")
+        s["host_mild_harm"] = max(
+            ramp(drop, 0.5 * t("host_mild_util_pts"), t("host_mild_util_pts")),
+            ramp(v.get("step_ratio"), (1.0 + step) / 2, step),
+            ramp(v.get("tokens_ratio"), (1.0 + fewer) / 2, fewer))
     s["jitter"] = _jitter(points, base, say)
     if now.host_cpu_pct is not None and now.host_cpu_pct >= 90:
         say("host_cpu", now.host_cpu_pct, base.get("host_cpu"), "%")

@@ -106,7 +106,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "host_cpu_contention",
         "the engine's threads get less CPU (/proc: run queue, CPU pressure, switches)",
-        requires=(("host",), HARM),
+        requires=(("host",), HARM + ("host_mild_harm",)),
         supports=("queue", "util_drop"),
         vetoes=(("jitter", 0.5), ("shared", 0.5), ("odd", 0.5))),
     Signature(

@@ -36,6 +36,21 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
     ("hollow_relative", 0.3,
      "SM/util falling under 0.3x the job's own healthy ratio is the same finding for a job "
      "that was already less than fully resident"),
+    ("hollow_sustained_ratio", 0.25,
+     "SM activity under a quarter of GPU-Util on most ticks of a minute (hollow_span_s) at "
+     "80%+ util: kernels too small to fill the GPU (batch-1 inference of a small model, a "
+     "per-item loop), whatever the job's first readings were (a job that ran so from its "
+     "start has no healthy ratio to fall from). No healthy trace of 27 corpora has a median "
+     "under 0.74; ranks spinning in a collective or a checkpoint's barrier dip under it for "
+     "seconds"),
+    ("barrier_hold_s", 30.0,
+     "every GPU of a multi-GPU job on a sliver of its SMs at once (SM under a quarter of its "
+     "util on each) is the ranks together in a collective: a checkpoint's state-dict gather "
+     "or a barrier passes within seconds (6 s, then the GPUs idle while rank 0 writes, in "
+     "corpus AH's FSDP job); a job's own small kernels hold for good"),
+    ("hollow_span_s", 60.0,
+     "the span the sustained hollowness is judged over: longer than a checkpoint's barrier "
+     "or an evaluation pass's small batches"),
     ("util_drop_pts", 15.0,
      "GPU-Util 15 points under its healthy median: more than the +-6 points healthy serving "
      "wobbles by tick, so the GPU is waiting on something"),
@@ -155,6 +170,16 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "host contention (the tree's lost CPU, pressure, run queue, switches; 0..1) of 0.4 with "
      "harm of any kind on half the ticks of the span: 0 of 339 healthy traces reach it, 42 "
      "of 46 contended ones do"),
+    ("host_strong", 0.7,
+     "host contention this strong (0..1), with the tree's own CPU lost (a third of it on a "
+     "crowded host, or its quota throttling a quarter more periods: cpu_lost 0.5), is "
+     "enough with milder harm: the GPU 5 points less busy (host_mild_util_pts), each step "
+     "1.15x (host_mild_step), tokens/s at 0.9x (host_mild_tokens). No healthy trace of 27 "
+     "corpora holds that on half of a 30 s span; 3 contended ones were silent without it "
+     "(a pod's quota costing 8 util points and 1.2x steps, tokens/s kept by the batch)"),
+    ("host_mild_util_pts", 5.0, "see host_strong"),
+    ("host_mild_step", 1.15, "see host_strong"),
+    ("host_mild_tokens", 0.9, "see host_strong"),
     ("prefill_tokens_max", 1.3,
      "tokens/s 1.3x its normal or more while prompts arrive is more work arriving (traffic "
      "back after a restart, a batch job's surge), not prompts starving the decodes"),
