@@ -4,6 +4,7 @@ makes them, and what they must not name."""
 
 from __future__ import annotations
 
+from gputop.model.thresholds import t
 from tests.diagnosis_frames import Trace, episodes, named, noisy
 
 
@@ -112,4 +113,38 @@ def test_a_quota_throttling_with_no_cost_is_not():
     """...but the same throttling with the GPU as busy and the tokens as fast: no harm."""
     found = episodes(_quota_engine(95, 0.023, 0.7).run())
     assert not found, named(found)
+
+
+def _eager_trainer(launch_late_us: float, rate_late: float) -> Trace:
+    """An eager training loop on an A100 with a step counter, eBPF on: 100% util throughout
+    (the queue of launched kernels keeps the GPU fed), 10 units of work a tick; then its
+    launch calls last ``launch_late_us`` and it does ``rate_late`` of its work."""
+    trace = Trace(engine="trainer", procs=[(52001, 52000, 0, "python -u train_eager.py")],
+                  engine_pids=(52000, 52001))
+    work = 0.0
+    for i in range(120):
+        work += 10.0
+        trace.tick(util=100, sm=noisy(70, i, 0.01), work=work, launch_us=(4800, 9.0))
+    for i in range(150):
+        work += 10.0 * rate_late
+        trace.tick(util=100, sm=noisy(62, i, 0.01), work=work, launch_us=(4800, launch_late_us))
+    return trace
+
+
+def test_launch_stalls_that_cost_a_job_a_sixth_of_its_steps_are_named():
+    """Launch calls measured lasting a scheduler slice while the job makes 0.83x its steps,
+    GPU-Util kept at 100%: the launch finding opens, and its cause is named with it at a
+    score a verdict stands on (`verdict_min`); before, the signature asked for a larger fall
+    and scored it 0.03 (corpus AH's trace, at 0.04, ended with no suspect at all)."""
+    found = episodes(_eager_trainer(2000.0, 0.83).run())
+    assert found and found[0].suspects and found[0].suspects[0][0] == "host_launch_jitter", \
+        named(found)
+    assert found[0].suspects[0][1] >= t("verdict_min"), found[0].suspects
+
+
+def test_launch_calls_as_quick_as_ever_with_fewer_steps_are_not_named_jitter():
+    """...but the same fall with launches as quick as ever: no launch finding."""
+    found = episodes(_eager_trainer(9.0, 0.83).run())
+    assert "host_launch_jitter" not in [e.suspects[0][0] for e in found if e.suspects], \
+        named(found)
 

@@ -445,6 +445,14 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
             ramp(v.get("step_ratio"), (1.0 + step) / 2, step),
             ramp(v.get("tokens_ratio"), (1.0 + fewer) / 2, fewer))
     s["jitter"] = _jitter(points, base, say)
+    if s["jitter"] >= 0.5:
+        # launch stalls measured need no more harm beside them than the launch trigger asks:
+        # GPU-Util launch_util_drop_pts under its normal, or a job's own rate at 0.85x
+        drop = util_base - util if util is not None and util_base is not None else None
+        rate = v.get("tokens_ratio") if subject.kind != "engine" else None
+        s["launch_harm"] = max(
+            ramp(drop, 0.5 * t("launch_util_drop_pts"), t("launch_util_drop_pts")),
+            ramp(rate, 0.95, 0.85))
     if now.host_cpu_pct is not None and now.host_cpu_pct >= 90:
         say("host_cpu", now.host_cpu_pct, base.get("host_cpu"), "%")
 

@@ -99,7 +99,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "host_launch_jitter",
         "the thread that launches kernels is preempted (measured by eBPF)",
-        requires=(("jitter",), HARM + ("odd_launch",)),
+        requires=(("jitter",), HARM + ("odd_launch", "launch_harm")),
         supports=("host",),
         vetoes=(("shared", 0.5),),
         where="launch"),
