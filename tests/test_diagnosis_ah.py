@@ -148,3 +148,32 @@ def test_launch_calls_as_quick_as_ever_with_fewer_steps_are_not_named_jitter():
     assert "host_launch_jitter" not in [e.suspects[0][0] for e in found if e.suspects], \
         named(found)
 
+
+def _support_bot(running_late: float) -> Trace:
+    """llama-server for the support team: one ticket in flight at a time for two minutes, its
+    prompt seconds 5% of its time; then longer tickets with ``running_late`` in flight:
+    prompt seconds 60% of its time, tokens/s down to 0.6x."""
+    trace = Trace(engine="llamacpp")
+    for i in range(120):
+        tokens = noisy(90, i, 0.08)
+        trace.tick(util=noisy(80, i, 0.03), sm=None, dram=None, tokens=tokens,
+                   prompt=noisy(200, i, 0.1), running=1, decode_s=tokens * 0.02,
+                   prefill_s=0.1)
+    for i in range(90):
+        tokens = noisy(54, i, 0.08)
+        trace.tick(util=95, sm=None, dram=None, tokens=tokens, prompt=noisy(900, i, 0.1),
+                   running=running_late, decode_s=tokens * 0.0165, prefill_s=1.6)
+    return trace
+
+
+def test_one_request_at_a_time_on_its_own_long_prompt_is_no_prefill_interference():
+    """One ticket in flight at a time: its prompt takes the engine's time before its tokens,
+    fewer tokens come out, but no other slot's decode waits on it."""
+    found = episodes(_support_bot(1.0).run())
+    assert not found, named(found)
+
+
+def test_long_prompts_beside_other_slots_decoding_are_still_named():
+    """...but the same prompts with three tickets in flight: the other slots wait."""
+    found = episodes(_support_bot(3.0).run())
+    assert found and found[0].suspects[0][0] == "prefill_interference", named(found)

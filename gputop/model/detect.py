@@ -1376,7 +1376,10 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
     if measure == "prompts":
         # an engine that counts its prompt seconds (llama.cpp, no latency histograms): the
         # prompts taking a far larger share of its time while tokens/s fell with demand still
-        # there: the other slots' decodes wait on them
+        # there: the other slots' decodes wait on them.  With one request in flight there is
+        # no other slot to wait: its own prompt is its time to first token, not interference
+        if not clearing and (v.get("running") or 0.0) < 2:
+            return False
         return s.get("prefill_time", 0.0) >= (0.3 if clearing else 0.5) \
             and _output_fell(subject, v, 0.9 if clearing else 0.8)
     if measure in ("stall", "idle") and subject.serves:
