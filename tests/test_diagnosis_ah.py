@@ -4,6 +4,8 @@ makes them, and what they must not name."""
 
 from __future__ import annotations
 
+import math
+
 from gputop.model.thresholds import t
 from tests.diagnosis_frames import Trace, episodes, named, noisy
 
@@ -176,4 +178,90 @@ def test_one_request_at_a_time_on_its_own_long_prompt_is_no_prefill_interference
 def test_long_prompts_beside_other_slots_decoding_are_still_named():
     """...but the same prompts with three tickets in flight: the other slots wait."""
     found = episodes(_support_bot(3.0).run())
+    assert found and found[0].suspects[0][0] == "prefill_interference", named(found)
+
+
+# ---- what an adversarial review of the rules above found (probes in its own words, here
+# as tests): each fails on the first cut of the rule it names, passes now
+
+
+def test_a_long_eval_pass_of_a_job_with_a_fuller_normal_is_no_tiny_kernels():
+    """A fine-tune at SM 0.5 of util, every three minutes an eval pass's small batches at 0.2
+    for 75 s: a phase judged against the job's own normal (it is not hollow enough for
+    that), not against the from-the-start line; the baseline renewed during the pass must
+    not make the pass the normal the line is then drawn from."""
+    trace = Trace(engine=None, procs=[(61001, 61000, 0, "python train_sft.py")])
+    i = 0
+    for _ in range(2):
+        for _ in range(180):
+            trace.tick(util=noisy(98, i, 0.01), sm=noisy(49, i, 0.03), tensor=30, power=520)
+            i += 1
+        for _ in range(75):
+            trace.tick(util=noisy(95, i, 0.01), sm=noisy(19, i, 0.03), tensor=3, power=400)
+            i += 1
+    for _ in range(120):
+        trace.tick(util=noisy(98, i, 0.01), sm=noisy(49, i, 0.03), tensor=30, power=520)
+        i += 1
+    found = episodes(trace.run())
+    assert not found, named(found)
+
+
+def test_a_job_bound_by_its_collectives_from_its_start_is_no_tiny_kernels():
+    """A DDP job whose all-reduce takes most of each step from its first reading: every rank
+    at 100% util on 20% SM, its steps steady: the ranks in their collectives, no small
+    kernels of one rank."""
+    ranks = [(71200 + g, 71199, g, f"torchrun ddp_train.py --local_rank={g}") for g in range(4)]
+    trace = Trace(gpus=4, engine="trainer", procs=ranks, engine_pids=())
+    work = 0.0
+    for i in range(300):
+        work += 2.0
+        trace.tick(util=100, sm=noisy(20, i, 0.05), tensor=8, power=180, work=work,
+                   samples=(100.0,) * 5)
+    found = episodes(trace.run())
+    assert "tiny_kernels" not in [e.suspects[0][0] for e in found if e.suspects], named(found)
+
+
+def _quota_at_no_cost(running_late: int, tokens_late: float, util) -> Trace:
+    """The pod of _quota_engine throttled in 70% of its periods at half its CPU, each token as
+    fast as ever (23 ms); ``running_late`` in flight at ``tokens_late`` tokens/s, GPU-Util
+    ``util(i)``."""
+    trace = Trace(engine="vllm")
+    for i in range(180):
+        trace.tick(util=util(i), tokens=noisy(1500, i, 0.03), running=24, itl=0.023,
+                   tree_cpu=190, quota=2.0, throttled=0.05, proc_cpu=95)
+    for i in range(180, 330):
+        trace.tick(util=util(i), tokens=noisy(tokens_late, i, 0.03), running=running_late,
+                   itl=0.023, tree_cpu=95, quota=2.0, throttled=0.7, proc_cpu=47)
+    return trace
+
+
+def test_a_throttled_engine_whose_traffic_ebbs_is_not_harmed():
+    """Fewer requests in flight (24 -> 19) and tokens/s with them (0.79x): each sequence as
+    fast as before; an engine's tokens/s follows its traffic, so it is no milder cost."""
+    found = episodes(_quota_at_no_cost(19, 1190, lambda i: noisy(95, i, 0.01)).run())
+    assert not found, named(found)
+
+
+def test_a_throttled_engine_whose_util_wobbles_is_not_harmed():
+    """GPU-Util swinging +-6 points in 40 s waves (traffic waves), as healthy serving does,
+    its tokens as fast as ever (their p50 read from buckets jumps 1.2x at a bound; the
+    window's mean does not)."""
+    found = episodes(_quota_at_no_cost(
+        24, 1490, lambda i: 92 + 6 * math.sin(i * 2 * math.pi / 40)).run())
+    assert not found, named(found)
+
+
+def test_two_slots_one_emptying_between_tickets_still_wait_on_the_prompts():
+    """Two slots whose second empties now and then (2, 1, 2, 2, 1 in flight): the other slot
+    still decodes beside the long prompts most of the time: named prefill interference."""
+    trace = Trace(engine="llamacpp")
+    for i in range(120):
+        tokens = noisy(90, i, 0.08)
+        trace.tick(util=noisy(80, i, 0.03), sm=None, dram=None, tokens=tokens,
+                   prompt=noisy(200, i, 0.1), running=1, decode_s=tokens * 0.02, prefill_s=0.1)
+    for i in range(90):
+        tokens = noisy(54, i, 0.08)
+        trace.tick(util=95, sm=None, dram=None, tokens=tokens, prompt=noisy(900, i, 0.1),
+                   running=(2, 1, 2, 2, 1)[i % 5], decode_s=tokens * 0.0165, prefill_s=1.6)
+    found = episodes(trace.run())
     assert found and found[0].suspects[0][0] == "prefill_interference", named(found)

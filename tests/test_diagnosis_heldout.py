@@ -199,7 +199,7 @@ FLOOR_AG = {"oversized_request": 3, "prefill_interference": 1, "collective_strag
 # corpus AH (a startup's bare-metal estate in a bad month: an agentic coding API on vLLM and
 # SGLang, llama.cpp, TGI, SFT/DPO/GRPO and notebooks sharing nodes; H100 to RTX 5090)
 FLOOR_AH = {"oversized_request": 1, "prefill_interference": 2, "collective_straggler": 2,
-            "input_stall": 4, "host_launch_jitter": 2, "host_cpu_contention": 3,
+            "input_stall": 4, "host_launch_jitter": 2, "host_cpu_contention": 2,
             "tiny_kernels": 3, "memory_bandwidth": 0, "throttling": 4, "kv_pressure": 2,
             "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 21}
 CORPORA = {"b": (FLOOR_B, corpus_b, diagnosis_b), "c": (FLOOR_C, corpus_c, diagnosis_c),

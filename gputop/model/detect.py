@@ -852,6 +852,8 @@ def _sustained_holds(st: SubjectState, measure: str, clearing: bool) -> bool:
                             if ticks[-1][0] - when <= t("sustained_linger_s")):
         return False  # gone for a while: what the span still holds is the past
     share = sum(1 for _, held in ticks if held) / len(ticks)
+    if measure in SUSTAINED_SHARE:
+        return share >= t(SUSTAINED_SHARE[measure]) * (0.6 if clearing else 1.0)
     if not clearing and measure in NOISY_SPANS and _noisy(st, st.pending[0] if st.pending
                                                           else ticks[-1][0]):
         # a service that dips by itself shows a span finding on half its ticks as routine:
@@ -1221,6 +1223,7 @@ SUSTAINED: dict[str, tuple[tuple[str, ...], Callable[[Features], bool]]] = {
     "hollow_long": (("engine", "trainer", "job", "gpu"), _hollow_long)}
 # measures judged over a span of their own
 SUSTAINED_SPAN = {"slow": "slow_span_s", "reads": "slow_span_s", "hollow_long": "hollow_span_s"}
+SUSTAINED_SHARE = {"hollow_long": "hollow_sustained_share"}  # ...and a share of their own
 PERIODIC_MEASURES = ("slow", "stall")  # ...whose readings come and go within a period
 
 
@@ -1378,7 +1381,9 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         # prompts taking a far larger share of its time while tokens/s fell with demand still
         # there: the other slots' decodes wait on them.  With one request in flight there is
         # no other slot to wait: its own prompt is its time to first token, not interference
-        if not clearing and (v.get("running") or 0.0) < 2:
+        # (the batch's mean over the last 8 ticks: a second slot that empties now and then
+        # still decodes beside the prompts most of the time)
+        if not clearing and (v.get("running_mean") or 0.0) < t("prompts_batch"):
             return False
         return s.get("prefill_time", 0.0) >= (0.3 if clearing else 0.5) \
             and _output_fell(subject, v, 0.9 if clearing else 0.8)
@@ -1452,11 +1457,17 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
             return s.get("hollow_power", 0.0) >= (0.3 if clearing else 0.5)
         if ratio <= (0.2 if clearing else t("hollow_sm_ratio")):
             return True
-        # (a quarter of the SMs' share or less on most ticks of a minute: so from its start)
+        ratio_base = base.get("sm_ratio")
+        # a quarter of the SMs' share or less on nearly every tick of the subject's first
+        # minute or two, its own normal as hollow or unknown: so since gputop first saw it,
+        # with no fuller normal to fall from (a later phase, an eval pass, is judged against
+        # the job's normal, below); not every rank of a job at once: the ranks in collectives
         if ratio <= t("hollow_sustained_ratio") * (1.2 if clearing else 1.0) \
+                and not v.get("all_hollow") and (
+                    clearing or now_age <= 2 * t("hollow_span_s")) and (
+                    ratio_base is None or ratio_base <= t("hollow_sustained_base")) \
                 and _sustained_holds(st, "hollow_long", clearing):
             return True
-        ratio_base = base.get("sm_ratio")
         if ratio_base is None or ratio_base < 0.25:
             return False
         slack = 1.3 if clearing else 1.0

@@ -438,12 +438,18 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     if s["host"] >= t("host_strong") and s.get("cpu_lost", 0.0) >= 0.5:
         # the tree's own CPU taken beside strong contention: a milder cost is its cost (a
         # batch grown to keep tokens/s hides the rest); 1 where a cost reaches host_mild_*
+        # (a job's own rate: its demand does not ebb; an engine's tokens/s follows its
+        # traffic, so only every token slower counts there)
         drop = util_base - util if util is not None and util_base is not None else None
         step, fewer = t("host_mild_step"), t("host_mild_tokens")
+        rate = v.get("tokens_ratio") if subject.kind != "engine" else None
+        # (each token's time by the window's exact mean where the engine has one: the p50
+        # read from histogram buckets jumps a bucket's width, 1.2x, at a bound)
+        token = v.get("itl_mean_ratio") or v.get("step_ratio")
         s["host_mild_harm"] = max(
             ramp(drop, 0.5 * t("host_mild_util_pts"), t("host_mild_util_pts")),
-            ramp(v.get("step_ratio"), (1.0 + step) / 2, step),
-            ramp(v.get("tokens_ratio"), (1.0 + fewer) / 2, fewer))
+            ramp(token, (1.0 + step) / 2, step),
+            ramp(rate, (1.0 + fewer) / 2, fewer))
     s["jitter"] = _jitter(points, base, say)
     if s["jitter"] >= 0.5:
         # launch stalls measured need no more harm beside them than the launch trigger asks:
@@ -1010,7 +1016,7 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
     waiting = _scalar(points, "requests_waiting")
     running_base, waiting_base = base.get("running"), base.get("waiting")
     v.update(running=running, waiting=waiting, running_base=running_base,
-             waiting_base=waiting_base)
+             waiting_base=waiting_base, running_mean=_scalar(points, "requests_running", 8))
     # demand is still there when the queue grew or the batch did not shrink
     kept = True
     if running_base is not None and running is not None and waiting_base is not None \

@@ -37,12 +37,26 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "SM/util falling under 0.3x the job's own healthy ratio is the same finding for a job "
      "that was already less than fully resident"),
     ("hollow_sustained_ratio", 0.25,
-     "SM activity under a quarter of GPU-Util on most ticks of a minute (hollow_span_s) at "
-     "80%+ util: kernels too small to fill the GPU (batch-1 inference of a small model, a "
-     "per-item loop), whatever the job's first readings were (a job that ran so from its "
-     "start has no healthy ratio to fall from). No healthy trace of 27 corpora has a median "
-     "under 0.74; ranks spinning in a collective or a checkpoint's barrier dip under it for "
-     "seconds"),
+     "SM activity under a quarter of GPU-Util on hollow_sustained_share of the ticks of a "
+     "minute (hollow_span_s) at 80%+ util, within the subject's first two spans, its own "
+     "normal SM share as low or unknown (hollow_sustained_base): kernels too small to fill "
+     "the GPU (batch-1 inference of a small model, a per-item loop) since gputop first saw "
+     "it, with no healthy ratio to fall from (a later phase is judged against the job's "
+     "normal: a baseline renewed during a long eval pass would otherwise make the pass its "
+     "normal). No healthy trace of 27 corpora has a median under 0.74; ranks spinning in a "
+     "collective or a checkpoint's barrier dip under it for seconds"),
+    ("hollow_sustained_share", 0.9,
+     "...on nearly every tick of the span: a job's lighter phase of 35-75 s (an eval pass's "
+     "small batches, an RL job's rollouts between training steps) takes half of a minute's "
+     "ticks within 30 s"),
+    ("hollow_sustained_base", 0.4,
+     "...and only where the subject's own normal SM share is 0.4 or less (learned from those "
+     "readings) or not yet known: a phase of a job whose normal is fuller is judged against "
+     "that normal (hollow_relative), not against a fixed line"),
+    ("prompts_batch", 1.3,
+     "an engine's prompt seconds are interference only beside other requests decoding: 1.3+ "
+     "requests in flight on average over the last 8 ticks (two slots, one emptying between "
+     "tickets, read 1.6; one request at a time reads 1 or less)"),
     ("barrier_hold_s", 30.0,
      "every GPU of a multi-GPU job on a sliver of its SMs at once (SM under a quarter of its "
      "util on each) is the ranks together in a collective: a checkpoint's state-dict gather "
@@ -173,11 +187,13 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
     ("host_strong", 0.7,
      "host contention this strong (0..1), with the tree's own CPU lost (a third of it on a "
      "crowded host, or its quota throttling a quarter more periods: cpu_lost 0.5), is "
-     "enough with milder harm: the GPU 5 points less busy (host_mild_util_pts), each step "
-     "1.15x (host_mild_step), tokens/s at 0.9x (host_mild_tokens). No healthy trace of 27 "
-     "corpora holds that on half of a 30 s span; 3 contended ones were silent without it "
-     "(a pod's quota costing 8 util points and 1.2x steps, tokens/s kept by the batch)"),
-    ("host_mild_util_pts", 5.0, "see host_strong"),
+     "enough with milder harm: the GPU 8 points less busy (host_mild_util_pts, beyond the "
+     "+-6 points healthy serving wobbles by), each token 1.15x (host_mild_step), a job's own "
+     "rate at 0.9x (host_mild_tokens; an engine's tokens/s follows its traffic). No healthy "
+     "trace of 27 corpora holds that on half the ticks of sustained_span_s; 3 contended "
+     "ones were silent without it (a pod's quota costing 8 util points and 1.2x per token, "
+     "tokens/s kept by the batch)"),
+    ("host_mild_util_pts", 8.0, "see host_strong"),
     ("host_mild_step", 1.15, "see host_strong"),
     ("host_mild_tokens", 0.9, "see host_strong"),
     ("prefill_tokens_max", 1.3,
