@@ -359,3 +359,14 @@ def test_others_medians_match_one_gpu_at_a_time() -> None:
             expected = {g: statistics.median([x for k, x in values.items() if k != g])
                         for g in values if n > 1}
             assert _others_medians(values) == expected
+
+
+def test_every_signal_a_signature_names_has_words_for_the_explain_page():
+    """The explain page says why the runner-up lost by its weakest requirement or costliest
+    veto: each signal a signature names must read as words, not as its variable's name."""
+    from gputop.model.signatures import SIGNATURES
+    from gputop.model.words import SIGNAL_TEXT
+    names = {n for sig in SIGNATURES for group in sig.requires for n in group}
+    names |= {n for sig in SIGNATURES for n in sig.supports}
+    names |= {n for sig in SIGNATURES for n, _weight in sig.vetoes}
+    assert sorted(n for n in names if n not in SIGNAL_TEXT) == []

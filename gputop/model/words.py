@@ -69,6 +69,9 @@ SIGNAL_TEXT = {
     "prefill_heavy": "prompts costing a share of the GPU",
     "kv_explains": "the bytes each token reads explaining the slowdown",
     "job_idle": "the job's GPU idling under its own util (no counter of its own)",
+    "host_mild_harm": "a milder cost beside strong host contention (GPU-Util, every token "
+                      "or the job's rate)",
+    "launch_harm": "GPU-Util or the job's rate down beside the stalled launches",
 }
 # which of a signature's signals each kind of evidence stands for (to order the lines)
 EVIDENCE_SIGNAL = {
