@@ -151,10 +151,11 @@ def test_launch_calls_as_quick_as_ever_with_fewer_steps_are_not_named_jitter():
         named(found)
 
 
-def _support_bot(running_late: float) -> Trace:
+def _support_bot(running_late) -> Trace:
     """llama-server for the support team: one ticket in flight at a time for two minutes, its
-    prompt seconds 5% of its time; then longer tickets with ``running_late`` in flight:
-    prompt seconds 60% of its time, tokens/s down to 0.6x."""
+    prompt seconds 5% of its time; then longer tickets with ``running_late`` in flight (a
+    number, or one per tick: ``running_late(i)``): prompt seconds 60% of its time, tokens/s
+    down to 0.6x."""
     trace = Trace(engine="llamacpp")
     for i in range(120):
         tokens = noisy(90, i, 0.08)
@@ -164,7 +165,8 @@ def _support_bot(running_late: float) -> Trace:
     for i in range(90):
         tokens = noisy(54, i, 0.08)
         trace.tick(util=95, sm=None, dram=None, tokens=tokens, prompt=noisy(900, i, 0.1),
-                   running=running_late, decode_s=tokens * 0.0165, prefill_s=1.6)
+                   running=running_late(i) if callable(running_late) else running_late,
+                   decode_s=tokens * 0.0165, prefill_s=1.6)
     return trace
 
 
@@ -254,14 +256,5 @@ def test_a_throttled_engine_whose_util_wobbles_is_not_harmed():
 def test_two_slots_one_emptying_between_tickets_still_wait_on_the_prompts():
     """Two slots whose second empties now and then (2, 1, 2, 2, 1 in flight): the other slot
     still decodes beside the long prompts most of the time: named prefill interference."""
-    trace = Trace(engine="llamacpp")
-    for i in range(120):
-        tokens = noisy(90, i, 0.08)
-        trace.tick(util=noisy(80, i, 0.03), sm=None, dram=None, tokens=tokens,
-                   prompt=noisy(200, i, 0.1), running=1, decode_s=tokens * 0.02, prefill_s=0.1)
-    for i in range(90):
-        tokens = noisy(54, i, 0.08)
-        trace.tick(util=95, sm=None, dram=None, tokens=tokens, prompt=noisy(900, i, 0.1),
-                   running=(2, 1, 2, 2, 1)[i % 5], decode_s=tokens * 0.0165, prefill_s=1.6)
-    found = episodes(trace.run())
+    found = episodes(_support_bot(lambda i: (2, 1, 2, 2, 1)[i % 5]).run())
     assert found and found[0].suspects[0][0] == "prefill_interference", named(found)

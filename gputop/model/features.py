@@ -435,30 +435,28 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
 
     # ---------------------------------------------------------------- the host
     s["host"] = _host(subject, points, base, s, v, say)
+    s["jitter"] = _jitter(points, base, say)
+    # the milder costs a measured host finding takes as harm: GPU-Util points under its
+    # normal, and a job's own rate (its demand does not ebb; an engine's tokens/s follows
+    # its traffic, so only every token slower counts there)
+    fall, job_rate = _util_fall(v), v.get("tokens_ratio") if subject.kind != "engine" else None
     if s["host"] >= t("host_strong") and s.get("cpu_lost", 0.0) >= 0.5:
         # the tree's own CPU taken beside strong contention: a milder cost is its cost (a
         # batch grown to keep tokens/s hides the rest); 1 where a cost reaches host_mild_*
-        # (a job's own rate: its demand does not ebb; an engine's tokens/s follows its
-        # traffic, so only every token slower counts there)
-        drop = util_base - util if util is not None and util_base is not None else None
-        step, fewer = t("host_mild_step"), t("host_mild_tokens")
-        rate = v.get("tokens_ratio") if subject.kind != "engine" else None
         # (each token's time by the window's exact mean where the engine has one: the p50
         # read from histogram buckets jumps a bucket's width, 1.2x, at a bound)
+        step, fewer = t("host_mild_step"), t("host_mild_tokens")
         token = v.get("itl_mean_ratio") or v.get("step_ratio")
         s["host_mild_harm"] = max(
-            ramp(drop, 0.5 * t("host_mild_util_pts"), t("host_mild_util_pts")),
+            ramp(fall, 0.5 * t("host_mild_util_pts"), t("host_mild_util_pts")),
             ramp(token, (1.0 + step) / 2, step),
-            ramp(rate, (1.0 + fewer) / 2, fewer))
-    s["jitter"] = _jitter(points, base, say)
+            ramp(job_rate, (1.0 + fewer) / 2, fewer))
     if s["jitter"] >= 0.5:
         # launch stalls measured need no more harm beside them than the launch trigger asks:
         # GPU-Util launch_util_drop_pts under its normal, or a job's own rate at 0.85x
-        drop = util_base - util if util is not None and util_base is not None else None
-        rate = v.get("tokens_ratio") if subject.kind != "engine" else None
         s["launch_harm"] = max(
-            ramp(drop, 0.5 * t("launch_util_drop_pts"), t("launch_util_drop_pts")),
-            ramp(rate, 0.95, 0.85))
+            ramp(fall, 0.5 * t("launch_util_drop_pts"), t("launch_util_drop_pts")),
+            ramp(job_rate, 0.95, 0.85))
     if now.host_cpu_pct is not None and now.host_cpu_pct >= 90:
         say("host_cpu", now.host_cpu_pct, base.get("host_cpu"), "%")
 
