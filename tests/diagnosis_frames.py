@@ -22,6 +22,8 @@ ITL_BOUNDS = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0
 TTFT_BOUNDS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0,
                7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0)
 N_BOUNDS = (1.0, 2.0, 5.0, 10.0, 20.0)
+# TGI's router: every *_duration histogram on 35 buckets from 0.15 ms, each 1.5x the last
+TGI_DURATION_BOUNDS = tuple(round(0.0001 * 1.5 ** k, 9) for k in range(1, 36))
 START_WALL_S = 1_790_000_000.0
 GiB = 2**30
 
@@ -75,7 +77,8 @@ class Trace:
                        "drafted": 0.0, "accepted": 0.0, "decode_s": 0.0, "prefill_s": 0.0,
                        "periods": 0.0, "throttled": 0.0}
         self.proc_cpu: dict[int, float] = {}
-        self.hists = {"itl": _Hist("itl", ITL_BOUNDS), "ttft": _Hist("ttft", TTFT_BOUNDS)}
+        self.hists = {"itl": _Hist("itl", ITL_BOUNDS), "ttft": _Hist("ttft", TTFT_BOUNDS),
+                      "tpot": _Hist("tpot", TGI_DURATION_BOUNDS)}
         self.params_n = _Hist("params_n", N_BOUNDS)
 
     @property
@@ -160,6 +163,10 @@ class Trace:
                     # (one first token per request admitted: 200-token replies unless given)
                     self.hists["ttft"].observe(ttft, max(1.0, (
                         tokens / 200.0 if admitted is None else admitted) * dt))
+                if self.kind == "tgi":
+                    # TGI times no token: each finished request's mean time per token
+                    self.hists["tpot"].observe(itl, (tokens / 200.0 if finished is None
+                                                     else finished) * dt)
                 if self.kind == "vllm":
                     self.params_n.observe(1.0, tokens / 200.0 * dt)
                     if n8:
@@ -184,8 +191,9 @@ class Trace:
                     requests_running=float(running), requests_waiting=float(waiting),
                     kv_usage_ratio=kv, preemptions_total=round(tot["preempt"], 3),
                     pids=self.engine_pids, time_mono_s=mono, time_wall_s=wall,
-                    histograms=(self.hists["itl"].sample(), self.hists["ttft"].sample(),
-                                self.params_n.sample()),
+                    histograms=(self.hists["tpot"].sample(),) if self.kind == "tgi" else (
+                        self.hists["itl"].sample(), self.hists["ttft"].sample(),
+                        self.params_n.sample()),
                     cpu_s=round(tot["cpu"], 3), ctx_involuntary=int(tot["inv"]),
                     **({"cpu_quota_cores": quota, "cpu_periods": round(tot["periods"]),
                         "cpu_throttled_periods": round(tot["throttled"])}
@@ -224,7 +232,8 @@ class Trace:
     def restart_counters(self) -> None:
         for k in self.totals:
             self.totals[k] = 0.0
-        self.hists = {"itl": _Hist("itl", ITL_BOUNDS), "ttft": _Hist("ttft", TTFT_BOUNDS)}
+        self.hists = {"itl": _Hist("itl", ITL_BOUNDS), "ttft": _Hist("ttft", TTFT_BOUNDS),
+                      "tpot": _Hist("tpot", TGI_DURATION_BOUNDS)}
         self.params_n = _Hist("params_n", N_BOUNDS)
 
     def run(self):

@@ -75,6 +75,7 @@ class DetectConfig:
 
 
 LATENCY_MEASURES = ("itl", "ttft")
+TPOT_AS_ITL_MIN = 3  # requests in the latency window whose mean time per token stands for ITL
 # judged on the engine's histograms
 HISTOGRAM_MEASURES = ("itl", "ttft", "step", "share", "prefill", "slow", "reads")
 # ...of them, those judged on the typical token (p50, mean), whose normal is a median: a
@@ -368,8 +369,11 @@ def _windows(points: tuple[Point, ...], now: Point,
     merged_by_name: dict[str, HistDelta] = {}
     for name in sorted(names):
         merged = enginehist.merge(p.engine_hist[name] for p in window if name in p.engine_hist)
+        # (an engine's per-request time per token stands for its ITL: one observation per
+        # request, each a mean over its tokens, so a few are enough)
         enough = merged is not None and merged.total >= (
-            config.min_latency_observations if name == "itl" else 1)
+            (TPOT_AS_ITL_MIN if now.itl_per_request else config.min_latency_observations)
+            if name == "itl" else 1)
         if not enough:
             continue
         merged = cast(HistDelta, merged)  # enough: merged is not None

@@ -60,6 +60,9 @@ class Point:
     engine_fresh: bool = False
     # observations of the engine's histograms since its previous reading (fresh ones only)
     engine_hist: dict[str, HistDelta] = field(default_factory=dict)
+    # "itl" in engine_hist is each finished request's mean time per output token: an engine
+    # with no inter-token histogram that times requests so (TGI)
+    itl_per_request: bool = False
     preemptions_per_s: float | None = None
     flops_per_s: float | None = None  # vLLM's estimate, per GPU
     mem_bytes_per_s: float | None = None  # estimated bytes read + written, per GPU
@@ -348,6 +351,11 @@ def _engine_part(frames: list[Frame], previous_point: Point | None,
     fresh = engine is not None
     reset = False
     work: dict[str, Any] = {}
+    # TGI times no token, only each request's mean time per token: that mean is the
+    # request's ITL, and the only per-token latency it shows (a prompt prefilled between
+    # decode steps stalls every running request's tokens)
+    names = {h.name for h in engine.histograms} if engine is not None else set()
+    per_request_itl = "tpot" in names and "itl" not in names
     if engine is not None:
         carried = (earlier is not None and _same_engine(earlier.engine, engine)
                    and read_time(earlier) == read_time(frame))
@@ -362,6 +370,8 @@ def _engine_part(frames: list[Frame], previous_point: Point | None,
                 rates = _engine_rates(before_engine, engine, read_time(frame) - read_time(before))
                 reset = _reset(before_engine, engine)
             hist = _hist_deltas(before.engine if before is not None else None, engine)
+            if per_request_itl and "tpot" in hist:
+                hist["itl"] = hist["tpot"]
         if engine.kind == "trainer" or engine.work_unit:
             work = _work(engine, read_time(frame), previous_point)
     engine_gpus: tuple[int, ...] = ()
@@ -377,6 +387,7 @@ def _engine_part(frames: list[Frame], previous_point: Point | None,
         "engine_read_mono_s": read_time(frame) if engine else None,
         "engine_fresh": fresh,
         "engine_hist": hist,
+        "itl_per_request": per_request_itl,
         "engine_url": engine.url if engine else None,
         "spec_accept_gauge": engine.spec_accept_ratio if engine else None,
         "engine_pids": tuple(engine.pids) if engine else (),
