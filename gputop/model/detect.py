@@ -926,6 +926,12 @@ def _hollow_long(feats: Features) -> bool:
         and ratio <= t("hollow_sustained_ratio")
 
 
+def _shared_costs(feats: Features) -> bool:
+    """Another process on the subject's GPU with a milder cost than the shared trigger's
+    own (a job's rate or, demand kept, tokens/s at 0.9x; each token 1.15x)."""
+    return feats.s.get("shared", 0.0) >= 0.5 and feats.s.get("shared_mild_harm", 0.0) >= 1.0
+
+
 def _steps_slow(feats: Features) -> bool:
     """Every token 1.6x slower (ITL p50 at the batch demand explains) with the batch swollen at
     the same tokens/s (each sequence slower: Little's law), and nothing that reads more
@@ -1223,11 +1229,14 @@ SUSTAINED: dict[str, tuple[tuple[str, ...], Callable[[Features], bool]]] = {
     "reads": (("engine",), _reads_cost),
     "stall": (("trainer", "job", "gpu"), _steps_wait),
     "dram": (("trainer", "job", "gpu"), _job_dram),
-    # (judged inside "hollow", not a measure of its own)
-    "hollow_long": (("engine", "trainer", "job", "gpu"), _hollow_long)}
+    # (judged inside "hollow" and "shared", not measures of their own)
+    "hollow_long": (("engine", "trainer", "job", "gpu"), _hollow_long),
+    "shared_mild": (("engine", "trainer", "job", "gpu"), _shared_costs)}
 # measures judged over a span of their own
-SUSTAINED_SPAN = {"slow": "slow_span_s", "reads": "slow_span_s", "hollow_long": "hollow_span_s"}
-SUSTAINED_SHARE = {"hollow_long": "hollow_sustained_share"}  # ...and a share of their own
+SUSTAINED_SPAN = {"slow": "slow_span_s", "reads": "slow_span_s", "hollow_long": "hollow_span_s",
+                  "shared_mild": "shared_mild_span_s"}
+SUSTAINED_SHARE = {"hollow_long": "hollow_sustained_share",  # ...and a share of their own
+                   "shared_mild": "shared_mild_share"}
 PERIODIC_MEASURES = ("slow", "stall")  # ...whose readings come and go within a period
 
 
@@ -1513,7 +1522,9 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
             or (s.get("shared", 0.0) >= 0.7 and (v.get("step_ratio") or 0.0) >= (
                 1.2 if clearing else t("shared_step_slow")))
             # (features: a saturated job's time slices taken, whatever its own reading says)
-            or s.get("shared_taken", 0.0) >= (0.3 if clearing else 0.5))
+            or s.get("shared_taken", 0.0) >= (0.3 if clearing else 0.5)
+            # a milder cost that lasts: a tenant that takes a tenth for minutes
+            or _sustained_holds(st, "shared_mild", clearing))
     if measure == "clock":
         if (util or 0.0) < 50:
             return False

@@ -451,6 +451,20 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
             ramp(fall, 0.5 * t("host_mild_util_pts"), t("host_mild_util_pts")),
             ramp(token, (1.0 + step) / 2, step),
             ramp(job_rate, (1.0 + fewer) / 2, fewer))
+    if s.get("shared", 0.0) >= 0.5:
+        # another process on its GPU: a milder cost is its cost when it lasts (detect.py's
+        # shared_mild span): a job's own rate, an engine's tokens/s per sequence of its batch
+        # (fewer users asking shrink the batch and tokens/s with it), each token slower by
+        # the window's exact mean
+        rate = v.get("tokens_ratio")
+        if subject.kind == "engine":
+            running, running_base = v.get("running_mean"), v.get("running_base")
+            rate = rate / (running / running_base) ** (1.0 - t("itl50_load_exponent")) \
+                if rate is not None and running and running_base else None
+        fewer, step = t("shared_mild_rate"), t("shared_mild_step")
+        s["shared_mild_harm"] = max(
+            ramp(rate, (1.0 + fewer) / 2, fewer),
+            ramp(v.get("itl_mean_ratio") or v.get("step_ratio"), (1.0 + step) / 2, step))
     if s["jitter"] >= 0.5:
         # launch stalls measured need no more harm beside them than the launch trigger asks:
         # GPU-Util launch_util_drop_pts under its normal, or a job's own rate at 0.85x

@@ -149,7 +149,7 @@ SIGNATURES: tuple[Signature, ...] = (
         "gpu_shared",
         "another process time-slices the GPU and takes its SM time",
         requires=(("shared",), ("own_drop", "tokens_down", "itl", "work_down", "util_drop",
-                                "shared_odd", "shared_taken")),
+                                "shared_odd", "shared_taken", "shared_mild_harm")),
         supports=("own_drop", "busy", "shared_odd"),
         where="shared"),
 )

@@ -215,6 +215,16 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
     ("itl_burst_tokens", 1.8,
      "a p99 tail while tokens/s runs 1.8x+ its normal and the typical token is as fast as "
      "ever (ITL p50 under 1.4x) is a burst of arrivals being absorbed, not harm"),
+    ("shared_mild_span_s", 40.0,
+     "another process on the subject's GPU (measured SM time, or a newcomer holding memory) "
+     "with a milder cost on shared_mild_share of this span's ticks: its own rate or, demand "
+     "kept, tokens/s at 0.9x (shared_mild_rate), or each token 1.15x (shared_mild_step). "
+     "Of 27 corpora's healthy traces one shows another process there for 30+ s at all (an "
+     "engine restarting beside its old process); 4 mild tenants (a second job, an eval "
+     "container, a Whisper beside TGI) cost 12-16% for minutes and were silent"),
+    ("shared_mild_share", 0.8, "see shared_mild_span_s"),
+    ("shared_mild_rate", 0.9, "see shared_mild_span_s"),
+    ("shared_mild_step", 1.15, "see shared_mild_span_s"),
     ("shared_step_slow", 1.3,
      "another process on the engine's GPU taking SM time (measured, not a memory-only "
      "newcomer) with every token 1.3x slower is harm from its time slices, even when a "

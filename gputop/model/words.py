@@ -72,6 +72,8 @@ SIGNAL_TEXT = {
     "host_mild_harm": "a milder cost beside strong host contention (GPU-Util, every token "
                       "or the job's rate)",
     "launch_harm": "GPU-Util or the job's rate down beside the stalled launches",
+    "shared_mild_harm": "a tenth of the output or every token's time lost beside another "
+                        "process on the GPU",
 }
 # which of a signature's signals each kind of evidence stands for (to order the lines)
 EVIDENCE_SIGNAL = {
