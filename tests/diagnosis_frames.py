@@ -75,7 +75,7 @@ class Trace:
         self.totals = {"gen": 0.0, "prompt": 0.0, "cached": 0.0, "finished": 0.0,
                        "preempt": 0.0, "cpu": 0.0, "inv": 0.0, "work": 0.0,
                        "drafted": 0.0, "accepted": 0.0, "decode_s": 0.0, "prefill_s": 0.0,
-                       "periods": 0.0, "throttled": 0.0}
+                       "periods": 0.0, "throttled": 0.0, "thread": 0.0}
         self.proc_cpu: dict[int, float] = {}
         self.hists = {"itl": _Hist("itl", ITL_BOUNDS), "ttft": _Hist("ttft", TTFT_BOUNDS),
                       "tpot": _Hist("tpot", TGI_DURATION_BOUNDS)}
@@ -92,7 +92,8 @@ class Trace:
              cpus=16, tree_cpu=100.0, involuntary=200.0, engine_up=True, work=None,
              proc_cpu=90.0, mem_util=None, drafted=None, accepted=None,
              launch_us=None, decode_s=None, prefill_s=None, itl_tail=None,
-             finished=None, quota=None, throttled=0.0, admitted=None, fan=None) -> Trace:
+             finished=None, quota=None, throttled=0.0, admitted=None, fan=None,
+             thread=None) -> Trace:
         n, dt = self.n, self.tick_s
         seq = len(self.frames)
         mono = seq * dt
@@ -152,6 +153,7 @@ class Trace:
                 tot["accepted"] += (accepted or 0.0) * dt
                 tot["decode_s"] += (decode_s or 0.0) * dt  # llama.cpp: seconds per second
                 tot["prefill_s"] += (prefill_s or 0.0) * dt
+                tot["thread"] += (thread or 0.0) / 100.0 * dt  # the busiest thread's CPU
                 if self.kind in ("vllm", "sglang"):
                     # itl_tail: (seconds, share) of the tokens in steps far slower than the
                     # rest, or a list of them
@@ -180,7 +182,10 @@ class Trace:
                 engine = EngineSample(kind="trainer", url="http://127.0.0.1:9100/metrics",
                                       generation_tokens_total=tot["work"], work_unit="samples",
                                       pids=self.engine_pids, time_mono_s=mono, time_wall_s=wall,
-                                      cpu_s=round(tot["cpu"], 3), ctx_involuntary=int(tot["inv"]))
+                                      cpu_s=round(tot["cpu"], 3), ctx_involuntary=int(tot["inv"]),
+                                      **({"busiest_thread_cpu_s": round(tot["thread"], 3),
+                                          "busiest_thread": f"{self.engine_pids[0]} python"}
+                                         if thread is not None else {}))
             else:
                 engine = EngineSample(
                     kind=self.kind, url="http://127.0.0.1:8000/metrics", model="m",

@@ -1029,8 +1029,9 @@ def _lighter_phase(measure: str, feats: Features) -> bool:
     waiting."""
     s = feats.s
     # (a thread of the job pegged while its counter stopped altogether is the job's own
-    # phase too: a checkpoint serialised on the main thread)
-    pegged = s.get("input_cpu", 0.0) >= 0.8 and feats.v.get("work_stopped_s") is None
+    # phase too: a checkpoint serialised on the main thread; one pegged all along, a loop
+    # spinning on the GPU, is no input pipeline's)
+    pegged = s.get("input_cpu_new", 0.0) >= 0.8 and feats.v.get("work_stopped_s") is None
     if pegged or max(s.get(x, 0.0) for x in ("host", "jitter", "sawtooth")) >= 0.3:
         return False
     return measure == "idle" or max(

@@ -1429,6 +1429,11 @@ def _host(subject: Subject, points: tuple[Point, ...], base: Baseline, s: Streng
              if r.pid in subject.pids and r.cpu_pct is not None]
     s["input_cpu"] = max(ramp(thread, 80.0, t("thread_busy_pct")),
                          ramp(max(procs, default=None), 85.0, 98.0) * 0.6)
+    # ...pegged now and not in its healthy minutes: a trainer's main thread that always spins
+    # at a core (waiting on the GPU in a busy loop) says nothing new when its counter stops
+    # (one near a core in its healthy minutes, 85%, that reaches it is a loader run dry)
+    s["input_cpu_new"] = s["input_cpu"] * (
+        1.0 - ramp(base.get("busiest_thread"), t("thread_busy_pct"), 98.0))
     if thread is not None and thread >= t("thread_busy_pct"):
         say("input_thread", thread, base.get("busiest_thread"), "%")
     return min(1.0, score)
