@@ -51,6 +51,7 @@ import corpus_ad  # noqa: E402
 import corpus_af  # noqa: E402
 import corpus_ag  # noqa: E402
 import corpus_ah  # noqa: E402
+import corpus_ai  # noqa: E402
 import diagnosis_b  # noqa: E402
 import diagnosis_c  # noqa: E402
 import diagnosis_d  # noqa: E402
@@ -77,6 +78,7 @@ import diagnosis_ad  # noqa: E402
 import diagnosis_af  # noqa: E402
 import diagnosis_ag  # noqa: E402
 import diagnosis_ah  # noqa: E402
+import diagnosis_ai  # noqa: E402
 
 # right / traces per cause ("healthy" for the healthy ones), as measured: raise when it improves
 FLOOR_B = {"oversized_request": 4, "prefill_interference": 4, "collective_straggler": 5,
@@ -169,9 +171,9 @@ FLOOR_AA = {"oversized_request": 2, "prefill_interference": 0, "collective_strag
 # corpus AB (an ML platform team's on-call fortnight: FP8/AWQ, multi-LoRA, 128k, MoE, TP/DP,
 # TGI, llama.cpp, engine-less diffusion and transcription, ZeRO-3, distillation; H100-RTX 6000)
 FLOOR_AB = {"oversized_request": 2, "prefill_interference": 1, "collective_straggler": 4,
-            "input_stall": 2, "host_launch_jitter": 2, "host_cpu_contention": 2,
+            "input_stall": 2, "host_launch_jitter": 2, "host_cpu_contention": 3,
             "tiny_kernels": 3, "memory_bandwidth": 0, "throttling": 4, "kv_pressure": 3,
-            "gpu_shared": 2, "spec_decode_rejected": 3, "healthy": 24}
+            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 24}
 # corpus AC (a GPU cloud's support queue for a month: DP/TP endpoints, VLMs, RAG boxes, agents,
 # LoRA on consumer boards, FSDP, RLHF loops, diffusion, stray notebooks; V100 to GH200)
 FLOOR_AC = {"oversized_request": 3, "prefill_interference": 2, "collective_straggler": 2,
@@ -195,13 +197,19 @@ FLOOR_AF = {"oversized_request": 3, "prefill_interference": 3, "collective_strag
 FLOOR_AG = {"oversized_request": 3, "prefill_interference": 1, "collective_straggler": 2,
             "input_stall": 1, "host_launch_jitter": 2, "host_cpu_contention": 1,
             "tiny_kernels": 2, "memory_bandwidth": 1, "throttling": 2, "kv_pressure": 3,
-            "gpu_shared": 2, "spec_decode_rejected": 3, "healthy": 21}
+            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 21}
 # corpus AH (a startup's bare-metal estate in a bad month: an agentic coding API on vLLM and
 # SGLang, llama.cpp, TGI, SFT/DPO/GRPO and notebooks sharing nodes; H100 to RTX 5090)
 FLOOR_AH = {"oversized_request": 1, "prefill_interference": 2, "collective_straggler": 2,
             "input_stall": 4, "host_launch_jitter": 2, "host_cpu_contention": 2,
             "tiny_kernels": 3, "memory_bandwidth": 0, "throttling": 4, "kv_pressure": 2,
             "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 21}
+# corpus AI (a community GPU marketplace seen from its hosts: renters' endpoints and
+# fine-tunes on gamers' RTX boxes, mining farms on risers, A6000/L40S, A100/H100, an H200)
+FLOOR_AI = {"oversized_request": 1, "prefill_interference": 0, "collective_straggler": 3,
+            "input_stall": 3, "host_launch_jitter": 2, "host_cpu_contention": 2,
+            "tiny_kernels": 4, "memory_bandwidth": 0, "throttling": 3, "kv_pressure": 3,
+            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 22}
 CORPORA = {"b": (FLOOR_B, corpus_b, diagnosis_b), "c": (FLOOR_C, corpus_c, diagnosis_c),
            "d": (FLOOR_D, corpus_d, diagnosis_d), "e": (FLOOR_E, corpus_e, diagnosis_e),
            "g": (FLOOR_G, corpus_g, diagnosis_g), "h": (FLOOR_H, corpus_h, diagnosis_h),
@@ -214,7 +222,8 @@ CORPORA = {"b": (FLOOR_B, corpus_b, diagnosis_b), "c": (FLOOR_C, corpus_c, diagn
            "z": (FLOOR_Z, corpus_z, diagnosis_z), "aa": (FLOOR_AA, corpus_aa, diagnosis_aa),
            "ab": (FLOOR_AB, corpus_ab, diagnosis_ab), "ac": (FLOOR_AC, corpus_ac, diagnosis_ac),
            "ad": (FLOOR_AD, corpus_ad, diagnosis_ad), "af": (FLOOR_AF, corpus_af, diagnosis_af),
-           "ag": (FLOOR_AG, corpus_ag, diagnosis_ag), "ah": (FLOOR_AH, corpus_ah, diagnosis_ah)}
+           "ag": (FLOOR_AG, corpus_ag, diagnosis_ag), "ah": (FLOOR_AH, corpus_ah, diagnosis_ah),
+           "ai": (FLOOR_AI, corpus_ai, diagnosis_ai)}
 
 
 def _results(corpus, harness):
