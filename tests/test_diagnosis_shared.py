@@ -52,3 +52,41 @@ def test_a_short_visit_is_not():
     """A tenant for 25 s (a smoke test) at 0.86x: shorter than the span, nothing."""
     found = episodes(_engine_with_tenant(25, 0.86).run())
     assert not found, named(found)
+
+
+# an adversarial review's cases (2026-12-06): an idle notebook beside an engine whose
+# traffic moves, or whose clock is cut, costs nothing and is not the cause
+NOTEBOOK = [(52101, 52100, 0, "python -m ipykernel_launcher", None)]
+
+
+def _idle_tenant_then(running: float, itl_s: float, **late) -> Trace:
+    """vLLM at 30 running, 20 ms per token; an idle notebook joins its GPU at 150 s; from
+    210 s for 3 minutes the engine serves ``running`` requests at ``itl_s`` per token
+    (tokens/s = running / ITL, its own physics), with ``late`` readings beside."""
+    trace = Trace()
+    for i in range(210):
+        trace.tick(util=noisy(95, i, 0.01), tokens=noisy(1500, i, 0.03), running=30,
+                   itl=0.020, extra_procs=NOTEBOOK if i >= 150 else ())
+    for i in range(180):
+        trace.tick(util=noisy(95, i, 0.01), tokens=noisy(running / itl_s, i, 0.03),
+                   running=running, itl=itl_s, extra_procs=NOTEBOOK, **late)
+    return trace
+
+
+def test_an_idle_tenant_while_traffic_ebbs_or_surges_is_not_named():
+    """The batch 30 -> 10 with each token barely faster (small batches are memory-bound), or
+    30 -> 60 with each token 1.56x (longer batches read more): tokens/s per sequence moves
+    by the engine's own physics, not the notebook's (the first cut named both shared)."""
+    for running, itl_s in ((10, 0.017), (60, 0.020 * 2 ** 0.64)):
+        found = episodes(_idle_tenant_then(running, itl_s).run())
+        assert not any(e.suspects and e.suspects[0][0] == "gpu_shared" for e in found), \
+            (running, named(found))
+
+
+def test_a_cut_clock_beside_an_idle_tenant_is_not_the_tenants():
+    """The card at thermal slowdown (1980 -> 1700 MHz, the driver naming it), every token
+    1.16x, tokens/s 0.86x with the batch as full: the clock has evidence of its own."""
+    found = episodes(_idle_tenant_then(30, 0.0232, clock=1700, temp=90,
+                                       throttle=("thermal (sw)",)).run())
+    assert not any(e.suspects and e.suspects[0][0] == "gpu_shared" for e in found), \
+        named(found)

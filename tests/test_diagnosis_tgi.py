@@ -77,3 +77,24 @@ def test_tgi_with_more_prompts_at_its_usual_pace_is_healthy():
     users, the box keeping up) opens nothing."""
     found = episodes(_tgi_rag(2.0, 0.025, 30).run())
     assert not found, named(found)
+
+
+def test_short_replies_beside_tgis_chat_are_no_latency_collapse():
+    """A guardrail client adds five requests a second of 1-3 tokens each beside the chat's
+    200-token replies: each short reply's time per token is mostly its own prefill (TGI
+    times a request from its batch entry), every token as fast as ever.  The tail of
+    per-request means is a tail over request shapes, judged by no trigger (an adversarial
+    review's probe read 'inter-token latency 4.8x' on the first cut)."""
+    trace = Trace(engine="tgi")
+    for i in range(150):
+        trace.tick(util=noisy(90, i, 0.02), sm=None, dram=None, tokens=noisy(2000, i, 0.04),
+                   prompt=noisy(4000, i, 0.1), running=30, itl=0.025)
+    for i in range(180):
+        # ten chat replies a second as before, plus five short replies: an 80 ms prefill
+        # and 25 ms a token over 1, 2 or 3 tokens (105, 65, 52 ms per token)
+        trace.tick(util=noisy(90, i, 0.02), sm=None, dram=None, tokens=noisy(2010, i, 0.04),
+                   prompt=noisy(6500, i, 0.1), running=30.5, itl=0.025, finished=10.0)
+        for per_token_s, count in ((0.105, 2.0), (0.065, 2.0), (0.052, 1.0)):
+            trace.hists["tpot"].observe(per_token_s, count)
+    found = episodes(trace.run())
+    assert not found, named(found)

@@ -453,18 +453,25 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
             ramp(job_rate, (1.0 + fewer) / 2, fewer))
     if s.get("shared", 0.0) >= 0.5:
         # another process on its GPU: a milder cost is its cost when it lasts (detect.py's
-        # shared_mild span): a job's own rate, an engine's tokens/s per sequence of its batch
-        # (fewer users asking shrink the batch and tokens/s with it), each token slower by
-        # the window's exact mean
-        rate = v.get("tokens_ratio")
+        # shared_mild span): a job's own rate; an engine's tokens/s per sequence and each
+        # token's time (the window's mean) only at the batch its baseline knows (an ebb or a surge
+        # moves both by the engine's own physics, whoever else holds memory there); not
+        # where a cut clock or a contended host has evidence of its own for the cost
+        rate, token = v.get("tokens_ratio"), v.get("itl_mean_ratio") or v.get("step_ratio")
         if subject.kind == "engine":
             running, running_base = v.get("running_mean"), v.get("running_base")
-            rate = rate / (running / running_base) ** (1.0 - t("itl50_load_exponent")) \
-                if rate is not None and running and running_base else None
+            grown = running / running_base if running and running_base else None
+            matched = grown is not None and 1.0 / t("shared_mild_load") <= grown \
+                <= t("shared_mild_load")
+            # (tokens/s per sequence of the batch: a few users fewer shrink both together)
+            rate = rate / grown ** (1.0 - t("itl50_load_exponent")) \
+                if matched and rate is not None and grown else None
+            token = token if matched else None
         fewer, step = t("shared_mild_rate"), t("shared_mild_step")
         s["shared_mild_harm"] = max(
-            ramp(rate, (1.0 + fewer) / 2, fewer),
-            ramp(v.get("itl_mean_ratio") or v.get("step_ratio"), (1.0 + step) / 2, step))
+            ramp(rate, (1.0 + fewer) / 2, fewer), ramp(token, (1.0 + step) / 2, step)) * (
+            1.0 - max(s.get("clock_any", 0.0), s.get("throttle_new", 0.0), s["host"],
+                      s["jitter"]))
     if s["jitter"] >= 0.5:
         # launch stalls measured need no more harm beside them than the launch trigger asks:
         # GPU-Util launch_util_drop_pts under its normal, or a job's own rate at 0.85x
@@ -1132,6 +1139,14 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
     v["load"] = load
     slow_reading = {}
     for name in ("itl", "ttft"):
+        if name == "itl" and now.itl_per_request:
+            # a tail of per-request means is a tail over the requests' shapes (a few replies
+            # of one token each carry their own prefill in their time per token): no trigger
+            # of its own.  Their typical value is each request's ITL, the harm signatures read
+            p50, typical = now.latency.get("itl", (None, None))[0], base.latency_at("itl50", load)
+            if p50 is not None and typical:
+                s["itl"] = ramp(p50 / typical, 1.3, 2.5)
+            continue
         window = windows.get(name)
         p99 = now.latency.get(name, (None, None))[1]
         expected = base.latency_at(name, load)

@@ -223,6 +223,11 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "engine restarting beside its old process); 4 mild tenants (a second job, an eval "
      "container, a Whisper beside TGI) cost 12-16% for minutes and were silent"),
     ("shared_mild_share", 0.8, "see shared_mild_span_s"),
+    ("shared_mild_load", 1.25,
+     "an engine's milder cost beside a tenant is judged only at a batch within 1.25x of its "
+     "baseline's either way: traffic that ebbs or surges moves tokens/s and each token's time "
+     "by the engine's own physics (an adversarial review's idle notebook beside an engine "
+     "whose batch went 30 -> 10 and 30 -> 60 read as shared)"),
     ("shared_mild_rate", 0.9, "see shared_mild_span_s"),
     ("shared_mild_step", 1.15, "see shared_mild_span_s"),
     ("shared_step_slow", 1.3,
