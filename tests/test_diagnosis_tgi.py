@@ -13,16 +13,22 @@ from gputop.model.point import point
 from tests.diagnosis_frames import Trace, episodes, named, noisy
 
 
-def _tgi_rag(prompt_late: float, tpot_late_s: float, running_late: float) -> Trace:
+def _tgi_chat(ticks: int = 150) -> Trace:
     """TGI serving a RAG app on one GPU: 2,000 tokens/s at 25 ms per token over 30 running
-    requests, 4,000 prompt tokens/s; then ``prompt_late`` x the prompts, each request's
+    requests (ten 200-token replies a second), 4,000 prompt tokens/s."""
+    trace = Trace(engine="tgi")
+    for i in range(ticks):
+        trace.tick(util=noisy(90, i, 0.02), sm=None, dram=None, tokens=noisy(2000, i, 0.04),
+                   prompt=noisy(4000, i, 0.1), running=30, itl=0.025)
+    return trace
+
+
+def _tgi_rag(prompt_late: float, tpot_late_s: float, running_late: float) -> Trace:
+    """``_tgi_chat``, then ``prompt_late`` x the prompts, each request's
     tokens ``tpot_late_s`` apart on average and ``running_late`` requests in flight (at a
     steady arrival rate a slower request stays longer: the batch grows and tokens/s
     holds, so only the latency shows the harm)."""
-    trace = Trace(engine="tgi")
-    for i in range(150):
-        trace.tick(util=noisy(90, i, 0.02), sm=None, dram=None, tokens=noisy(2000, i, 0.04),
-                   prompt=noisy(4000, i, 0.1), running=30, itl=0.025)
+    trace = _tgi_chat()
     for i in range(120):
         trace.tick(util=noisy(97, i, 0.01), sm=None, dram=None, tokens=noisy(2000, i, 0.04),
                    prompt=noisy(4000 * prompt_late, i, 0.1), running=running_late,
@@ -85,10 +91,7 @@ def test_short_replies_beside_tgis_chat_are_no_latency_collapse():
     times a request from its batch entry), every token as fast as ever.  The tail of
     per-request means is a tail over request shapes, judged by no trigger (an adversarial
     review's probe read 'inter-token latency 4.8x' on the first cut)."""
-    trace = Trace(engine="tgi")
-    for i in range(150):
-        trace.tick(util=noisy(90, i, 0.02), sm=None, dram=None, tokens=noisy(2000, i, 0.04),
-                   prompt=noisy(4000, i, 0.1), running=30, itl=0.025)
+    trace = _tgi_chat()
     for i in range(180):
         # ten chat replies a second as before, plus five short replies: an 80 ms prefill
         # and 25 ms a token over 1, 2 or 3 tokens (105, 65, 52 ms per token)
