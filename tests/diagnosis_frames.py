@@ -77,6 +77,10 @@ class Trace:
                        "drafted": 0.0, "accepted": 0.0, "decode_s": 0.0, "prefill_s": 0.0,
                        "periods": 0.0, "throttled": 0.0, "thread": 0.0}
         self.proc_cpu: dict[int, float] = {}
+        self._new_histograms()
+
+    def _new_histograms(self) -> None:
+        """The engine's histograms from zero (at start, and when its counters restart)."""
         self.hists = {"itl": _Hist("itl", ITL_BOUNDS), "ttft": _Hist("ttft", TTFT_BOUNDS),
                       "tpot": _Hist("tpot", TGI_DURATION_BOUNDS)}
         self.params_n = _Hist("params_n", N_BOUNDS)
@@ -237,9 +241,7 @@ class Trace:
     def restart_counters(self) -> None:
         for k in self.totals:
             self.totals[k] = 0.0
-        self.hists = {"itl": _Hist("itl", ITL_BOUNDS), "ttft": _Hist("ttft", TTFT_BOUNDS),
-                      "tpot": _Hist("tpot", TGI_DURATION_BOUNDS)}
-        self.params_n = _Hist("params_n", N_BOUNDS)
+        self._new_histograms()
 
     def run(self):
         """The detector's states after each frame."""

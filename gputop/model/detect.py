@@ -928,7 +928,8 @@ def _hollow_long(feats: Features) -> bool:
 
 def _shared_costs(feats: Features) -> bool:
     """Another process on the subject's GPU with a milder cost than the shared trigger's
-    own (a job's rate or, demand kept, tokens/s at 0.9x; each token 1.15x)."""
+    own (features' shared_mild_harm: a job's rate, or an engine's tokens/s per sequence at
+    its usual batch, at 0.9x; each token 1.15x)."""
     return feats.s.get("shared", 0.0) >= 0.5 and feats.s.get("shared_mild_harm", 0.0) >= 1.0
 
 

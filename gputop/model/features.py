@@ -449,14 +449,13 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
         token = v.get("itl_mean_ratio") or v.get("step_ratio")
         s["host_mild_harm"] = max(
             ramp(fall, 0.5 * t("host_mild_util_pts"), t("host_mild_util_pts")),
-            ramp(token, (1.0 + step) / 2, step),
-            ramp(job_rate, (1.0 + fewer) / 2, fewer))
+            _toward(token, step), _toward(job_rate, fewer))
     if s.get("shared", 0.0) >= 0.5:
         # another process on its GPU: a milder cost is its cost when it lasts (detect.py's
         # shared_mild span): a job's own rate; an engine's tokens/s per sequence and each
-        # token's time (the window's mean) only at the batch its baseline knows (an ebb or a surge
-        # moves both by the engine's own physics, whoever else holds memory there); not
-        # where a cut clock or a contended host has evidence of its own for the cost
+        # token's time (the window's mean) only at the batch its baseline knows (an ebb or a
+        # surge moves both by the engine's own physics, whoever else holds memory there);
+        # not where a cut clock or a contended host has evidence of its own for the cost
         rate, token = v.get("tokens_ratio"), v.get("itl_mean_ratio") or v.get("step_ratio")
         if subject.kind == "engine":
             running, running_base = v.get("running_mean"), v.get("running_base")
@@ -464,12 +463,10 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
             matched = grown is not None and 1.0 / t("shared_mild_load") <= grown \
                 <= t("shared_mild_load")
             # (tokens/s per sequence of the batch: a few users fewer shrink both together)
-            rate = rate / grown ** (1.0 - t("itl50_load_exponent")) \
-                if matched and rate is not None and grown else None
+            rate = _per_sequence(rate, grown) if matched and rate is not None and grown else None
             token = token if matched else None
         fewer, step = t("shared_mild_rate"), t("shared_mild_step")
-        s["shared_mild_harm"] = max(
-            ramp(rate, (1.0 + fewer) / 2, fewer), ramp(token, (1.0 + step) / 2, step)) * (
+        s["shared_mild_harm"] = max(_toward(rate, fewer), _toward(token, step)) * (
             1.0 - max(s.get("clock_any", 0.0), s.get("throttle_new", 0.0), s["host"],
                       s["jitter"]))
     if s["jitter"] >= 0.5:
@@ -1111,7 +1108,7 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
         v["batch_grown"] = float(grown_batch)
         if out_ratio is not None and grown_batch:
             grown = running / max(running_base, 1.0)
-            explained = out_ratio / grown ** (1.0 - t("itl50_load_exponent"))
+            explained = _per_sequence(out_ratio, grown)
             v["seq_rate_ratio"] = explained
             s["seq_slow"] = ramp(explained, 0.85, 0.6)
     if waiting is not None and waiting_base is not None:
@@ -1142,10 +1139,7 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
         if name == "itl" and now.itl_per_request:
             # a tail of per-request means is a tail over the requests' shapes (a few replies
             # of one token each carry their own prefill in their time per token): no trigger
-            # of its own.  Their typical value is each request's ITL, the harm signatures read
-            p50, typical = now.latency.get("itl", (None, None))[0], base.latency_at("itl50", load)
-            if p50 is not None and typical:
-                s["itl"] = ramp(p50 / typical, 1.3, 2.5)
+            # of its own (their typical value stands for ITL: the typical step below)
             continue
         window = windows.get(name)
         p99 = now.latency.get(name, (None, None))[1]
@@ -1207,6 +1201,8 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
         ratio = p50 / typical
         v["step_ratio"] = ratio
         s["step"] = ramp(ratio, 1.4, 2.5)
+        if now.itl_per_request:  # each request's mean time per token is its ITL
+            s["itl"] = ramp(ratio, 1.3, 2.5)
         if ratio >= t("step_slow"):
             say("step", p50, typical, "s", detail=f"{ratio:.1f}")
     elif p50 is None:
@@ -1340,6 +1336,19 @@ def _preempted_share(points: tuple[Point, ...], rate_base: float) -> float | Non
         return None
     share = rate / max(finished, 1.0 / span_s)  # (none finished: as if one had)
     return share if math.isfinite(share) else None
+
+
+def _toward(ratio: float | None, limit: float) -> float:
+    """0..1: how far ``ratio`` has moved from 1 to ``limit`` (a milder cost's measure: 1 at
+    the limit, 0 halfway there or nearer 1); 0 where unknown."""
+    return ramp(ratio, (1.0 + limit) / 2, limit)
+
+
+def _per_sequence(out_ratio: float, grown: float) -> float:
+    """Tokens/s against its baseline per sequence of a batch ``grown`` x its baseline's:
+    decode steps lengthen with the batch as the ITL p50 does (itl50_load_exponent), so each
+    sequence's rate moves by the batch to that power less one."""
+    return float(out_ratio / grown ** (1.0 - t("itl50_load_exponent")))
 
 
 def _util_fall(v: Values) -> float | None:

@@ -217,8 +217,9 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "ever (ITL p50 under 1.4x) is a burst of arrivals being absorbed, not harm"),
     ("shared_mild_span_s", 40.0,
      "another process on the subject's GPU (measured SM time, or a newcomer holding memory) "
-     "with a milder cost on shared_mild_share of this span's ticks: its own rate or, demand "
-     "kept, tokens/s at 0.9x (shared_mild_rate), or each token 1.15x (shared_mild_step). "
+     "with a milder cost on shared_mild_share of this span's ticks: a job's own rate or an "
+     "engine's tokens/s per sequence at 0.9x (shared_mild_rate), or each token 1.15x "
+     "(shared_mild_step). "
      "Of 27 corpora's healthy traces one shows another process there for 30+ s at all (an "
      "engine restarting beside its old process); 4 mild tenants (a second job, an eval "
      "container, a Whisper beside TGI) cost 12-16% for minutes and were silent"),
