@@ -87,6 +87,9 @@ MAX_EPISODES = 50
 RECENT_S = 12.0  # points kept for windows (the saw-tooth reads 10 s)
 QUEUE_TREND_S = 5.0  # a queue rising: more waiting than the engine read this long before
 READINGS_KEEP_S = 40.0  # the engine's queue readings kept (two or more at 15 s scrapes)
+# an engine's reading stands for its latency until the next one, at most this long (a
+# 15 s scrape interval and its jitter; an engine silent longer is not answering)
+MAX_READING_GAP_S = 20.0
 RECENT_MAX = 48
 NOTABLE_KEEP_S = 120.0
 NOTABLE_GRACE_S = 30.0  # a notable request this close before an episode is its cause, not routine
@@ -258,6 +261,9 @@ class DetectState:
     notable: tuple[tuple[str, float, Evidence], ...] = ()
     # the newest frame with an engine reading: rates after a gap of any length start there
     last_reading: Frame | None = None
+    # the last two points whose engine reading brought histograms: the newest stands for
+    # the latency window until the next (scraped every 15 s, it is older than ``recent``)
+    hist_readings: tuple[Point, ...] = ()
 
     @property
     def actives(self) -> tuple[Episode, ...]:
@@ -358,12 +364,25 @@ def sm_far_below_util(util_pct: float | None, sm_pct: float | None) -> bool:
 
 # ---------------------------------------------------------------- the fold
 
-def _windows(points: tuple[Point, ...], now: Point,
-             config: DetectConfig) -> tuple[Point, dict[str, HistDelta]]:
+def _windows(points: tuple[Point, ...], now: Point, config: DetectConfig,
+             kept: tuple[Point, ...] = ()) -> tuple[Point, dict[str, HistDelta]]:
     """``now`` with p50 / p99 of each engine histogram over the latency window (each reading
-    counted once: carried readings have no observations), and the merged windows."""
+    counted once: carried readings have no observations), and the merged windows.  An
+    engine scraped less often than the window (5-15 s) has none in it between scrapes: its
+    newest reading (``kept``: the last readings with histograms, older than ``points`` may
+    hold) stands until the next is due."""
     horizon = now.time_mono_s - config.latency_window_s
     window = [p for p in points if p.time_mono_s > horizon]
+    if not any(p.engine_hist for p in window) and now.engine_kind is not None:
+        readings = sorted({p.time_mono_s: p for p in kept + points if p.engine_hist
+                           and p.engine_url == now.engine_url}.values(),
+                          key=lambda p: p.time_mono_s)[-2:]
+        reads = [p.engine_read_mono_s for p in readings]
+        gap = reads[1] - reads[0] if len(reads) == 2 and reads[0] is not None \
+            and reads[1] is not None else config.latency_window_s
+        if readings and now.time_mono_s - readings[-1].time_mono_s <= min(
+                max(gap, config.latency_window_s), MAX_READING_GAP_S) + 1.0:
+            window = readings[-1:]
     names = {name for p in window for name in p.engine_hist}
     latency: dict[str, tuple[float | None, float | None]] = {}
     merged_by_name: dict[str, HistDelta] = {}
@@ -398,15 +417,16 @@ def _notable(now: Point, config: DetectConfig) -> list[Evidence]:
 def step(previous: DetectState | None, now: Point, config: DetectConfig) -> DetectState:
     if previous is None:
         previous = DetectState(point=now, recent=(), config=config)
-    now, windows = _windows(previous.recent + (now,), now, config)
+    now, windows = _windows(previous.recent + (now,), now, config, previous.hist_readings)
     # each replica judged apart gets its latency windows over its own readings
     replica_windows: dict[str, dict[str, HistDelta]] = {}
     if now.replicas:
         windowed = []
         for label, r in now.replicas:
-            earlier = tuple(q for q in (p.replica(label) for p in previous.recent)
-                            if q is not None)
-            r, replica_windows[label] = _windows(earlier + (r,), r, config)
+            earlier, readings = (
+                tuple(q for q in (p.replica(label) for p in points) if q is not None)
+                for points in (previous.recent, previous.hist_readings))
+            r, replica_windows[label] = _windows(earlier + (r,), r, config, readings)
             windowed.append((label, r))
         now = replace(now, replicas=tuple(windowed))
     horizon = now.time_mono_s - RECENT_S
@@ -459,8 +479,11 @@ def step(previous: DetectState | None, now: Point, config: DetectConfig) -> Dete
             closed.append(ended)
         if keep:
             states.append(st)
+    hist_readings = (previous.hist_readings + (now,))[-2:] if now.engine_hist \
+        else previous.hist_readings
     return replace(previous, point=now, recent=recent, subjects=tuple(states),
-                   episodes=tuple(closed[-MAX_EPISODES:]), config=config, notable=notable)
+                   episodes=tuple(closed[-MAX_EPISODES:]), config=config, notable=notable,
+                   hist_readings=hist_readings)
 
 
 AWAY_S = 10.0  # an engine that answered nothing this long and comes back has restarted
@@ -604,11 +627,13 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
         if kept != st.prefill_stalls_mono_s or stalled:
             st = replace(st, prefill_stalls_mono_s=kept + stalled)
     # slow observations must come from min_slow_readings separate readings: at a 2 s
-    # interval three readings span 4 s, longer than the hold, so the span follows the tick
+    # interval three readings span 4 s, longer than the hold, so the span follows the tick,
+    # or the engine's scrape interval where it reads less often than the tick (5-15 s)
     last = recent[-5:]
     gaps = [b.time_mono_s - a.time_mono_s for a, b in zip(last, last[1:])]
     tick_s = statistics.median(gaps) if gaps else 0.0  # one late tick moves no window
-    span_s = max(config.hold_s, (t("min_slow_readings") - 1) * tick_s) + 0.5
+    span_s = max(config.hold_s, (t("min_slow_readings") - 1)
+                 * max(tick_s, _reading_interval_s(st))) + 0.5
     slow = tuple((n, m) for n, m in st.slow_times if now.time_mono_s - m <= 2 * span_s)
     slow += tuple((n, now.time_mono_s) for n, hit in feats.slow_reading.items() if hit)
     if slow != st.slow_times:
@@ -1068,6 +1093,14 @@ def _queue_readings(st: SubjectState, now: Point) -> tuple[SubjectState, float |
     return st, before
 
 
+def _reading_interval_s(st: SubjectState) -> float:
+    """The engine's usual interval between distinct readings (its scrape interval), from
+    the last few kept; 0 where fewer than two are kept (a job, an engine just seen)."""
+    reads = [r for r, _ in st.readings[-4:]]
+    gaps = [b - a for a, b in zip(reads, reads[1:])]
+    return min(statistics.median(gaps), MAX_READING_GAP_S) if gaps else 0.0
+
+
 def _episode_start_mono(st: SubjectState, now: Point) -> float:
     return now.time_mono_s - (now.time_wall_s - cast(Episode, st.active).start_wall_s)
 
@@ -1258,7 +1291,7 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
             st.last_seen_mono_s - st.surge_since_mono_s < t("surge_s"):
         return False  # arrivals beyond capacity for a while: queueing, not a stall
     if measure in LATENCY_MEASURES:
-        if not clearing and _outgrown(v):
+        if not clearing and (_outgrown(v) or _batch_tail(v)):
             return False
         ratio = v.get(f"{measure}_ratio")
         gate = v.get(f"{measure}_clear_gate" if clearing else f"{measure}_gate")
@@ -1379,7 +1412,8 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         # every token slower while the memory traffic rose (measured, or the KV every step
         # reads: longer contexts in a fuller pool): decode at the bandwidth roofline
         ratio, rise = v.get("step_ratio"), v.get("dram_rise")
-        if ratio is None or ratio < (1.6 if clearing else t("step_slow")):
+        if ratio is None or ratio < (1.6 if clearing else t("step_slow")) \
+                or (not clearing and _batch_tail(v)):
             return False
         if (rise is not None and rise >= t("dram_rise_pts") * (0.6 if clearing else 1.0)) \
                 or s.get("kv_read", 0.0) >= (0.3 if clearing else 0.5):
@@ -1575,6 +1609,16 @@ def _outgrown(v: Values) -> bool:
     running, base = v.get("running"), v.get("running_base")
     return (v.get("tokens_ratio") or 0.0) >= t("outgrown_tokens") and running is not None \
         and base is not None and running >= t("outgrown_batch") * max(base, 1.0)
+
+
+def _batch_tail(v: Values) -> bool:
+    """A batch emptying with no one waiting, its contexts far longer than usual: the last
+    of a batch of generations (an RL rollout's, an offline job's) are its longest, and each
+    of their tokens reads their whole context; slower tokens there are their length's
+    cost, not a fault (a service whose contexts grow while its users stay is judged)."""
+    waiting = v.get("waiting")
+    return not v.get("demand_kept", 1.0) and (v.get("ctx_ratio") or 0.0) >= t(
+        "tail_ctx_ratio") and waiting is not None and waiting < 1
 
 
 def _output_fell(subject: Subject, v: Values, limit: float) -> bool:

@@ -434,6 +434,11 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "an engine's latency (its histograms) is judged once gputop has watched it 20 s: the "
      "first seconds' windows hold a handful of observations, and a normal learned from them "
      "makes every later reading look slow (tokens/s, util and the queue are judged sooner)"),
+    ("tail_ctx_ratio", 2.0,
+     "a batch draining (under the demand-kept share of its usual size, none waiting) whose "
+     "KV per running sequence is 2x the baseline's is the tail of a batch of generations: "
+     "its longest sequences left, each token reading its whole context (a rollout's end); "
+     "slower tokens there open nothing"),
     ("ctx_onset", 1.5,
      "a tick whose KV per running sequence (the context each step reads) is 1.5x the "
      "baseline's is not learned: long contexts arriving over "
