@@ -115,3 +115,33 @@ def test_a_reading_stands_only_until_the_next_is_due():
         seen.append("itl" in state.point.latency)
     assert all(seen[10:60]), "a reading every 5 s stands between readings"
     assert seen[61] and not any(seen[62:]), seen[55:]
+
+
+def test_each_replicas_latency_stands_between_readings_as_the_pages_does():
+    """What the screen shows: two data-parallel replicas on one page read every 15 s.  Ten
+    seconds after a reading the page's latency and each replica's are shown (the page's was
+    blank two thirds of the time), and once the reading is older than its interval and a
+    second, neither is (the replicas' stood for as long as frames carried the reading)."""
+    from gputop.model.derive import engine_view
+    from gputop.model.detect import make_fold
+    from gputop.model.timeline import Timeline
+    from tests.diagnosis_frames import data_parallel
+
+    ranks = [Trace(), Trace()]
+    for rank in ranks:
+        _steady(rank, 60)
+    frames = scraped_every(data_parallel(*ranks), 15)  # read at 0, 15, 30 and 45 s
+    last = frames[-1]
+    frames += [replace(last, seq=last.seq + k, time_mono_s=last.time_mono_s + k,
+                       time_wall_s=last.time_wall_s + k) for k in range(1, 6)]
+    timeline = Timeline(len(frames) + 10, make_fold())
+    for frame in frames:
+        timeline.append(frame)
+
+    def shown(i: int) -> list[bool]:
+        view = engine_view(timeline, i)
+        return ["itl" in v.latency for v in (view, *view.replicas)]
+
+    assert len(engine_view(timeline, 55).replicas) == 2
+    assert shown(55) == [True] * 3 and shown(61) == [True] * 3, (shown(55), shown(61))
+    assert shown(63) == [False] * 3 and shown(64) == [False] * 3, (shown(63), shown(64))
