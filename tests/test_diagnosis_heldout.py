@@ -220,7 +220,7 @@ FLOOR_AI = {"oversized_request": 1, "prefill_interference": 0, "collective_strag
 FLOOR_AJ = {"oversized_request": 3, "prefill_interference": 1, "collective_straggler": 3,
             "input_stall": 3, "host_launch_jitter": 2, "host_cpu_contention": 2,
             "tiny_kernels": 3, "memory_bandwidth": 0, "throttling": 4, "kv_pressure": 3,
-            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 20}
+            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 19}
 CORPORA = {"b": (FLOOR_B, corpus_b, diagnosis_b), "c": (FLOOR_C, corpus_c, diagnosis_c),
            "d": (FLOOR_D, corpus_d, diagnosis_d), "e": (FLOOR_E, corpus_e, diagnosis_e),
            "g": (FLOOR_G, corpus_g, diagnosis_g), "h": (FLOOR_H, corpus_h, diagnosis_h),

@@ -227,8 +227,6 @@ class SubjectState:
     jump: tuple[float, float] | None = None  # (when, batch before): the batch doubled at once
     surge_since_mono_s: float | None = None  # more prompts of the usual length arriving
     grown_since_mono_s: float | None = None  # the batch 1.3x its usual size since then
-    # every GPU of a multi-GPU engine last seen on a sliver of its SMs at once (a collective)
-    barrier_mono_s: float | None = None
     # what its baseline held before the engine restarted at the same url (BEFORE_KEPT)
     before: tuple[tuple[str, float], ...] = ()
     # per sustained measure (SUSTAINED), (mono, whether it held that tick) over the last
@@ -615,8 +613,6 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
     surging = feats.s.get("surge", 0.0) >= 0.5
     if surging != (st.surge_since_mono_s is not None):
         st = replace(st, surge_since_mono_s=now.time_mono_s if surging else None)
-    if subject.kind == "engine" and feats.v.get("all_hollow"):
-        st = replace(st, barrier_mono_s=now.time_mono_s)
     grown = (feats.v.get("batch_grown") or 0.0) >= 1.0
     if grown != (st.grown_since_mono_s is not None):
         st = replace(st, grown_since_mono_s=now.time_mono_s if grown else None)
@@ -719,12 +715,6 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
                 and measure in ("hollow", "work", "stall", "idle"):
             # every rank in a collective at once: a barrier the job passes (a checkpoint's
             # gather) unless it lasts; small kernels slow the steps for good
-            hold = max(hold, t("barrier_hold_s"))
-        if subject.kind == "engine" and st.barrier_mono_s is not None \
-                and st.barrier_mono_s >= pending[0] - config.hold_s:
-            # an engine's GPUs all in one collective at once (a weight broadcast from an RL
-            # trainer, seconds with no token): its pause, and the requests that waited
-            # through it, pass as a job's barrier does; small kernels hold for good
             hold = max(hold, t("barrier_hold_s"))
         if now.time_mono_s - pending[0] < hold:
             return st, None

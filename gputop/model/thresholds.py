@@ -61,9 +61,7 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "every GPU of a multi-GPU job on a sliver of its SMs at once (SM under a quarter of its "
      "util on each) is the ranks together in a collective: a checkpoint's state-dict gather "
      "or a barrier passes within seconds (6 s, then the GPUs idle while rank 0 writes, in "
-     "corpus AH's FSDP job), as does a rollout engine's pause for an RL trainer's weight "
-     "broadcast and the requests that waited through it (6 s a minute, corpus AJ); a job's "
-     "or an engine's own small kernels hold for good"),
+     "corpus AH's FSDP job); a job's own small kernels hold for good"),
     ("hollow_span_s", 60.0,
      "the span the sustained hollowness is judged over: longer than a checkpoint's barrier "
      "or an evaluation pass's small batches"),
