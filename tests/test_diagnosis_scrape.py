@@ -15,16 +15,20 @@ from gputop.schema import Frame
 from tests.diagnosis_frames import START_WALL_S, Trace, episodes, named, noisy, run_frames
 
 
-def scraped_every(frames: list[Frame], every_s: float) -> list[Frame]:
-    """The frames a collector records when it reads the engine every ``every_s`` seconds:
-    between readings each frame carries the last one (its counters and its read time)."""
-    out, last = [], None
+def scraped_every(frames: list[Frame], every_s: float, offset_s: float = 0.0) -> list[Frame]:
+    """The frames a collector records when it reads the engine every ``every_s`` seconds
+    (the first at the start, then from ``offset_s`` on where given): between readings each
+    frame carries the last one (its counters and its read time)."""
+    out: list[Frame] = []
+    last, due = None, offset_s or every_s
     for frame in frames:
-        if last is None or frame.time_mono_s - last.time_mono_s >= every_s - 1e-9:
-            last = frame.engine
-            out.append(frame)
-        else:
+        if last is not None and frame.time_mono_s < due - 1e-9:
             out.append(replace(frame, engine=last))
+            continue
+        if last is not None:
+            due += every_s
+        last = frame.engine
+        out.append(frame)
     return out
 
 
@@ -145,3 +149,46 @@ def test_each_replicas_latency_stands_between_readings_as_the_pages_does():
     assert len(engine_view(timeline, 55).replicas) == 2
     assert shown(55) == [True] * 3 and shown(61) == [True] * 3, (shown(55), shown(61))
     assert shown(63) == [False] * 3 and shown(64) == [False] * 3, (shown(63), shown(64))
+
+
+def test_a_replica_read_at_its_own_moment_stands_as_its_own_reading():
+    """Two data-parallel replicas (one page merged from two endpoints) each read every 15 s,
+    the second 7 s after the first (one slow /metrics staggers them): replica 0's 5x
+    inter-token tail opens its episode as when they are read together (the page's last
+    readings alone stood for both: replica 0's reading stood 6 s of each 15, silent)."""
+    def rank(fault: bool) -> Trace:
+        trace = Trace()
+        for i in range(330):
+            hit = fault and 150 <= i < 270
+            trace.tick(util=noisy(95, i, 0.01), sm=75, tensor=45, tokens=noisy(2000, i, 0.05),
+                       prompt=noisy(2000, i, 0.1), running=30, itl=0.02,
+                       ttft=0.2 if hit else 0.15, itl_tail=(0.1, 0.2) if hit else None)
+        return trace
+
+    from tests.diagnosis_frames import data_parallel
+
+    for offset in (0, 7):
+        faulty, healthy = rank(True), rank(False)
+        faulty.frames = scraped_every(faulty.frames, 15)
+        healthy.frames = scraped_every(healthy.frames, 15, offset)
+        found = episodes(run_frames(data_parallel(faulty, healthy)))
+        assert [(e.subject, e.measure) for e in found] == [("engine:engine=0", "itl")], (
+            offset, named(found))
+        assert 150 < _opened_s(found)[0] <= 150 + 3 * 15 + 5, (offset, _opened_s(found))
+
+
+def test_a_standing_reading_is_judged_by_but_not_learned_again():
+    """The latency baseline takes one sample a tick: a reading standing 15 ticks would be
+    learned 15 times (one reading outweighing the ones before it, a slow one learned as
+    the normal).  It is learned while it is within the window, as before, and only judged
+    by after: every latency sample the baseline holds is within 5 s of its reading."""
+    trace = Trace()
+    _steady(trace, 200)
+    frames = scraped_every(trace.frames, 15)
+    states = run_frames(frames)
+    reads = sorted({f.engine.time_mono_s for f in frames if f.engine is not None})
+    engine = next(s for s in states[-1].subjects if s.subject.kind == "engine")
+    learned = [s.time_mono_s for s in engine.base.samples if s.itl_p99_s is not None]
+    assert len(learned) >= 8, learned
+    assert all(0 <= t - max(r for r in reads if r <= t) < 5.0 for t in learned), learned
+    assert any(state.point.latency_stood for state in states)

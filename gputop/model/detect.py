@@ -247,6 +247,8 @@ class SubjectState:
     # the engine's last distinct readings of its queue, (read mono, waiting), over
     # READINGS_KEEP_S: scraped every 15 s, a queue's trend spans more than the recent points
     readings: tuple[tuple[float, float], ...] = ()
+    # the engine's last distinct read times, whatever its page has (its scrape interval)
+    read_times: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,9 +263,10 @@ class DetectState:
     notable: tuple[tuple[str, float, Evidence], ...] = ()
     # the newest frame with an engine reading: rates after a gap of any length start there
     last_reading: Frame | None = None
-    # the last two points whose engine reading brought histograms: the newest stands for
+    # the last two points whose engine reading brought histograms, the page's ("") and each
+    # replica's (its label: replicas may be read at other moments): the newest stands for
     # the latency window until the next (scraped every 15 s, it is older than ``recent``)
-    hist_readings: tuple[Point, ...] = ()
+    hist_readings: tuple[tuple[str, tuple[Point, ...]], ...] = ()
 
     @property
     def actives(self) -> tuple[Episode, ...]:
@@ -373,6 +376,7 @@ def _windows(points: tuple[Point, ...], now: Point, config: DetectConfig,
     hold) stands until the next is due."""
     horizon = now.time_mono_s - config.latency_window_s
     window = [p for p in points if p.time_mono_s > horizon]
+    stood = False
     if not any(p.engine_hist for p in window) and now.engine_kind is not None:
         readings = sorted({p.time_mono_s: p for p in kept + points if p.engine_hist
                            and p.engine_url == now.engine_url}.values(),
@@ -382,7 +386,7 @@ def _windows(points: tuple[Point, ...], now: Point, config: DetectConfig,
             and reads[1] is not None else config.latency_window_s
         if readings and now.time_mono_s - readings[-1].time_mono_s <= min(
                 max(gap, config.latency_window_s), MAX_READING_GAP_S) + 1.0:
-            window = readings[-1:]
+            window, stood = readings[-1:], True
     names = {name for p in window for name in p.engine_hist}
     latency: dict[str, tuple[float | None, float | None]] = {}
     merged_by_name: dict[str, HistDelta] = {}
@@ -398,7 +402,7 @@ def _windows(points: tuple[Point, ...], now: Point, config: DetectConfig,
         merged = cast(HistDelta, merged)  # enough: merged is not None
         latency[name] = enginehist.median_and_p99(merged)
         merged_by_name[name] = merged
-    return replace(now, latency=latency), merged_by_name
+    return replace(now, latency=latency, latency_stood=stood and bool(latency)), merged_by_name
 
 
 def _notable(now: Point, config: DetectConfig) -> list[Evidence]:
@@ -417,16 +421,17 @@ def _notable(now: Point, config: DetectConfig) -> list[Evidence]:
 def step(previous: DetectState | None, now: Point, config: DetectConfig) -> DetectState:
     if previous is None:
         previous = DetectState(point=now, recent=(), config=config)
-    now, windows = _windows(previous.recent + (now,), now, config, previous.hist_readings)
+    stood = dict(previous.hist_readings)
+    now, windows = _windows(previous.recent + (now,), now, config, stood.get("", ()))
     # each replica judged apart gets its latency windows over its own readings
     replica_windows: dict[str, dict[str, HistDelta]] = {}
     if now.replicas:
         windowed = []
         for label, r in now.replicas:
-            earlier, readings = (
-                tuple(q for q in (p.replica(label) for p in points) if q is not None)
-                for points in (previous.recent, previous.hist_readings))
-            r, replica_windows[label] = _windows(earlier + (r,), r, config, readings)
+            earlier = tuple(q for q in (p.replica(label) for p in previous.recent)
+                            if q is not None)
+            r, replica_windows[label] = _windows(earlier + (r,), r, config,
+                                                 stood.get(label, ()))
             windowed.append((label, r))
         now = replace(now, replicas=tuple(windowed))
     horizon = now.time_mono_s - RECENT_S
@@ -479,8 +484,10 @@ def step(previous: DetectState | None, now: Point, config: DetectConfig) -> Dete
             closed.append(ended)
         if keep:
             states.append(st)
-    hist_readings = (previous.hist_readings + (now,))[-2:] if now.engine_hist \
-        else previous.hist_readings
+    for label, p in (("", now), *now.replicas):
+        if p.engine_hist:
+            stood[label] = (stood.get(label, ()) + (p,))[-2:]
+    hist_readings = tuple(sorted(stood.items()))
     return replace(previous, point=now, recent=recent, subjects=tuple(states),
                    episodes=tuple(closed[-MAX_EPISODES:]), config=config, notable=notable,
                    hist_readings=hist_readings)
@@ -1090,13 +1097,15 @@ def _queue_readings(st: SubjectState, now: Point) -> tuple[SubjectState, float |
             + ((read, waiting),)
         st = replace(st, readings=readings)
     before = next((w for r, w in reversed(readings) if r <= read - QUEUE_TREND_S), None)
+    if not st.read_times or st.read_times[-1] != read:
+        st = replace(st, read_times=(st.read_times + (read,))[-4:])
     return st, before
 
 
 def _reading_interval_s(st: SubjectState) -> float:
     """The engine's usual interval between distinct readings (its scrape interval), from
     the last few kept; 0 where fewer than two are kept (a job, an engine just seen)."""
-    reads = [r for r, _ in st.readings[-4:]]
+    reads = st.read_times
     gaps = [b - a for a, b in zip(reads, reads[1:])]
     return min(statistics.median(gaps), MAX_READING_GAP_S) if gaps else 0.0
 
@@ -1616,9 +1625,13 @@ def _batch_tail(v: Values) -> bool:
     of a batch of generations (an RL rollout's, an offline job's) are its longest, and each
     of their tokens reads their whole context; slower tokens there are their length's
     cost, not a fault (a service whose contexts grow while its users stay is judged)."""
-    waiting = v.get("waiting")
+    waiting, kv, kv_base = v.get("waiting"), v.get("kv"), v.get("kv_base")
+    # (the KV every step reads, the pool's use, at its normal or more: a draining batch's
+    # total falls as sequences finish, and each token with it; slower tokens while it fell
+    # are something else reading memory, a fault)
     return not v.get("demand_kept", 1.0) and (v.get("ctx_ratio") or 0.0) >= t(
-        "tail_ctx_ratio") and waiting is not None and waiting < 1
+        "tail_ctx_ratio") and waiting is not None and waiting < 1 \
+        and kv is not None and kv_base is not None and kv >= kv_base
 
 
 def _output_fell(subject: Subject, v: Values, limit: float) -> bool:
@@ -1730,6 +1743,7 @@ def _steady(recent: tuple[Point, ...], now: Point, since: float) -> bool:
 
 def _sample(subject: Subject, now: Point, feats: Features) -> Sample | None:
     v = feats.v
+    learned = {} if now.latency_stood else now.latency
     values: dict[str, float] = {}
 
     def put(name: str, value: float | None) -> None:
@@ -1811,7 +1825,9 @@ def _sample(subject: Subject, now: Point, feats: Features) -> Sample | None:
     return Sample(now.time_mono_s, values, per_gpu,
                   {g: frozenset(now.throttle.get(g, ())) for g in subject.gpus}, pids,
                   running=now.requests_running,
-                  itl_p99_s=now.latency.get("itl", (None, None))[1],
-                  itl_p50_s=now.latency.get("itl", (None, None))[0],
-                  itl_mean_s=v.get("itl_mean"),
-                  ttft_p99_s=now.latency.get("ttft", (None, None))[1])
+                  # (a reading standing between scrapes was learned when it was new: one
+                  # reading 15 ticks over would outweigh the readings before it)
+                  itl_p99_s=learned.get("itl", (None, None))[1],
+                  itl_p50_s=learned.get("itl", (None, None))[0],
+                  itl_mean_s=None if now.latency_stood else v.get("itl_mean"),
+                  ttft_p99_s=learned.get("ttft", (None, None))[1])

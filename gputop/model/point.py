@@ -80,6 +80,9 @@ class Point:
     host_cpus: int | None = None  # the host's CPUs, which the run queue is counted over
     # filled by the detector: p50 / p99 seconds over its latency window, by histogram name
     latency: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
+    # ...taken from a reading older than the window, standing until the next is due (an
+    # engine read every 10-15 s): judged by, never learned again into the baseline
+    latency_stood: bool = False
     # observations in the window beyond (firing, clearing) x the latency baseline, by name
     latency_slow: dict[str, tuple[float, float]] = field(default_factory=dict)
     # per GPU: what else the diagnosis reads of the card and of the processes on it
