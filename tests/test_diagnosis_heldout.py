@@ -200,7 +200,7 @@ FLOOR_AF = {"oversized_request": 3, "prefill_interference": 3, "collective_strag
 # corpus AG (an inference provider's production fleet: vLLM/SGLang replicas with TP, EP,
 # speculation and structured output, TGI, embedding pools, RL post-training; H100-GB200)
 FLOOR_AG = {"oversized_request": 3, "prefill_interference": 1, "collective_straggler": 2,
-            "input_stall": 2, "host_launch_jitter": 2, "host_cpu_contention": 1,
+            "input_stall": 1, "host_launch_jitter": 2, "host_cpu_contention": 1,
             "tiny_kernels": 2, "memory_bandwidth": 1, "throttling": 2, "kv_pressure": 3,
             "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 21}
 # corpus AH (a startup's bare-metal estate in a bad month: an agentic coding API on vLLM and

@@ -227,7 +227,6 @@ class SubjectState:
     jump: tuple[float, float] | None = None  # (when, batch before): the batch doubled at once
     surge_since_mono_s: float | None = None  # more prompts of the usual length arriving
     grown_since_mono_s: float | None = None  # the batch 1.3x its usual size since then
-    idle_steps_mono_s: float | None = None  # a job's steps last seen slow with its GPU idle
     # what its baseline held before the engine restarted at the same url (BEFORE_KEPT)
     before: tuple[tuple[str, float], ...] = ()
     # per sustained measure (SUSTAINED), (mono, whether it held that tick) over the last
@@ -621,8 +620,6 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
     surging = feats.s.get("surge", 0.0) >= 0.5
     if surging != (st.surge_since_mono_s is not None):
         st = replace(st, surge_since_mono_s=now.time_mono_s if surging else None)
-    if subject.kind != "engine" and _idle_steps(feats, st.base):
-        st = replace(st, idle_steps_mono_s=now.time_mono_s)
     grown = (feats.v.get("batch_grown") or 0.0) >= 1.0
     if grown != (st.grown_since_mono_s is not None):
         st = replace(st, grown_since_mono_s=now.time_mono_s if grown else None)
@@ -720,11 +717,6 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
                 and not _queue_unheard_of(st, subject, feats, config, pending[0]):
             hold = max(hold, t("noisy_hold_s"))
         if measure in ("idle", "work") and _lighter_phase(measure, feats):
-            hold = max(hold, t("job_idle_alone_hold_s"))
-        if st.idle_steps_mono_s is not None and st.idle_steps_mono_s >= pending[0]:
-            # steps slow with the GPU idle for most of 10 s at any tick of the finding,
-            # whatever reads now: a rate over whole steps falls by degrees after a counter
-            # stops (a checkpoint); it holds as a lighter phase does
             hold = max(hold, t("job_idle_alone_hold_s"))
         if subject.kind != "engine" and feats.v.get("all_hollow") \
                 and measure in ("hollow", "work", "stall", "idle"):
@@ -1030,24 +1022,6 @@ def _steps_wait(feats: Features, clearing: bool = False) -> bool:
         return False
     return s.get("sawtooth", 0.0) >= (0.3 if clearing or s.get("util_drop", 0.0) >= 0.5
                                       else 0.5)
-
-
-def _idle_steps(feats: Features, base: Baseline, clearing: bool = False) -> bool:
-    """Steps still coming, slower, with the GPU idle between them (under a fifth of its busy
-    healthy level): each waits for something off the GPU (its input, the host).  A counter
-    stopped is a phase of the job's own (a checkpoint, an evaluation); so is a level the
-    job ran at for a good part of its healthy window, one it returns to.  (A rate over
-    whole steps falls by degrees after the counter stops, before it reads stopped: the
-    caller holds this finding as long as a lighter phase.)"""
-    s, v = feats.s, feats.v
-    ratio, util, base_util = v.get("tokens_ratio"), v.get("util"), v.get("util_base")
-    idle = v.get("util_10s")  # (idle for most of the last 10 s: a dip to 18% is no idling)
-    return ratio is not None and t("work_moving") <= ratio <= (
-        0.7 if clearing else t("work_drop")) and v.get("work_stopped_s") is None \
-        and util is not None and util < 20 and idle is not None and idle < 20 \
-        and base_util is not None \
-        and base_util >= 60 and s.get("util_drop", 0.0) >= (0.3 if clearing else 0.5) \
-        and (clearing or not phase_of_its_own(base, util))
 
 
 def _paced(feats: Features) -> bool:
@@ -1521,10 +1495,8 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         gpu_side = max(s.get("util_drop", 0.0), s.get("hollow_new", 0.0), s.get("sawtooth", 0.0),
                        s.get("odd", 0.0) * s.get("peers_wait", 0.0), s.get("clock_all", 0.0),
                        s.get("shared", 0.0))
-        if ratio is not None and ratio <= (0.7 if clearing else t("work_drop")) \
-                and (util or 0.0) >= 20 and gpu_side >= (0.2 if clearing else 0.3):
-            return True
-        return _idle_steps(feats, base, clearing)
+        return ratio is not None and ratio <= (0.7 if clearing else t("work_drop")) \
+            and (util or 0.0) >= 20 and gpu_side >= (0.2 if clearing else 0.3)
     if now_age < t("job_min_age_s") and not clearing:
         return False
     if measure == "hollow":

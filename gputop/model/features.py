@@ -268,10 +268,6 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     util_base = base.get("util")
     mem_ctrl = _smoothed(points, "mem_util_pct", gpus) if dram is None else None
     v.update(util=util, util_base=util_base, sm=sm, dram=dram, mem_ctrl=mem_ctrl)
-    # GPU-Util over the last 10 s (the median tick): idle for most of them, not a dip
-    recent_utils = [statistics.fmean(u) for p in points if p.time_mono_s > now.time_mono_s - 10
-                    and (u := [p.util_pct[g] for g in gpus if g in p.util_pct])]
-    v["util_10s"] = statistics.median(recent_utils) if recent_utils else None
     s["busy"] = ramp(util, 70.0, 90.0)
     if util is not None and util_base is not None and util_base >= 40:
         s["util_drop"] = ramp(util_base - util, t("util_drop_pts") * 0.5, 30.0)

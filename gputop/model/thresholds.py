@@ -324,11 +324,6 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "an operator who chose a cheaper draft (n-gram lookup) is not told so forever"),
     ("work_drop", 0.6,
      "a trainer's steps/samples per second at 60%- of its own baseline"),
-    ("work_moving", 0.05,
-     "a trainer's rate at 5%+ of its baseline is steps still coming: with its GPU idle "
-     "between them (under 20% util, from 60%+ healthy) they wait off the GPU (corpus AG's "
-     "reward scorer reading an object store: 5% util, 0.24x for 8 minutes, silent); under "
-     "it the counter has all but stopped, a phase of the job's own (a checkpoint)"),
     # ---- the host
     ("thread_busy_pct", 90.0,
      "a thread at 90%+ of one core cannot go faster: an input pipeline or a launch loop is "
