@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import cast
 
 from gputop.model import engine_rates, latency
-from gputop.model.detect import MAX_READING_GAP_S, DetectState
+from gputop.model.detect import DetectState, reading_stands
 from gputop.model.kvpool import kv_bytes_per_token, kv_pool_bytes
 from gputop.model.peaks import peak_for
 from gputop.model.plots import Plots
@@ -173,11 +173,10 @@ def _replica_view(timeline: Timeline[DetectState], index: int, frame: Frame, sta
     names = [g.name for g in frame.gpus if g.index in gpus]
     label = replica.replica
     # (a window of frames carrying one reading holds that reading's observations: it
-    # stands until the next is due, its interval and a second, as the detector holds the
-    # page's (detect._windows); older, an engine that stopped answering, it shows none)
+    # stands as the detector holds the page's; older, an engine that stopped answering,
+    # it shows none)
     window_s = state.config.latency_window_s
-    stale = frame.time_mono_s - read_time(frame) > min(
-        max(seconds, window_s), MAX_READING_GAP_S) + 1.0
+    stale = not reading_stands(frame.time_mono_s - read_time(frame), seconds, window_s)
     return EngineView(
         replica, rates["tokens_per_s"], rates["prompt_tokens_per_s"], rates["requests_per_s"],
         None, latency={} if stale else engine_rates.window_latency(

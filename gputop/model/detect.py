@@ -367,6 +367,14 @@ def sm_far_below_util(util_pct: float | None, sm_pct: float | None) -> bool:
 
 # ---------------------------------------------------------------- the fold
 
+def reading_stands(age_s: float, gap_s: float, window_s: float) -> bool:
+    """Whether an engine reading ``age_s`` old still stands for its latency: until the next
+    is due (its interval ``gap_s``, at least the window, at most MAX_READING_GAP_S) and a
+    second; older, the engine has stopped answering.  The detector's window and the
+    screen's replicas judge by this one rule."""
+    return age_s <= min(max(gap_s, window_s), MAX_READING_GAP_S) + 1.0
+
+
 def _windows(points: tuple[Point, ...], now: Point, config: DetectConfig,
              kept: tuple[Point, ...] = ()) -> tuple[Point, dict[str, HistDelta]]:
     """``now`` with p50 / p99 of each engine histogram over the latency window (each reading
@@ -383,9 +391,9 @@ def _windows(points: tuple[Point, ...], now: Point, config: DetectConfig,
                           key=lambda p: p.time_mono_s)[-2:]
         reads = [p.engine_read_mono_s for p in readings]
         gap = reads[1] - reads[0] if len(reads) == 2 and reads[0] is not None \
-            and reads[1] is not None else config.latency_window_s
-        if readings and now.time_mono_s - readings[-1].time_mono_s <= min(
-                max(gap, config.latency_window_s), MAX_READING_GAP_S) + 1.0:
+            and reads[1] is not None else 0.0
+        if readings and reading_stands(now.time_mono_s - readings[-1].time_mono_s, gap,
+                                       config.latency_window_s):
             window, stood = readings[-1:], True
     names = {name for p in window for name in p.engine_hist}
     latency: dict[str, tuple[float | None, float | None]] = {}
