@@ -145,7 +145,7 @@ FLOOR_T = {"oversized_request": 1, "prefill_interference": 1, "collective_stragg
            "tiny_kernels": 1, "memory_bandwidth": 3, "throttling": 2, "kv_pressure": 3,
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 26}
 # corpus V (containers and training: cpusets on big hosts, CFS quotas, trainers' counters)
-FLOOR_V = {"oversized_request": 1, "prefill_interference": 1, "collective_straggler": 2,
+FLOOR_V = {"oversized_request": 1, "prefill_interference": 2, "collective_straggler": 2,
            "input_stall": 5, "host_launch_jitter": 2, "host_cpu_contention": 8,
            "tiny_kernels": 2, "memory_bandwidth": 2, "throttling": 2, "kv_pressure": 2,
            "gpu_shared": 4, "spec_decode_rejected": 2, "healthy": 21}

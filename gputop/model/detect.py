@@ -633,7 +633,17 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
         st = replace(st, grown_since_mono_s=now.time_mono_s if grown else None)
     if (grown_since := st.grown_since_mono_s) is not None:  # (a span only the state knows)
         feats = replace(feats, v={**feats.v, "grown_s": now.time_mono_s - grown_since})
+    before = st
     st = replace(st, sustained=_sustained_ticks(st, subject, feats, now.time_mono_s))
+    if feats.s.get("prefill_mild", 0.0) > 0.0 and not _sustained_holds(
+            st, "prefill_mild", clearing=st.active is not None):
+        # a burst's seconds of it name nothing and hold no prefill finding: its strength
+        # stands once it held over its own span (the other measures' ticks read it so)
+        mild = dict(st.sustained)["prefill_mild"]
+        feats = replace(feats, s={**feats.s, "prefill_mild": 0.0})
+        st = replace(st, sustained=tuple(
+            (m, mild if m == "prefill_mild" else ticks) for m, ticks in
+            _sustained_ticks(before, subject, feats, now.time_mono_s)))
     if subject.kind == "engine":
         kept = tuple(x for x in st.prefill_stalls_mono_s
                      if now.time_mono_s - x < t("prefill_memory_s"))
@@ -1056,10 +1066,18 @@ def _prefill_costs(feats: Features) -> bool:
     s, v = feats.s, feats.v
     if _alone(v):
         return False  # one request in flight: its own prompt delays no one else's tokens
+    if _prefill_mild(feats):
+        return True  # (its strength holds the decodes' cost: every token slower, output down)
     return s.get("prefill", 0.0) >= 0.5 and (v.get("tokens_ratio") or 1.0) <= t(
         "prefill_tokens_max") and (s.get("ttft", 0.0) >= 0.5 or s.get("tokens_down", 0.0) >= 0.5
                                    or (v.get("itl_ratio") or 0.0) >= t("step_slow")
                                    or (v.get("step_ratio") or 0.0) >= t("step_slow"))
+
+
+def _prefill_mild(feats: Features) -> bool:
+    """Prompts somewhat longer taking twice their share of the steps, the decodes paying
+    (features' ``prefill_mild``), with other requests in flight to pay for them."""
+    return feats.s.get("prefill_mild", 0.0) >= 0.5 and not _alone(feats.v)
 
 
 def _lighter_phase(measure: str, feats: Features) -> bool:
@@ -1283,12 +1301,14 @@ SUSTAINED: dict[str, tuple[tuple[str, ...], Callable[[Features], bool]]] = {
     "dram": (("trainer", "job", "gpu"), _job_dram),
     # (judged inside "hollow" and "shared", not measures of their own)
     "hollow_long": (("engine", "trainer", "job", "gpu"), _hollow_long),
-    "shared_mild": (("engine", "trainer", "job", "gpu"), _shared_costs)}
+    "shared_mild": (("engine", "trainer", "job", "gpu"), _shared_costs),
+    # (judged inside "prefill": its mild strength counts only once it holds over a span)
+    "prefill_mild": (("engine",), _prefill_mild)}
 # measures judged over a span of their own
 SUSTAINED_SPAN = {"slow": "slow_span_s", "reads": "slow_span_s", "hollow_long": "hollow_span_s",
-                  "shared_mild": "shared_mild_span_s"}
+                  "shared_mild": "shared_mild_span_s", "prefill_mild": "slow_span_s"}
 SUSTAINED_SHARE = {"hollow_long": "hollow_sustained_share",  # ...and a share of their own
-                   "shared_mild": "shared_mild_share"}
+                   "shared_mild": "shared_mild_share", "prefill_mild": "prefill_mild_share"}
 PERIODIC_MEASURES = ("slow", "stall")  # ...whose readings come and go within a period
 
 

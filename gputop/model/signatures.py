@@ -61,7 +61,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "prefill_interference",
         "long prompts being prefilled starve the decodes",
-        requires=(("prefill",), ("itl", "tokens_down", "ttft")),
+        requires=(("prefill", "prefill_mild"), ("itl", "tokens_down", "ttft")),
         supports=("busy", "tensor_up"),
         # prefill is GPU compute: prompts that leave the GPU less busy cost on the host
         vetoes=(("preempt", 0.7), ("notable", 0.8), ("util_drop", 0.7),

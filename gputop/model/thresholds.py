@@ -163,6 +163,11 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "...and must hold on half of them (prompts longer than usual costing the decodes; the "
      "host contended with harm): a burst admitted, one pasted document, a build's first "
      "seconds are a few ticks of it"),
+    ("prefill_mild_share", 0.7,
+     "prompts 1.2-1.6x their usual length taking twice their usual share of the steps, every "
+     "token slower and tokens/s down (prefill_mild) are judged over 30 s of ticks and must "
+     "hold on 70% of them: a burst of arrivals after a lull is prefilled before it decodes, "
+     "so its prompts per generated token leap for 10-20 s (a pod's traffic returning)"),
     ("prefill_apart_s", 5.0,
      "prompts that stalled the decodes more than 5 s before this stall began..."),
     ("prefill_memory_s", 60.0,

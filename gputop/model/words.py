@@ -64,6 +64,8 @@ SIGNAL_TEXT = {
     "sawtooth_plain": "waits between steps that run as usual",
     "kv_read": "every step reading far more KV (longer contexts)",
     "prefill_mix": "prompts taking the step's token budget from the decodes",
+    "prefill_mild": "somewhat longer prompts taking twice their share of the steps for 30 s, "
+                    "every token slower",
     "kv_bytes": "each token reading far more bytes (weights and KV in use)",
     "prefill_cost": "the extra prompts' FLOPs taking a share of the GPU",
     "prefill_heavy": "prompts costing a share of the GPU",
