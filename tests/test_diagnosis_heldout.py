@@ -108,7 +108,7 @@ FLOOR_G = {"oversized_request": 3, "prefill_interference": 2, "collective_stragg
 FLOOR_H = {"oversized_request": 3, "prefill_interference": 4, "collective_straggler": 4,
            "input_stall": 3, "host_launch_jitter": 4, "host_cpu_contention": 3,
            "tiny_kernels": 4, "memory_bandwidth": 1, "throttling": 3, "kv_pressure": 3,
-           "gpu_shared": 4, "spec_decode_rejected": 3, "healthy": 26}
+           "gpu_shared": 4, "spec_decode_rejected": 3, "healthy": 27}
 FLOOR_I = {"oversized_request": 4, "prefill_interference": 4, "collective_straggler": 4,
            "input_stall": 4, "host_launch_jitter": 3, "host_cpu_contention": 4,
            "tiny_kernels": 3, "memory_bandwidth": 3, "throttling": 4, "kv_pressure": 3,

@@ -636,7 +636,7 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
     before = st
     st = replace(st, sustained=_sustained_ticks(st, subject, feats, now.time_mono_s))
     if feats.s.get("prefill_mild", 0.0) > 0.0 and not _sustained_holds(
-            st, "prefill_mild", clearing=st.active is not None):
+            st, "prefill_mild", clearing=st.active is not None and st.active.measure == "prefill"):
         # a burst's seconds of it name nothing and hold no prefill finding: its strength
         # stands once it held over its own span (the other measures' ticks read it so)
         mild = dict(st.sustained)["prefill_mild"]
@@ -1744,6 +1744,9 @@ def _clean(feats: Features, learning: bool = False, tail_young: bool = False) ->
         # nothing, as demand rises through the morning, are the new normal to learn)
     if s.get("prefill", 0.0) >= 0.5 and s.get("prefill_cost", 0.0) >= 0.5:
         return False  # longer prompts taking a fifth more of the GPU: an onset, until it costs
+    if (v.get("prefill_mild") or 0.0) >= 0.5:
+        return False  # somewhat longer prompts costing the decodes, not yet held over its span
+        # (its strength counts once it held 30 s: learned meanwhile, it would never hold)
     if s.get("throttle_new", 0.0) >= 1.0:
         return False  # a throttle reason beyond the power cap, new: a slowdown, not normal
     if s.get("jitter", 0.0) >= 0.5 or s.get("host", 0.0) >= 0.5:

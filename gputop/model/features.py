@@ -533,7 +533,9 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     # for the service (contexts that grow in decode, long generations, are the pool's)
     s["kv_by_length"] = s["kv_wait"] * ramp(v.get("prompt_len_ratio"), 2.0, 4.0) \
         * (1.0 - s.get("preempt", 0.0))
-    # ...and prompts 1.2-1.6x their usual length taking twice their usual share of the steps
+    s["clock_slow"] = max(s.get("clock_all", 0.0),
+                          min(s["throttle_new"], 0.7) if s["throttle_new"] >= 1 else 0.0)
+    # prompts 1.2-1.6x their usual length taking twice their usual share of the steps
     # (prompt tokens per generated token), every token slower and the output down with the
     # demand there, while nothing else reads more or fills up (the KV per sequence, DRAM, a
     # pool waiting for blocks) and the batch about its usual size (a burst of arrivals is
@@ -543,13 +545,15 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     # measure's span, never on a tick.
     token_slower = max((x for x in (v.get("step_ratio"), v.get("itl_mean_ratio"))
                         if x is not None), default=None)
-    s["prefill_mild"] = ramp(v.get("prompt_mix_ratio"), 1.6, 2.2) \
+    # (nor anything that takes the GPU or its host: a second tenant, a cut clock, a
+    # contended host or stalled launches explain slower tokens beside longer prompts)
+    v["prefill_mild"] = s["prefill_mild"] = ramp(v.get("prompt_mix_ratio"), 1.6, 2.2) \
         * ramp(v.get("prompt_len_ratio"), 1.1, 1.3) * ramp(token_slower, 1.15, 1.3) \
         * ramp(v.get("tokens_ratio"), 0.9, 0.8) * float(bool(v.get("demand_kept"))) \
         * s.get("running_flat", 0.0) * (1.0 - max(
-            s.get("kv_read", 0.0), s.get("dram_new", 0.0), s["kv_wait"], s.get("preempt", 0.0)))
-    s["clock_slow"] = max(s.get("clock_all", 0.0),
-                          min(s["throttle_new"], 0.7) if s["throttle_new"] >= 1 else 0.0)
+            s.get("kv_read", 0.0), s.get("dram_new", 0.0), s["kv_wait"], s.get("preempt", 0.0),
+            s.get("shared", 0.0), s.get("clock_slow", 0.0), s.get("host", 0.0),
+            s.get("jitter", 0.0)))
     # a job with no counter of its own: its busy time is the only measure of its work, so
     # the GPU idle for a share of it is the work lost (its steps wait on something)
     s["job_idle"] = s.get("util_drop", 0.0) if subject.kind != "engine" \
