@@ -9,6 +9,7 @@ layouts, the engine's process tree and CPU time are what /proc would say.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from gputop import demo
 from gputop.buckets import bucket_index
@@ -323,3 +324,20 @@ def run_frames(frames: list[Frame]):
     """The detector's states after each of ``frames``."""
     timeline = Timeline(len(frames) + 10, make_fold())
     return [timeline.append(f) for f in frames]
+
+
+def scraped_every(frames: list[Frame], every_s: float, offset_s: float = 0.0) -> list[Frame]:
+    """The frames a collector records when it reads the engine every ``every_s`` seconds
+    (the first at the start, then from ``offset_s`` on where given): between readings each
+    frame carries the last one (its counters and its read time)."""
+    out: list[Frame] = []
+    last, due = None, offset_s or every_s
+    for frame in frames:
+        if last is not None and frame.time_mono_s < due - 1e-9:
+            out.append(replace(frame, engine=last))
+            continue
+        if last is not None:
+            due += every_s
+        last = frame.engine
+        out.append(frame)
+    return out

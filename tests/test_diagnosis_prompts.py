@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.diagnosis_frames import START_WALL_S, Trace, episodes, named, noisy, run_frames
-from tests.test_diagnosis_scrape import scraped_every
+from tests.diagnosis_frames import (START_WALL_S, Trace, episodes, named, noisy, run_frames,
+                                   scraped_every)
 
 REPLY_TOKENS = 200.0
 

@@ -12,24 +12,9 @@ from dataclasses import replace
 import pytest
 
 from gputop.schema import Frame
-from tests.diagnosis_frames import START_WALL_S, Trace, episodes, named, noisy, run_frames
 
-
-def scraped_every(frames: list[Frame], every_s: float, offset_s: float = 0.0) -> list[Frame]:
-    """The frames a collector records when it reads the engine every ``every_s`` seconds
-    (the first at the start, then from ``offset_s`` on where given): between readings each
-    frame carries the last one (its counters and its read time)."""
-    out: list[Frame] = []
-    last, due = None, offset_s or every_s
-    for frame in frames:
-        if last is not None and frame.time_mono_s < due - 1e-9:
-            out.append(replace(frame, engine=last))
-            continue
-        if last is not None:
-            due += every_s
-        last = frame.engine
-        out.append(frame)
-    return out
+from tests.diagnosis_frames import (START_WALL_S, Trace, episodes, named, noisy, run_frames,
+                                   scraped_every)
 
 
 def _steady(trace: Trace, ticks: int) -> None:

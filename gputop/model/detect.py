@@ -39,7 +39,7 @@ from gputop.model.enginehist import HistDelta
 from gputop.model.evidence import Evidence, merge
 from gputop.model.features import (FINISH_COUNTED, Features, Values, batch_decodes,
                                    finish_counted_tau_s, own_and_sharers, phase_of_its_own,
-                                   signals)
+                                   signals, token_slowdown)
 from gputop.model.point import Point, point, replica_points, work_rate_now
 from gputop.model.signatures import BY_CAUSE, CAUSES
 from gputop.model.subjects import (ENGINE, Subject, engine_key, is_engine_key, replica_of,
@@ -1016,8 +1016,7 @@ def _reads_cost(feats: Features) -> bool:
     inside one bucket) and a noisy tokens/s, it is judged over a span."""
     s, v = feats.s, feats.v
     tokens, rise = v.get("tokens_ratio"), v.get("dram_rise")
-    ratio = max((r for r in (v.get("step_ratio"), v.get("itl_mean_ratio")) if r is not None),
-                default=None)
+    ratio = token_slowdown(v)
     reads = (rise is not None and rise >= 0.6 * t("dram_rise_pts")) \
         or s.get("kv_read", 0.0) >= 0.3
     if not reads or ratio is None or tokens is None or not v.get("demand_kept"):
@@ -1066,7 +1065,7 @@ def _prefill_costs(feats: Features) -> bool:
     s, v = feats.s, feats.v
     if _alone(v):
         return False  # one request in flight: its own prompt delays no one else's tokens
-    if _prefill_mild(feats):
+    if s.get("prefill_mild", 0.0) >= 0.5:
         return True  # (its strength holds the decodes' cost: every token slower, output down)
     return s.get("prefill", 0.0) >= 0.5 and (v.get("tokens_ratio") or 1.0) <= t(
         "prefill_tokens_max") and (s.get("ttft", 0.0) >= 0.5 or s.get("tokens_down", 0.0) >= 0.5

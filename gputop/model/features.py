@@ -543,12 +543,12 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     # prefill interference, which the prompt rate alone (1.5-4x) reads as nothing (at its
     # capacity a server admits fewer of the longer prompts).  Judged over the prefill
     # measure's span, never on a tick.
-    token_slower = max((x for x in (v.get("step_ratio"), v.get("itl_mean_ratio"))
-                        if x is not None), default=None)
     # (nor anything that takes the GPU or its host: a second tenant, a cut clock, a
     # contended host or stalled launches explain slower tokens beside longer prompts)
+    # (kept in the values too: the detector zeroes the strength until it held, and the
+    # baseline must not learn the ticks that wait out that span)
     v["prefill_mild"] = s["prefill_mild"] = ramp(v.get("prompt_mix_ratio"), 1.6, 2.2) \
-        * ramp(v.get("prompt_len_ratio"), 1.1, 1.3) * ramp(token_slower, 1.15, 1.3) \
+        * ramp(v.get("prompt_len_ratio"), 1.1, 1.3) * ramp(token_slowdown(v), 1.15, 1.3) \
         * ramp(v.get("tokens_ratio"), 0.9, 0.8) * float(bool(v.get("demand_kept"))) \
         * s.get("running_flat", 0.0) * (1.0 - max(
             s.get("kv_read", 0.0), s.get("dram_new", 0.0), s["kv_wait"], s.get("preempt", 0.0),
@@ -1321,6 +1321,14 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
             if s.get("kv_full", 0.0) >= 0.5:
                 say("kv", kv, base.get("kv"), "ratio")
     return slow_reading
+
+
+def token_slowdown(v: Values) -> float | None:
+    """How much slower every token is than its normal: the larger of the ITL p50's ratio and
+    the window's exact mean's (a step time moving inside one histogram bucket leaves the p50
+    where it was, not the mean); None where neither is known."""
+    return max((r for r in (v.get("step_ratio"), v.get("itl_mean_ratio")) if r is not None),
+               default=None)
 
 
 def batch_decodes(v: Values) -> bool:
