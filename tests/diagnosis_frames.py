@@ -98,7 +98,7 @@ class Trace:
              proc_cpu=90.0, mem_util=None, drafted=None, accepted=None,
              launch_us=None, decode_s=None, prefill_s=None, itl_tail=None,
              finished=None, quota=None, throttled=0.0, admitted=None, fan=None,
-             thread=None) -> Trace:
+             thread=None, nvlink=None) -> Trace:
         n, dt = self.n, self.tick_s
         seq = len(self.frames)
         mono = seq * dt
@@ -124,6 +124,9 @@ class Trace:
                 # (a board's own fan, %; None: passively cooled, as SXM and most PCIe
                 # datacenter boards report it)
                 fan_pct=None if fan is None else float(_per_gpu(fan, n)[g]),
+                # (MiB/s each way)
+                nvlink_rx_mib_per_s=None if nvlink is None else float(_per_gpu(nvlink, n)[g]),
+                nvlink_tx_mib_per_s=None if nvlink is None else float(_per_gpu(nvlink, n)[g]),
                 throttle=tuple(_per_gpu([throttle] * n if not throttle or isinstance(
                     throttle[0], str) else throttle, n)[g])))
         processes = []

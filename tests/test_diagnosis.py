@@ -1271,6 +1271,74 @@ def test_a_rank_back_from_a_checkpoint_is_not_out_of_step():
     assert episodes(trace.run()) == []
 
 
+@pytest.mark.parametrize("rank,off_ticks,named", [(6, 60, True), (0, 60, False),
+                                                    (6, 10, False)])
+def test_a_rank_other_than_the_first_stuck_off_the_gpu_hangs_the_job(rank, off_ticks, named):
+    """FSDP on eight H100s with a samples counter: rank 6's host thread is stuck (a page-fault
+    storm) for a minute; it leaves the GPU (GPU-Util 15%, SM 2%) and the other seven spin in
+    the all-reduce at 99% GPU-Util, 22% SM; the counter all but stops.  The job's first rank
+    pauses by design (its checkpoint: the look-alike, silent for pause_s), another rank only
+    when stuck: named a straggler on its GPU once it held rank_hang_s, not for a 10 s one."""
+    procs = [(7001 + g, 7000, g, f"python train.py --local-rank={g}") for g in range(8)]
+    trace = Trace(gpus=8, engine="trainer", procs=procs, engine_pids=(7000,) + tuple(
+        7001 + g for g in range(8)))
+    total = 0
+    for i in range(150 + off_ticks + 60):
+        off = 150 <= i < 150 + off_ticks
+        total += 8 if off else 512
+        util = [noisy(99, i + g, 0.01) for g in range(8)]
+        sm = [noisy(22 if off else 84, i + 3 * g, 0.02) for g in range(8)]
+        if off:
+            util[rank], sm[rank] = noisy(15, i, 0.05), 2
+        trace.tick(util=util, sm=sm, dram=30, work=total)
+    eps = episodes(trace.run())
+    if not named:
+        assert eps == [], [(e.gpus, e.suspects) for e in eps]
+        return
+    assert len(eps) == 1, [(e.gpus, e.suspects) for e in eps]
+    ep = eps[0]
+    assert ep.suspects[0][0] == "collective_straggler", (ep.suspects, ep.evidence)
+    assert ep.gpus == (rank,), ep.headline
+    assert START_WALL_S + 150 <= ep.start_wall_s <= START_WALL_S + 150 + 30, ep.start_wall_s
+    assert any(f"GPU {rank} GPU-Util" in e for e in ep.evidence), ep.evidence
+
+
+@pytest.mark.parametrize("shape", ["degraded", "pipeline", "checkpoint"])
+def test_a_rank_whose_nvlink_carries_a_fraction_of_its_peers_is_the_straggler(shape):
+    """FSDP on eight H100s, no counter, no clock or heat apart: after a reset GPU 5's NVLink
+    trains down to a few lanes.  It carries 3.5 GB/s while its peers move 18 GB/s through the
+    same collectives, and all eight, waiting on it, fall from 80% to 60% SM at full GPU-Util:
+    the straggler is the rank with the thin links.  The look-alikes: a pipeline's end stages
+    moving half what the middle ones do from the start, at an unchanged pace; rank 0 writing
+    a checkpoint for 20 s (off the GPU at its idle clock, its links silent) while the others
+    wait."""
+    trace = _ranks(8)
+    for i in range(240):
+        late = i >= 120
+        util = [noisy(99, i + g, 0.01) for g in range(8)]
+        sm = [noisy(60 if late and shape == "degraded" else 80, i + 3 * g, 0.02)
+              for g in range(8)]
+        link = [noisy(18000, i + g, 0.05) for g in range(8)]
+        if shape == "degraded" and late:
+            link[5] = noisy(3500, i, 0.1)
+        if shape == "pipeline":
+            link[0], link[7] = noisy(9000, i, 0.05), noisy(9000, i + 1, 0.05)
+        clock = [1980.0] * 8
+        if shape == "checkpoint" and 120 <= i < 140:
+            util = [0.0] + [99.0] * 7
+            sm = [0.0] + [15.0] * 7
+            link[0], clock[0] = 0.0, 690.0
+        trace.tick(util=util, sm=sm, dram=30, nvlink=link, clock=clock)
+    eps = episodes(trace.run())
+    if shape != "degraded":
+        assert eps == [], [(e.gpus, e.suspects) for e in eps]
+        return
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "collective_straggler", (ep.suspects, ep.evidence)
+    assert ep.gpus == (5,) and ep.start_wall_s >= START_WALL_S + 120, ep.headline
+    assert any("GPU 5 NVLink carries" in e for e in ep.evidence), ep.evidence
+
+
 def test_routine_large_requests_do_not_latch_onto_a_milder_episode():
     """The same product, a milder change: the target model upgraded, drafts accepted 35%
     instead of 70%, tokens/s at 0.65x.  A routine n=8 request lands in the episode; as a

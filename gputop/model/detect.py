@@ -1311,6 +1311,17 @@ SUSTAINED_SHARE = {"hollow_long": "hollow_sustained_share",  # ...and a share of
 PERIODIC_MEASURES = ("slow", "stall")  # ...whose readings come and go within a period
 
 
+def _pausing(st: SubjectState, subject: Subject, v: Values, clearing: bool) -> bool:
+    """Whether a rank is off the GPU, the others waiting in a barrier, for less time than
+    names it: the job's first rank (its checkpoint, its evaluation: a pause by design) for
+    ``pause_s``, another rank (stuck: features._rank_off) for ``rank_hang_s``."""
+    paused = v.get("paused_rank")
+    if clearing or st.pause_since_mono_s is None or paused is None:
+        return False
+    hold = t("pause_s") if int(paused) == min(subject.gpus) else t("rank_hang_s")
+    return st.last_seen_mono_s - st.pause_since_mono_s < hold
+
+
 def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Features,
                    config: DetectConfig, clearing: bool = True) -> bool:
     s, v = feats.s, feats.v
@@ -1474,6 +1485,9 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
             and _output_fell(subject, v, 0.9 if clearing else 0.8)
     if measure in ("stall", "idle") and subject.serves:
         return False  # a server we do not scrape: its busy time follows its unknown demand
+    if measure in ("straggler", "odd") and feats.odd_gpu == v.get("paused_rank") \
+            and _pausing(st, subject, v, clearing):
+        return False  # the one out of step is off the GPU: a pause until it is a hang
     if measure in SUSTAINED:
         # prefill: long prompts arriving steadily stall the steps that carry their chunks (a
         # few percent of the tokens, far slower) and the first tokens behind them; one
@@ -1511,9 +1525,8 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         # fewer steps while the GPU looks as it always did is the job's own doing (an eval
         # pass, a checkpoint: the counter stops, the GPU idles or runs forward passes); fewer
         # steps *with* a GPU-side finding is an episode, unless that finding is the others
-        # spinning in a barrier while one rank writes a checkpoint (a pause, until pause_s)
-        if st.pause_since_mono_s is not None and not clearing and \
-                st.last_seen_mono_s - st.pause_since_mono_s < t("pause_s"):
+        # spinning in a barrier while one rank writes a checkpoint (a pause, _pausing)
+        if _pausing(st, subject, v, clearing):
             return False
         ratio = v.get("tokens_ratio")
         if ratio is not None and ratio <= (0.88 if clearing else 0.8) \
@@ -1528,9 +1541,8 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         return False
     if measure == "hollow":
         # the others wait in a barrier for a rank that is off the GPU (rank 0 writing a
-        # checkpoint): a pause, unless it lasts long enough to be a hang
-        if st.pause_since_mono_s is not None and not clearing and \
-                st.last_seen_mono_s - st.pause_since_mono_s < t("pause_s"):
+        # checkpoint): a pause, unless it lasts long enough to be a hang (_pausing)
+        if _pausing(st, subject, v, clearing):
             return False
         if _serves_nothing(subject, v) and s.get("shared", 0.0) >= 0.5 \
                 and s.get("own_drop", 0.0) >= 0.9:

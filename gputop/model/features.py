@@ -397,8 +397,11 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
         odd = _odd_one_out(subject, s, clocks, sms, temps, utils, new_reasons, lone_fault,
                            base, say,
                            _per_gpu(points, "power_w", gpus) if not sms else {},
-                           _working_util(points, gpus), _window_means(points, gpus, sms, base))
+                           _working_util(points, gpus), _window_means(points, gpus, sms, base),
+                           _per_gpu(points, "nvlink_mib_per_s", gpus))
         idle_rank = _idle_rank(subject, points, utils, sms, s, v, say)
+        if (off := _rank_off(subject, s, v, utils, sms, base, say)) is not None:
+            odd = off
     shared = _shared(subject, now, base, s, say)
     # the rank the others wait for is the one a new tenant shares: the tenant is the cause,
     # the straggling its effect (where NVML gives no per-process SM, its memory says so)
@@ -605,24 +608,22 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
                  new_reasons: dict[int, list[str]], lone_fault: tuple[int, list[str]] | None,
                  base: Baseline, say: Say,
                  powers: dict[int, float], utils_long: dict[int, float],
-                 long: tuple[dict[int, float], set[int]]) -> int | None:
+                 long: tuple[dict[int, float], set[int]], links: dict[int, float]
+                 ) -> int | None:
     """One GPU of a multi-GPU job out of step with its peers: a lower clock, hotter, the only
     one throttled, or the only one still computing (higher SM; without an SM counter, more
     power than the peers against their healthy proportion) while the others wait in the
-    collective.  Its strength is how much its strongest reading stands out over the
-    runner-up's.  ``lone_fault``: the one busy GPU held by a fault reason its peers lack (HW
-    slowdown, power brake, thermal) and those reasons: its lower clock is never a standing."""
+    collective, or the one whose NVLink carries a fraction of its peers' (``links``).  Its
+    strength is how much its strongest reading stands out over the runner-up's.
+    ``lone_fault``: the one busy GPU held by a fault reason its peers lack (HW slowdown, power
+    brake, thermal) and those reasons: its lower clock is never a standing."""
     dev: dict[int, float] = {}
     why: dict[int, list[Evidence]] = {}
     base_utils = {g: u for g in subject.gpus if (u := base.gpu("util", g)) is not None}
-    if subject.kind == "gpu" and base_utils and \
-            max(base_utils.values()) - min(base_utils.values()) > t("unseen_job_spread_pts"):
-        # GPUs whose processes are not visible are judged together as likely one job (a
-        # container's); healthy at levels far apart they are not one (a node's other pods:
-        # 93%, 59% and idle): no rank of theirs is out of step with "its peers"
+    if not _one_job(subject, base_utils):
         return None
-    peers_clocks, peers_temps, peers_sms, peers_utils_long, peers_means = (
-        _others_medians(x) for x in (clocks, temps, sms, utils_long, long[0]))
+    peers_clocks, peers_temps, peers_sms, peers_utils_long, peers_means, peers_links = (
+        _others_medians(x) for x in (clocks, temps, sms, utils_long, long[0], links))
     lags_long, lags_now = (_util_under_peers(u, base_utils) for u in (utils_long, utils))
     # each card's own healthy standing among its peers in heat and clock (a warmer slot of
     # the chassis' airflow, a lower bin): only the part beyond it is out of step.  (Not in SM
@@ -636,7 +637,9 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
     for g in subject.gpus:
         parts: list[float] = []  # its clock, its heat, a reason of its own, its SM or power
         peers_clock = peers_clocks.get(g)
-        if g in clocks and peers_clock:
+        # (a card off the GPU idles at its idle clock: rank 0 writing a checkpoint at 690 MHz
+        # is no slow rank)
+        if g in clocks and peers_clock and utils.get(g, 100.0) >= 50:
             drop = 1.0 - clocks[g] / peers_clock
             fault = ", ".join(lone_fault[1]) if lone_fault and lone_fault[0] == g else ""
             if g in usual_clock and not fault:
@@ -683,6 +686,15 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
                 why.setdefault(g, []).append(Evidence("odd_util", utils_long[g],
                                                       peers_utils_long.get(g), "%", g,
                                                       others=_peers(utils_long, g)))
+        peers_link = peers_links.get(g)
+        if g in links and peers_link is not None and peers_link >= t("link_busy_mib_s") \
+                and utils.get(g, 0.0) >= 50:
+            # the ranks of a collective move alike; one busy rank whose links carry a
+            # fraction of its peers' traffic had them trained down (fewer lanes after a
+            # reset, replays): every all-reduce runs at its pace.  (A rank off the GPU, rank
+            # 0 writing a checkpoint, moves nothing: judged as a pause, not here.)
+            _odd_part(parts, why, g, ramp(1.0 - links[g] / peers_link, 0.5, 0.75),
+                      "odd_link", links, "MiB/s")
         rel = _power_over_peers(powers, base, g)
         if rel is not None:
             # spinning in NCCL draws far less than computing: an A100 rank still computing
@@ -730,6 +742,40 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
             say(e.signal, e.value, e.baseline, e.unit, gpu=e.gpu, others=e.others,
                 detail=e.detail)
     return odd if s["odd"] > 0 else None
+
+
+def _one_job(subject: Subject, base_utils: dict[int, float]) -> bool:
+    """Whether the subject's GPUs are one job's ranks.  GPUs whose processes are not visible
+    are judged together as likely one job (a container's); healthy at levels far apart they
+    are not one (a node's other pods: 93%, 59% and idle): no rank of theirs is out of step
+    with "its peers"."""
+    return subject.kind != "gpu" or not base_utils or \
+        max(base_utils.values()) - min(base_utils.values()) <= t("unseen_job_spread_pts")
+
+
+def _rank_off(subject: Subject, s: Strengths, v: Values, utils: dict[int, float],
+              sms: dict[int, float], base: Baseline, say: Say) -> int | None:
+    """A rank other than the job's first off the GPU while its peers spin in the collective
+    (``v["paused_rank"]``): the job's first rank pauses by design (its checkpoint, its
+    evaluation, its logging), another stops only when it is stuck (its host thread in a
+    page-fault storm, its loader dead), and every step of the job waits for it.  It is the
+    odd one out, however its clock or SM compare; detect holds it for ``rank_hang_s``."""
+    paused = v.get("paused_rank")
+    if paused is None or int(paused) == min(subject.gpus) or int(paused) not in utils:
+        return None
+    base_utils = {g: u for g in subject.gpus if (u := base.gpu("util", g)) is not None}
+    if not _one_job(subject, base_utils):
+        return None
+    g = int(paused)
+    s["odd"] = max(s.get("odd", 0.0), 0.8)
+    peers = [k for k in subject.gpus if k != g]
+    peers_sm = _mean(sms.get(k) for k in peers)
+    base_sm = _mean(base.gpu("sm", k) for k in peers)
+    # (the peers are at 85%+ GPU-Util: spinning inside the collective keeps them "busy")
+    s["peers_wait"] = max(0.4, ramp((base_sm - peers_sm) / base_sm, 0.1, 0.4)
+                          if peers_sm is not None and base_sm else 0.0)
+    say("odd_util", utils[g], _others_median(utils, g), "%", gpu=g, others=_peers(utils, g))
+    return g
 
 
 def _usual_standing(values: dict[int, float], base: Baseline, name: str

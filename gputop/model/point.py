@@ -91,6 +91,8 @@ class Point:
     # GPU without GPM, before Hopper and without DCGM, says of its memory traffic)
     mem_util_pct: dict[int, float] = field(default_factory=dict)
     power_w: dict[int, float] = field(default_factory=dict)
+    # NVLink traffic, received and sent: a job's ranks move alike through their collectives
+    nvlink_mib_per_s: dict[int, float] = field(default_factory=dict)
     power_limit_w: dict[int, float] = field(default_factory=dict)  # the enforced cap
     mem_used_bytes: dict[int, int] = field(default_factory=dict)
     util_samples_pct: dict[int, tuple[float, ...]] = field(default_factory=dict)
@@ -454,6 +456,9 @@ def point(frames: list[Frame], previous_point: Point | None = None,
         temp_c={g.index: g.temp_c for g in frame.gpus if g.temp_c is not None},
         mem_util_pct={g.index: g.util_mem_pct for g in frame.gpus if g.util_mem_pct is not None},
         power_w={g.index: g.power_w for g in frame.gpus if g.power_w is not None},
+        nvlink_mib_per_s={g.index: (g.nvlink_rx_mib_per_s or 0.0) + (g.nvlink_tx_mib_per_s or 0.0)
+                          for g in frame.gpus if g.nvlink_rx_mib_per_s is not None
+                          or g.nvlink_tx_mib_per_s is not None},
         power_limit_w={g.index: g.power_limit_w for g in frame.gpus
                        if g.power_limit_w is not None},
         mem_used_bytes={g.index: g.mem_used_bytes for g in frame.gpus

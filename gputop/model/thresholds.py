@@ -83,6 +83,12 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
     ("pause_s", 90.0,
      "a rank off the GPU (checkpoint, eval on rank 0) while the others wait in a barrier is a "
      "pause, not a stall, unless it lasts this long (then the job is hung on it)"),
+    ("link_busy_mib_s", 2000.0,
+     "NVLink traffic (received plus sent) a job's ranks move for one of them carrying a "
+     "fraction of it to stand out: an FSDP job's collectives move 10-100 GB/s a GPU"),
+    ("rank_hang_s", 15.0,
+     "a rank other than the job's first off the GPU while the others spin in the collective "
+     "is stuck (rank 0 alone checkpoints and evaluates by design): named after this long"),
     ("dram_rise_pts", 10.0,
      "decode is memory-bound by nature; a rise of 10+ points over its own baseline is what "
      "changed (longer contexts, a bigger batch), not the workload's character"),

@@ -84,7 +84,7 @@ EVIDENCE_SIGNAL = {
     "preempt": "preempt", "kv": "kv_full", "dram": "dram", "mem_ctrl": "dram",
     "clock": "clock_slow",
     "throttle": "throttle_new", "odd_clock": "odd", "odd_sm": "odd", "odd_util": "odd",
-    "odd_power": "odd", "hot": "hot",
+    "odd_power": "odd", "odd_link": "odd", "hot": "hot",
     "shared": "shared", "own_sm": "own_drop", "tree_cpu": "host", "busiest_thread": "host",
     "psi": "host", "throttled": "host", "run_queue": "host", "involuntary": "host", "host_cpu": "host",
     "launch": "jitter", "launch_tail": "jitter", "launch_max": "jitter",
@@ -292,6 +292,8 @@ def evidence_line(e: Evidence, subject: str = "engine") -> str:
                             f"at {_n(b)}% in the collective",
         "odd_power": lambda: f"GPU {e.gpu} draws {v:.0f} W while {gpus_text(e.others)} wait "
                              f"at {_n(b)} W (no SM counter on this GPU)",
+        "odd_link": lambda: f"GPU {e.gpu} NVLink carries {v:,.0f} MiB/s, {gpus_text(e.others)} "
+                            f"{_n(b)} MiB/s in the same collectives (its links trained down?)",
         "hot": lambda: f"GPU {e.gpu} at {v:.0f} °C, {gpus_text(e.others)} at {_n(b)} °C",
         "shared": lambda: (f"another process (pid {e.detail}) takes {v:.0f}% SM on GPU {e.gpu}"
                            if v is not None else
