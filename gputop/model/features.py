@@ -500,10 +500,15 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     # and the sequences slower than the batch's growth explains say the same (Little's law)
     slower = max(s.get("itl", s.get("step", 0.0)),
                  s.get("seq_slow", 0.0) if batch_decodes(v) else 0.0)
-    s["step_alone"] = 0.8 * min(s.get("step", 0.0), slower, swell) \
-        * (1.0 - s.get("prefill", 0.0)) \
-        * (1.0 - max(s.get("dram_new", 0.0), s.get("kv_read", 0.0))) \
+    # The same steps with the memory traffic's share up (a few points where the batch swelled
+    # to hold the output: every step now reads far more bytes) are no work beside the pass,
+    # which leaves DRAM idle for longer and its share falling (n=8 x logprobs read 70% -> 62%),
+    # but a pass that reads more (a dequantising fallback kernel, an unfused path): memory.
+    slowed = 0.8 * min(s.get("step", 0.0), slower, swell) * (1.0 - s.get("prefill", 0.0)) \
         * (1.0 - s.get("spec_drop", 0.0)) * (1.0 - s.get("hollow_new", 0.0))
+    reads = ramp(v.get("dram_rise"), t("step_reads_rise_pts"), 2.5 * t("step_reads_rise_pts"))
+    s["step_alone"] = slowed * (1.0 - max(s.get("dram_new", 0.0), s.get("kv_read", 0.0), reads))
+    s["step_reads"] = slowed * reads
     # waits between steps that run as usual (SM per busy time at its normal): a Python loop
     # of tiny kernels saw-tooths too, but its busy time is on few SMs
     s["sawtooth_plain"] = s.get("sawtooth", 0.0) * (1.0 - s.get("hollow_new", 0.0))

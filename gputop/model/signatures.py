@@ -122,7 +122,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "memory_bandwidth",
         "the SMs wait on DRAM (bandwidth saturated)",
-        requires=(("dram", "kv_read", "kv_bytes"),
+        requires=(("dram", "kv_read", "kv_bytes", "step_reads"),
                   ("dram_new", "tokens_down", "itl", "step", "work_down")),
         supports=("busy", "dram_new", "step", "kv_read"),
         vetoes=(("hollow", 0.8), ("clock_slow", 0.6), ("odd", 0.8), ("shared", 0.7),

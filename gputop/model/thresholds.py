@@ -223,6 +223,10 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "every token (ITL p50, read from the bucket's exact mean where the bucket holds most "
      "observations) 2.2x slower than at the batch the arrivals explain, with no memory "
      "traffic or prefill to account for it, is the service slowing by itself"),
+    ("step_reads_rise_pts", 3.0,
+     "every step far slower with DRAM's share of the time up 3+ points (7.5 fully): the pass "
+     "reads more (blind corpora's dequantising fallbacks: +3 to +16 points at a 2-8x batch); "
+     "work beside the pass (n x logprobs) leaves DRAM idle longer, its share falling 4-12"),
     ("itl_burst_tokens", 1.8,
      "a p99 tail while tokens/s runs 1.8x+ its normal and the typical token is as fast as "
      "ever (ITL p50 under 1.4x) is a burst of arrivals being absorbed, not harm"),

@@ -26,6 +26,8 @@ SIGNAL_TEXT = {
     "batch_stall": "the batch stalling (latency up, batch not growing, queue up)",
     "step_alone": "every step far slower with no prefill, memory traffic or speculation "
                   "to explain it",
+    "step_reads": "every step far slower while DRAM's share of the time rose: each step "
+                  "reads more",
     "hollow": "SM activity far below GPU-Util", "hollow_new": "SM activity falling",
     "hollow_match": "the job's rate falling with its SM share (smaller kernels)",
     "busy": "GPU-Util high",
