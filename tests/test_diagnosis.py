@@ -1271,15 +1271,19 @@ def test_a_rank_back_from_a_checkpoint_is_not_out_of_step():
     assert episodes(trace.run()) == []
 
 
-@pytest.mark.parametrize("rank,off_ticks,named", [(6, 60, True), (0, 60, False),
-                                                    (6, 10, False)])
-def test_a_rank_other_than_the_first_stuck_off_the_gpu_hangs_the_job(rank, off_ticks, named):
+@pytest.mark.parametrize("rank,off_ticks,named,reordered", [
+    (6, 60, True, False), (0, 60, False, False), (6, 10, False, False), (7, 60, False, True)])
+def test_a_rank_other_than_the_first_stuck_off_the_gpu_hangs_the_job(rank, off_ticks, named,
+                                                                     reordered):
     """FSDP on eight H100s with a samples counter: rank 6's host thread is stuck (a page-fault
     storm) for a minute; it leaves the GPU (GPU-Util 15%, SM 2%) and the other seven spin in
     the all-reduce at 99% GPU-Util, 22% SM; the counter all but stops.  The job's first rank
     pauses by design (its checkpoint: the look-alike, silent for pause_s), another rank only
-    when stuck: named a straggler on its GPU once it held rank_hang_s, not for a 10 s one."""
-    procs = [(7001 + g, 7000, g, f"python train.py --local-rank={g}") for g in range(8)]
+    when stuck: named a straggler on its GPU once it held rank_hang_s, not for a 10 s one.
+    The first rank is the one its launcher calls local rank 0: on GPU 7 where
+    CUDA_VISIBLE_DEVICES lists the GPUs in reverse, its checkpoint there is the pause."""
+    procs = [(7001 + g, 7000, g, f"python train.py --local-rank={7 - g if reordered else g}")
+             for g in range(8)]
     trace = Trace(gpus=8, engine="trainer", procs=procs, engine_pids=(7000,) + tuple(
         7001 + g for g in range(8)))
     total = 0
@@ -1303,7 +1307,7 @@ def test_a_rank_other_than_the_first_stuck_off_the_gpu_hangs_the_job(rank, off_t
     assert any(f"GPU {rank} GPU-Util" in e for e in ep.evidence), ep.evidence
 
 
-@pytest.mark.parametrize("shape", ["degraded", "pipeline", "checkpoint"])
+@pytest.mark.parametrize("shape", ["degraded", "pipeline", "checkpoint", "standing", "glitch"])
 def test_a_rank_whose_nvlink_carries_a_fraction_of_its_peers_is_the_straggler(shape):
     """FSDP on eight H100s, no counter, no clock or heat apart: after a reset GPU 5's NVLink
     trains down to a few lanes.  It carries 3.5 GB/s while its peers move 18 GB/s through the
@@ -1311,7 +1315,8 @@ def test_a_rank_whose_nvlink_carries_a_fraction_of_its_peers_is_the_straggler(sh
     the straggler is the rank with the thin links.  The look-alikes: a pipeline's end stages
     moving half what the middle ones do from the start, at an unchanged pace; rank 0 writing
     a checkpoint for 20 s (off the GPU at its idle clock, its links silent) while the others
-    wait."""
+    wait; a GPU whose NVLink always carried a trickle (its peers' bridge is not its own: a
+    share of its own from the start); a counter reading zero for 6 s on one GPU."""
     trace = _ranks(8)
     for i in range(240):
         late = i >= 120
@@ -1323,6 +1328,10 @@ def test_a_rank_whose_nvlink_carries_a_fraction_of_its_peers_is_the_straggler(sh
             link[5] = noisy(3500, i, 0.1)
         if shape == "pipeline":
             link[0], link[7] = noisy(9000, i, 0.05), noisy(9000, i + 1, 0.05)
+        if shape == "standing":
+            link[2] = noisy(40, i, 0.05)
+        if shape == "glitch" and 150 <= i < 156:
+            link[3] = 0.0
         clock = [1980.0] * 8
         if shape == "checkpoint" and 120 <= i < 140:
             util = [0.0] + [99.0] * 7

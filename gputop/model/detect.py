@@ -224,6 +224,8 @@ class SubjectState:
     last_tally: Tally = Tally()
     last_closed_mono_s: float = -math.inf
     pause_since_mono_s: float | None = None  # a rank off the GPU, the others in a barrier
+    paused_gpu: int | None = None  # ...which one
+    paused_before: frozenset[int] = frozenset()  # GPUs whose pause ended: they pause by design
     jump: tuple[float, float] | None = None  # (when, batch before): the batch doubled at once
     surge_since_mono_s: float | None = None  # more prompts of the usual length arriving
     grown_since_mono_s: float | None = None  # the batch 1.3x its usual size since then
@@ -622,9 +624,13 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
         jump = (now.time_mono_s, cast(float, feats.v["jump_from"]))
     if jump != st.jump:
         st = replace(st, jump=jump)
-    paused = feats.v.get("paused_rank") is not None
-    if paused != (st.pause_since_mono_s is not None):
-        st = replace(st, pause_since_mono_s=now.time_mono_s if paused else None)
+    paused_rank = feats.v.get("paused_rank")
+    paused = None if paused_rank is None else int(paused_rank)
+    if paused != st.paused_gpu:
+        # (a rank back from its pause: a pause of its own, by design, if it comes again)
+        came_back = st.paused_before | ({st.paused_gpu} if st.paused_gpu is not None else set())
+        st = replace(st, pause_since_mono_s=now.time_mono_s if paused is not None else None,
+                     paused_gpu=paused, paused_before=frozenset(came_back))
     surging = feats.s.get("surge", 0.0) >= 0.5
     if surging != (st.surge_since_mono_s is not None):
         st = replace(st, surge_since_mono_s=now.time_mono_s if surging else None)
@@ -1313,12 +1319,14 @@ PERIODIC_MEASURES = ("slow", "stall")  # ...whose readings come and go within a 
 
 def _pausing(st: SubjectState, subject: Subject, v: Values, clearing: bool) -> bool:
     """Whether a rank is off the GPU, the others waiting in a barrier, for less time than
-    names it: the job's first rank (its checkpoint, its evaluation: a pause by design) for
-    ``pause_s``, another rank (stuck: features._rank_off) for ``rank_hang_s``."""
+    names it: the job's first rank (its checkpoint, its evaluation: a pause by design), or a
+    rank that paused before and came back, for ``pause_s``; another rank (stuck:
+    features._rank_off) for ``rank_hang_s``."""
     paused = v.get("paused_rank")
     if clearing or st.pause_since_mono_s is None or paused is None:
         return False
-    hold = t("pause_s") if int(paused) == min(subject.gpus) else t("rank_hang_s")
+    by_design = paused == v.get("first_rank") or int(paused) in st.paused_before
+    hold = t("pause_s") if by_design else t("rank_hang_s")
     return st.last_seen_mono_s - st.pause_since_mono_s < hold
 
 
@@ -1839,13 +1847,15 @@ def _sample(subject: Subject, now: Point, feats: Features) -> Sample | None:
         put(f"launch_p99:{api}", p99)
     per_gpu: dict[str, dict[int, float]] = {"clock": {}, "sm": {}, "util": {}, "own_sm": {},
                                             "other_sm": {}, "power": {}, "power_limit": {},
-                                            "temp": {}}
+                                            "temp": {}, "nvlink": {}}
     pids: dict[int, frozenset[int]] = {}
     for g in subject.gpus:
         if now.util_pct.get(g, 0.0) >= 40 and g in now.clock_mhz:
             per_gpu["clock"][g] = now.clock_mhz[g]
             if g in now.temp_c:  # how warm it runs loaded (its place in the chassis' airflow)
                 per_gpu["temp"][g] = now.temp_c[g]
+            if g in now.nvlink_mib_per_s:  # its share of the job's traffic (its place in it)
+                per_gpu["nvlink"][g] = now.nvlink_mib_per_s[g]
         if now.util_pct.get(g, 0.0) >= 80 and g in now.power_w:
             per_gpu["power"][g] = now.power_w[g]  # what its busy time draws
         if g in now.power_limit_w:

@@ -22,7 +22,7 @@ from gputop.model.baseline import Baseline
 from gputop.model.enginehist import HistDelta
 from gputop.model.evidence import Evidence
 from gputop.model.point import Point, ProcRef, work_rate_now, work_since_s
-from gputop.model.subjects import Subject
+from gputop.model.subjects import Subject, first_rank
 from gputop.model.thresholds import ramp, t
 
 if TYPE_CHECKING:  # detect imports this module
@@ -398,8 +398,9 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
                            base, say,
                            _per_gpu(points, "power_w", gpus) if not sms else {},
                            _working_util(points, gpus), _window_means(points, gpus, sms, base),
-                           _per_gpu(points, "nvlink_mib_per_s", gpus))
+                           _per_gpu(points, "nvlink_mib_per_s", gpus, len(points)))
         idle_rank = _idle_rank(subject, points, utils, sms, s, v, say)
+        v["first_rank"] = float(first_rank(subject, now))
         if (off := _rank_off(subject, s, v, utils, sms, base, say)) is not None:
             odd = off
     shared = _shared(subject, now, base, s, say)
@@ -508,7 +509,9 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
         * (1.0 - s.get("spec_drop", 0.0)) * (1.0 - s.get("hollow_new", 0.0))
     reads = ramp(v.get("dram_rise"), t("step_reads_rise_pts"), 2.5 * t("step_reads_rise_pts"))
     s["step_alone"] = slowed * (1.0 - max(s.get("dram_new", 0.0), s.get("kv_read", 0.0), reads))
-    s["step_reads"] = slowed * reads
+    # (n sequences of a request the engine's histograms show read the shared prompt's KV each:
+    # a few points more DRAM, the request still the cause)
+    s["step_reads"] = slowed * reads * (1.0 - ramp(notable, 0.0, 0.3))
     # waits between steps that run as usual (SM per busy time at its normal): a Python loop
     # of tiny kernels saw-tooths too, but its busy time is on few SMs
     s["sawtooth_plain"] = s.get("sawtooth", 0.0) * (1.0 - s.get("hollow_new", 0.0))
@@ -618,7 +621,8 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
     """One GPU of a multi-GPU job out of step with its peers: a lower clock, hotter, the only
     one throttled, or the only one still computing (higher SM; without an SM counter, more
     power than the peers against their healthy proportion) while the others wait in the
-    collective, or the one whose NVLink carries a fraction of its peers' (``links``).  Its
+    collective, or the one whose NVLink (``links``, over the recent window) carries a
+    fraction of the share of its peers' traffic it carried healthy.  Its
     strength is how much its strongest reading stands out over the runner-up's.
     ``lone_fault``: the one busy GPU held by a fault reason its peers lack (HW slowdown, power
     brake, thermal) and those reasons: its lower clock is never a standing."""
@@ -629,6 +633,11 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
         return None
     peers_clocks, peers_temps, peers_sms, peers_utils_long, peers_means, peers_links = (
         _others_medians(x) for x in (clocks, temps, sms, utils_long, long[0], links))
+    # each card's healthy share of its peers' NVLink traffic, where it moved with them
+    # (processes not visible: GPUs of a node's other jobs move nothing in this one's)
+    usual_links = {g: share for g, (own, peers) in _usual_standing(links, base, "nvlink").items()
+                   if peers >= t("link_busy_mib_s") and (share := own / peers) >= 0.8} \
+        if links and subject.kind != "gpu" else {}
     lags_long, lags_now = (_util_under_peers(u, base_utils) for u in (utils_long, utils))
     # each card's own healthy standing among its peers in heat and clock (a warmer slot of
     # the chassis' airflow, a lower bin): only the part beyond it is out of step.  (Not in SM
@@ -691,15 +700,17 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
                 why.setdefault(g, []).append(Evidence("odd_util", utils_long[g],
                                                       peers_utils_long.get(g), "%", g,
                                                       others=_peers(utils_long, g)))
-        peers_link = peers_links.get(g)
+        peers_link, usual_link = peers_links.get(g), usual_links.get(g)
         if g in links and peers_link is not None and peers_link >= t("link_busy_mib_s") \
-                and utils.get(g, 0.0) >= 50:
-            # the ranks of a collective move alike; one busy rank whose links carry a
-            # fraction of its peers' traffic had them trained down (fewer lanes after a
-            # reset, replays): every all-reduce runs at its pace.  (A rank off the GPU, rank
-            # 0 writing a checkpoint, moves nothing: judged as a pause, not here.)
-            _odd_part(parts, why, g, ramp(1.0 - links[g] / peers_link, 0.5, 0.75),
-                      "odd_link", links, "MiB/s")
+                and usual_link is not None and utils.get(g, 0.0) >= 50:
+            # a busy rank whose NVLink now carries a fraction of the share of its peers'
+            # traffic it carried healthy: its links trained down, and the traffic they no
+            # longer carry goes the slow way (PCIe, host memory) at the pace every collective
+            # waits for.  (A share of its own from the start, a pipeline's end stage or a
+            # GPU the collectives never use, is its standing; a rank off the GPU, rank 0
+            # writing a checkpoint, moves nothing: judged as a pause, not here.)
+            share = links[g] / peers_link / usual_link
+            _odd_part(parts, why, g, ramp(1.0 - share, 0.5, 0.75), "odd_link", links, "MiB/s")
         rel = _power_over_peers(powers, base, g)
         if rel is not None:
             # spinning in NCCL draws far less than computing: an A100 rank still computing
@@ -764,9 +775,10 @@ def _rank_off(subject: Subject, s: Strengths, v: Values, utils: dict[int, float]
     (``v["paused_rank"]``): the job's first rank pauses by design (its checkpoint, its
     evaluation, its logging), another stops only when it is stuck (its host thread in a
     page-fault storm, its loader dead), and every step of the job waits for it.  It is the
-    odd one out, however its clock or SM compare; detect holds it for ``rank_hang_s``."""
+    odd one out, however its clock or SM compare; detect holds it for ``rank_hang_s`` (for
+    ``pause_s`` where that rank paused before and came back: a pause of its own by design)."""
     paused = v.get("paused_rank")
-    if paused is None or int(paused) == min(subject.gpus) or int(paused) not in utils:
+    if paused is None or paused == v.get("first_rank") or int(paused) not in utils:
         return None
     base_utils = {g: u for g in subject.gpus if (u := base.gpu("util", g)) is not None}
     if not _one_job(subject, base_utils):

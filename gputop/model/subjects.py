@@ -79,6 +79,18 @@ _SERVER = re.compile(r"^(?:VLLM::|sglang::)|(?:^|[\s/])(?:vllm\s+serve|llama-ser
                      r"|tensorrt_llm\.commands\.serve)")
 
 
+def first_rank(subject: Subject, p: Point) -> int:
+    """The GPU of a job's first rank: the one whose process carries ``--local-rank 0`` (a
+    launcher's argument), else the job's lowest GPU (torchrun numbers local ranks in the
+    order of CUDA_VISIBLE_DEVICES, which is the GPUs' own order unless reordered)."""
+    for g in sorted(subject.gpus):
+        for proc in p.gpu_procs.get(g, ()):
+            found = _LOCAL_RANK.search(proc.cmdline or "")
+            if found and int(re.sub(r"\D", "", found.group(0))) == 0:
+                return g
+    return min(subject.gpus)
+
+
 def serves(proc: ProcRef) -> bool:
     """Whether a GPU process is a serving engine by what it runs or calls itself."""
     return bool(_SERVER.search(proc.name or "") or _SERVER.search(proc.cmdline or ""))
