@@ -98,7 +98,7 @@ class Trace:
              proc_cpu=90.0, mem_util=None, drafted=None, accepted=None,
              launch_us=None, decode_s=None, prefill_s=None, itl_tail=None,
              finished=None, quota=None, throttled=0.0, admitted=None, fan=None,
-             thread=None, nvlink=None) -> Trace:
+             thread=None, nvlink=None, limit=700.0) -> Trace:
         n, dt = self.n, self.tick_s
         seq = len(self.frames)
         mono = seq * dt
@@ -119,7 +119,7 @@ class Trace:
                 tensor_pct=None if tensor is None else float(_per_gpu(tensor, n)[g]),
                 mem_total_bytes=80 * GiB,
                 mem_used_bytes=70 * GiB, power_w=float(_per_gpu(power, n)[g]),
-                power_limit_w=700.0, temp_c=float(_per_gpu(temp, n)[g]),
+                power_limit_w=float(_per_gpu(limit, n)[g]), temp_c=float(_per_gpu(temp, n)[g]),
                 sm_clock_mhz=float(_per_gpu(clock, n)[g]),
                 # (a board's own fan, %; None: passively cooled, as SXM and most PCIe
                 # datacenter boards report it)

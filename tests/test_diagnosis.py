@@ -1348,6 +1348,30 @@ def test_a_rank_whose_nvlink_carries_a_fraction_of_its_peers_is_the_straggler(sh
     assert any("GPU 5 NVLink carries" in e for e in ep.evidence), ep.evidence
 
 
+@pytest.mark.parametrize("clock_after,named", [(2070.0, True), (2330.0, False)])
+def test_a_power_limit_lowered_under_a_busy_job_is_throttling(clock_after, named):
+    """DDP on two L40S, no counter: an admin lowers the boards' limit from 350 W to 170 W to
+    keep the row under its breaker budget.  Both sit at the new cap, "power cap" as always,
+    their clocks 18% down (2,520 -> 2,070 MHz): the job runs at that clock, throttling.  A
+    lowered limit the job barely feels (clock 8% down) is no slower clock worth naming."""
+    trace = _ranks(2)
+    for i in range(300):
+        late = i >= 150
+        trace.tick(util=[noisy(98, i + g, 0.01) for g in range(2)],
+                   sm=[noisy(80, i + 3 * g, 0.02) for g in range(2)], dram=30,
+                   power=170.0 if late else noisy(245, i, 0.02), limit=170.0 if late else 350.0,
+                   clock=noisy(clock_after, i, 0.01) if late else 2520.0,
+                   throttle=("power cap",) if late else ())
+    eps = episodes(trace.run())
+    if not named:
+        assert eps == [], [(e.gpus, e.suspects) for e in eps]
+        return
+    assert len(eps) == 1, [(e.gpus, e.suspects) for e in eps]
+    assert eps[0].suspects[0][0] == "throttling", (eps[0].suspects, eps[0].evidence)
+    assert eps[0].start_wall_s >= START_WALL_S + 150, eps[0].headline
+    assert any("power limit lowered to 170 W" in e for e in eps[0].evidence), eps[0].evidence
+
+
 def test_routine_large_requests_do_not_latch_onto_a_milder_episode():
     """The same product, a milder change: the target model upgraded, drafts accepted 35%
     instead of 70%, tokens/s at 0.65x.  A routine n=8 request lands in the episode; as a

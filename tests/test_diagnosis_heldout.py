@@ -99,7 +99,7 @@ FLOOR_D = {"oversized_request": 4, "prefill_interference": 3, "collective_stragg
            "input_stall": 3, "host_launch_jitter": 2, "host_cpu_contention": 3,
            "tiny_kernels": 3, "memory_bandwidth": 1, "throttling": 3, "kv_pressure": 3,
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 22}
-FLOOR_E = {"oversized_request": 4, "prefill_interference": 4, "collective_straggler": 4,
+FLOOR_E = {"oversized_request": 4, "prefill_interference": 4, "collective_straggler": 5,
            "input_stall": 4, "host_launch_jitter": 4, "host_cpu_contention": 2,
            "tiny_kernels": 3, "memory_bandwidth": 3, "throttling": 4, "kv_pressure": 3,
            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 25}
@@ -152,7 +152,7 @@ FLOOR_V = {"oversized_request": 1, "prefill_interference": 2, "collective_stragg
            "tiny_kernels": 2, "memory_bandwidth": 2, "throttling": 2, "kv_pressure": 2,
            "gpu_shared": 4, "spec_decode_rejected": 2, "healthy": 21}
 # corpus W (production at 3 a.m.: messy telemetry, the issue's reported situations)
-FLOOR_W = {"oversized_request": 2, "prefill_interference": 2, "collective_straggler": 1,
+FLOOR_W = {"oversized_request": 2, "prefill_interference": 2, "collective_straggler": 2,
            "input_stall": 2, "host_launch_jitter": 2, "host_cpu_contention": 2,
            "tiny_kernels": 2, "memory_bandwidth": 2, "throttling": 1, "kv_pressure": 2,
            "gpu_shared": 2, "spec_decode_rejected": 2, "healthy": 15}
@@ -203,7 +203,7 @@ FLOOR_AF = {"oversized_request": 3, "prefill_interference": 3, "collective_strag
             "gpu_shared": 2, "spec_decode_rejected": 3, "healthy": 23}
 # corpus AG (an inference provider's production fleet: vLLM/SGLang replicas with TP, EP,
 # speculation and structured output, TGI, embedding pools, RL post-training; H100-GB200)
-FLOOR_AG = {"oversized_request": 3, "prefill_interference": 1, "collective_straggler": 2,
+FLOOR_AG = {"oversized_request": 3, "prefill_interference": 1, "collective_straggler": 3,
             "input_stall": 1, "host_launch_jitter": 2, "host_cpu_contention": 1,
             "tiny_kernels": 2, "memory_bandwidth": 1, "throttling": 2, "kv_pressure": 3,
             "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 21}
@@ -211,13 +211,13 @@ FLOOR_AG = {"oversized_request": 3, "prefill_interference": 1, "collective_strag
 # SGLang, llama.cpp, TGI, SFT/DPO/GRPO and notebooks sharing nodes; H100 to RTX 5090)
 FLOOR_AH = {"oversized_request": 1, "prefill_interference": 2, "collective_straggler": 2,
             "input_stall": 4, "host_launch_jitter": 2, "host_cpu_contention": 2,
-            "tiny_kernels": 3, "memory_bandwidth": 0, "throttling": 4, "kv_pressure": 2,
+            "tiny_kernels": 3, "memory_bandwidth": 1, "throttling": 4, "kv_pressure": 2,
             "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 21}
 # corpus AI (a community GPU marketplace seen from its hosts: renters' endpoints and
 # fine-tunes on gamers' RTX boxes, mining farms on risers, A6000/L40S, A100/H100, an H200)
 FLOOR_AI = {"oversized_request": 1, "prefill_interference": 0, "collective_straggler": 3,
             "input_stall": 3, "host_launch_jitter": 2, "host_cpu_contention": 2,
-            "tiny_kernels": 4, "memory_bandwidth": 0, "throttling": 3, "kv_pressure": 3,
+            "tiny_kernels": 4, "memory_bandwidth": 1, "throttling": 3, "kv_pressure": 3,
             "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 22}
 # corpus AJ (an AI lab's post-training cluster in a release cycle: GRPO rollouts on vLLM and
 # SGLang colocated with trainers or on rollout nodes, SFT with FSDP, eval harnesses; A100 to B200)
@@ -227,16 +227,16 @@ FLOOR_AJ = {"oversized_request": 3, "prefill_interference": 1, "collective_strag
             "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 19}
 # corpus AK (a reasoning-model API provider's estate in a launch month: vLLM/SGLang/TGI/llama.cpp
 # with long outputs, MoE, FP8/INT4, prefix caching, a batch lane, embedding pools, fine-tunes)
-FLOOR_AK = {"oversized_request": 0, "prefill_interference": 0, "collective_straggler": 3,
+FLOOR_AK = {"oversized_request": 0, "prefill_interference": 0, "collective_straggler": 4,
             "input_stall": 4, "host_launch_jitter": 1, "host_cpu_contention": 2,
-            "tiny_kernels": 3, "memory_bandwidth": 0, "throttling": 2, "kv_pressure": 3,
+            "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 2, "kv_pressure": 3,
             "gpu_shared": 2, "spec_decode_rejected": 3, "healthy": 18}
 # corpus AL (a university's shared Slurm cluster before a conference deadline: training on
 # 1-32 GPUs with and without a counter, groups' vLLM/SGLang servers, notebooks)
 FLOOR_AL = {"oversized_request": 2, "prefill_interference": 3, "collective_straggler": 1,
             "input_stall": 4, "host_launch_jitter": 1, "host_cpu_contention": 4,
-            "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 2, "kv_pressure": 3,
-            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 18}
+            "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 3, "kv_pressure": 3,
+            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 19}
 CORPORA = {"b": (FLOOR_B, corpus_b, diagnosis_b), "c": (FLOOR_C, corpus_c, diagnosis_c),
            "d": (FLOOR_D, corpus_d, diagnosis_d), "e": (FLOOR_E, corpus_e, diagnosis_e),
            "g": (FLOOR_G, corpus_g, diagnosis_g), "h": (FLOOR_H, corpus_h, diagnosis_h),

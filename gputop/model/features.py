@@ -364,6 +364,7 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
         if limit is not None and limit_base and limit <= t("power_limit_cut") * limit_base:
             new = sorted(set(new) - {"power cap"}) + [
                 f"power limit lowered to {limit:.0f} W from {limit_base:.0f} W"]
+            v["limit_lowered"] = 1.0
         if new:
             new_reasons[g] = new
     clock_strength = {g: ramp(d, t("clock_drop"), 0.3) for g, d in drops.items()}
