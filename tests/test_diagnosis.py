@@ -1271,24 +1271,26 @@ def test_a_rank_back_from_a_checkpoint_is_not_out_of_step():
     assert episodes(trace.run()) == []
 
 
-@pytest.mark.parametrize("rank,off_ticks,named,reordered", [
-    (6, 60, True, False), (0, 60, False, False), (6, 10, False, False), (7, 60, False, True)])
+@pytest.mark.parametrize("rank,off_ticks,named,reordered,hiccup", [
+    (6, 60, True, False, False), (0, 60, False, False, False), (6, 10, False, False, False),
+    (7, 60, False, True, False), (6, 60, True, False, True)])
 def test_a_rank_other_than_the_first_stuck_off_the_gpu_hangs_the_job(rank, off_ticks, named,
-                                                                     reordered):
+                                                                     reordered, hiccup):
     """FSDP on eight H100s with a samples counter: rank 6's host thread is stuck (a page-fault
     storm) for a minute; it leaves the GPU (GPU-Util 15%, SM 2%) and the other seven spin in
     the all-reduce at 99% GPU-Util, 22% SM; the counter all but stops.  The job's first rank
     pauses by design (its checkpoint: the look-alike, silent for pause_s), another rank only
     when stuck: named a straggler on its GPU once it held rank_hang_s, not for a 10 s one.
     The first rank is the one its launcher calls local rank 0: on GPU 7 where
-    CUDA_VISIBLE_DEVICES lists the GPUs in reverse, its checkpoint there is the pause."""
+    CUDA_VISIBLE_DEVICES lists the GPUs in reverse, its checkpoint there is the pause.  A
+    6 s hiccup of the same rank a minute before is no pause by design: the hang is named."""
     procs = [(7001 + g, 7000, g, f"python train.py --local-rank={7 - g if reordered else g}")
              for g in range(8)]
     trace = Trace(gpus=8, engine="trainer", procs=procs, engine_pids=(7000,) + tuple(
         7001 + g for g in range(8)))
     total = 0
     for i in range(150 + off_ticks + 60):
-        off = 150 <= i < 150 + off_ticks
+        off = 150 <= i < 150 + off_ticks or (hiccup and 90 <= i < 96)
         total += 8 if off else 512
         util = [noisy(99, i + g, 0.01) for g in range(8)]
         sm = [noisy(22 if off else 84, i + 3 * g, 0.02) for g in range(8)]
@@ -1307,7 +1309,8 @@ def test_a_rank_other_than_the_first_stuck_off_the_gpu_hangs_the_job(rank, off_t
     assert any(f"GPU {rank} GPU-Util" in e for e in ep.evidence), ep.evidence
 
 
-@pytest.mark.parametrize("shape", ["degraded", "pipeline", "checkpoint", "standing", "glitch"])
+@pytest.mark.parametrize("shape", ["degraded", "pipeline", "checkpoint", "standing", "glitch",
+                                   "nan"])
 def test_a_rank_whose_nvlink_carries_a_fraction_of_its_peers_is_the_straggler(shape):
     """FSDP on eight H100s, no counter, no clock or heat apart: after a reset GPU 5's NVLink
     trains down to a few lanes.  It carries 3.5 GB/s while its peers move 18 GB/s through the
@@ -1316,7 +1319,7 @@ def test_a_rank_whose_nvlink_carries_a_fraction_of_its_peers_is_the_straggler(sh
     moving half what the middle ones do from the start, at an unchanged pace; rank 0 writing
     a checkpoint for 20 s (off the GPU at its idle clock, its links silent) while the others
     wait; a GPU whose NVLink always carried a trickle (its peers' bridge is not its own: a
-    share of its own from the start); a counter reading zero for 6 s on one GPU."""
+    share of its own from the start); a counter reading zero for 10 s on one GPU, or NaN."""
     trace = _ranks(8)
     for i in range(240):
         late = i >= 120
@@ -1330,8 +1333,10 @@ def test_a_rank_whose_nvlink_carries_a_fraction_of_its_peers_is_the_straggler(sh
             link[0], link[7] = noisy(9000, i, 0.05), noisy(9000, i + 1, 0.05)
         if shape == "standing":
             link[2] = noisy(40, i, 0.05)
-        if shape == "glitch" and 150 <= i < 156:
+        if shape == "glitch" and 150 <= i < 160:
             link[3] = 0.0
+        if shape == "nan" and i >= 150:
+            link[3] = float("nan")
         clock = [1980.0] * 8
         if shape == "checkpoint" and 120 <= i < 140:
             util = [0.0] + [99.0] * 7
@@ -1352,15 +1357,17 @@ def test_a_rank_whose_nvlink_carries_a_fraction_of_its_peers_is_the_straggler(sh
 def test_a_power_limit_lowered_under_a_busy_job_is_throttling(clock_after, named):
     """DDP on two L40S, no counter: an admin lowers the boards' limit from 350 W to 170 W to
     keep the row under its breaker budget.  Both sit at the new cap, "power cap" as always,
-    their clocks 18% down (2,520 -> 2,070 MHz): the job runs at that clock, throttling.  A
-    lowered limit the job barely feels (clock 8% down) is no slower clock worth naming."""
+    their clocks 18% down (2,520 -> 2,070 MHz): the job runs at that clock, throttling (still
+    so when a lighter phase leaves it 10% down under the same cap).  A lowered limit the job
+    barely feels (clock 8% down) is no slower clock worth naming."""
     trace = _ranks(2)
     for i in range(300):
         late = i >= 150
         trace.tick(util=[noisy(98, i + g, 0.01) for g in range(2)],
                    sm=[noisy(80, i + 3 * g, 0.02) for g in range(2)], dram=30,
                    power=170.0 if late else noisy(245, i, 0.02), limit=170.0 if late else 350.0,
-                   clock=noisy(clock_after, i, 0.01) if late else 2520.0,
+                   clock=noisy(clock_after if i < 250 or not named else 2270.0, i, 0.01)
+                   if late else 2520.0,
                    throttle=("power cap",) if late else ())
     eps = episodes(trace.run())
     if not named:
@@ -1370,6 +1377,7 @@ def test_a_power_limit_lowered_under_a_busy_job_is_throttling(clock_after, named
     assert eps[0].suspects[0][0] == "throttling", (eps[0].suspects, eps[0].evidence)
     assert eps[0].start_wall_s >= START_WALL_S + 150, eps[0].headline
     assert any("power limit lowered to 170 W" in e for e in eps[0].evidence), eps[0].evidence
+    assert eps[0].end_wall_s is None, eps[0].end_wall_s  # (10% down at the same cap: it holds)
 
 
 def test_routine_large_requests_do_not_latch_onto_a_milder_episode():

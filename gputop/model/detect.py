@@ -627,8 +627,11 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
     paused_rank = feats.v.get("paused_rank")
     paused = None if paused_rank is None else int(paused_rank)
     if paused != st.paused_gpu:
-        # (a rank back from its pause: a pause of its own, by design, if it comes again)
-        came_back = st.paused_before | ({st.paused_gpu} if st.paused_gpu is not None else set())
+        # (a rank back from a pause as long as a hang's: a pause of its own, by design, if it
+        # comes again; a few seconds' hiccup, or a tick's flicker inside a hang, is none)
+        came_back = st.paused_before | (
+            {st.paused_gpu} if st.paused_gpu is not None and st.pause_since_mono_s is not None
+            and now.time_mono_s - st.pause_since_mono_s >= t("rank_hang_s") else set())
         st = replace(st, pause_since_mono_s=now.time_mono_s if paused is not None else None,
                      paused_gpu=paused, paused_before=frozenset(came_back))
     surging = feats.s.get("surge", 0.0) >= 0.5
@@ -1320,7 +1323,7 @@ PERIODIC_MEASURES = ("slow", "stall")  # ...whose readings come and go within a 
 def _pausing(st: SubjectState, subject: Subject, v: Values, clearing: bool) -> bool:
     """Whether a rank is off the GPU, the others waiting in a barrier, for less time than
     names it: the job's first rank (its checkpoint, its evaluation: a pause by design), or a
-    rank that paused before and came back, for ``pause_s``; another rank (stuck:
+    rank that paused as long before and came back, for ``pause_s``; another rank (stuck:
     features._rank_off) for ``rank_hang_s``."""
     paused = v.get("paused_rank")
     if clearing or st.pause_since_mono_s is None or paused is None:

@@ -359,12 +359,13 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
         # a lowered power limit (nvidia-smi -pl, a facility's capping script) holds the clocks
         # under the same "power cap" reason the card always showed: the limit itself moved
         limit = now.power_limit_w.get(g)
-        limit_base = base.gpu("power_limit", g) \
-            if limit is not None and drops.get(g, 0.0) >= t("clock_drop") else None
+        limit_base = base.gpu("power_limit", g) if limit is not None else None
         if limit is not None and limit_base and limit <= t("power_limit_cut") * limit_base:
-            new = sorted(set(new) - {"power cap"}) + [
-                f"power limit lowered to {limit:.0f} W from {limit_base:.0f} W"]
-            v["limit_lowered"] = 1.0
+            if g in busy_gpus:  # (the clock trigger judges what the cut cost)
+                v["limit_lowered"] = 1.0
+            if drops.get(g, 0.0) >= t("clock_drop"):
+                new = sorted(set(new) - {"power cap"}) + [
+                    f"power limit lowered to {limit:.0f} W from {limit_base:.0f} W"]
         if new:
             new_reasons[g] = new
     clock_strength = {g: ramp(d, t("clock_drop"), 0.3) for g, d in drops.items()}
@@ -510,9 +511,9 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
         * (1.0 - s.get("spec_drop", 0.0)) * (1.0 - s.get("hollow_new", 0.0))
     reads = ramp(v.get("dram_rise"), t("step_reads_rise_pts"), 2.5 * t("step_reads_rise_pts"))
     s["step_alone"] = slowed * (1.0 - max(s.get("dram_new", 0.0), s.get("kv_read", 0.0), reads))
-    # (n sequences of a request the engine's histograms show read the shared prompt's KV each:
-    # a few points more DRAM, the request still the cause)
-    s["step_reads"] = slowed * reads * (1.0 - ramp(notable, 0.0, 0.3))
+    # (n sequences of a new request the engine's histograms show read the shared prompt's KV
+    # each: a few points more DRAM, the request still the cause; a routine one, 0.3, is not)
+    s["step_reads"] = slowed * reads * (1.0 - ramp(notable, 0.3, 1.0))
     # waits between steps that run as usual (SM per busy time at its normal): a Python loop
     # of tiny kernels saw-tooths too, but its busy time is on few SMs
     s["sawtooth_plain"] = s.get("sawtooth", 0.0) * (1.0 - s.get("hollow_new", 0.0))
@@ -639,6 +640,11 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
     usual_links = {g: share for g, (own, peers) in _usual_standing(links, base, "nvlink").items()
                    if peers >= t("link_busy_mib_s") and (share := own / peers) >= 0.8} \
         if links and subject.kind != "gpu" else {}
+    # ...and only where the job pays for it: its ranks' SM activity under their healthy level
+    # (they wait; a counter reading 0 for a while on one card costs nothing)
+    sm_now, sm_base = _mean(sms.values()), _mean(base.gpu("sm", g) for g in subject.gpus)
+    job_waits = ramp(1.0 - sm_now / sm_base, 0.05, 0.15) if sm_now is not None and sm_base \
+        else 0.0
     lags_long, lags_now = (_util_under_peers(u, base_utils) for u in (utils_long, utils))
     # each card's own healthy standing among its peers in heat and clock (a warmer slot of
     # the chassis' airflow, a lower bin): only the part beyond it is out of step.  (Not in SM
@@ -711,7 +717,8 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
             # GPU the collectives never use, is its standing; a rank off the GPU, rank 0
             # writing a checkpoint, moves nothing: judged as a pause, not here.)
             share = links[g] / peers_link / usual_link
-            _odd_part(parts, why, g, ramp(1.0 - share, 0.5, 0.75), "odd_link", links, "MiB/s")
+            _odd_part(parts, why, g, ramp(1.0 - share, 0.5, 0.75) * job_waits, "odd_link",
+                      links, "MiB/s")
         rel = _power_over_peers(powers, base, g)
         if rel is not None:
             # spinning in NCCL draws far less than computing: an A100 rank still computing
@@ -777,7 +784,7 @@ def _rank_off(subject: Subject, s: Strengths, v: Values, utils: dict[int, float]
     evaluation, its logging), another stops only when it is stuck (its host thread in a
     page-fault storm, its loader dead), and every step of the job waits for it.  It is the
     odd one out, however its clock or SM compare; detect holds it for ``rank_hang_s`` (for
-    ``pause_s`` where that rank paused before and came back: a pause of its own by design)."""
+    ``pause_s`` where that rank paused as long before and came back: a pause of its own)."""
     paused = v.get("paused_rank")
     if paused is None or paused == v.get("first_rank") or int(paused) not in utils:
         return None

@@ -412,6 +412,13 @@ def _peak_tflops(frame: Frame, gpus: tuple[int, ...]) -> float | None:
     return found.tflops_bf16 if found else None
 
 
+def _link_mib_s(rx: float | None, tx: float | None) -> float | None:
+    """NVLink traffic both ways, or None where neither way is read (or a way reads NaN)."""
+    if rx is None and tx is None:
+        return None
+    total = (rx or 0.0) + (tx or 0.0)
+    return total if math.isfinite(total) else None
+
 def point(frames: list[Frame], previous_point: Point | None = None,
           last_reading: Frame | None = None) -> Point:
     """The point of ``frames[-1]``; earlier frames (oldest first), or ``last_reading``,
@@ -456,9 +463,9 @@ def point(frames: list[Frame], previous_point: Point | None = None,
         temp_c={g.index: g.temp_c for g in frame.gpus if g.temp_c is not None},
         mem_util_pct={g.index: g.util_mem_pct for g in frame.gpus if g.util_mem_pct is not None},
         power_w={g.index: g.power_w for g in frame.gpus if g.power_w is not None},
-        nvlink_mib_per_s={g.index: (g.nvlink_rx_mib_per_s or 0.0) + (g.nvlink_tx_mib_per_s or 0.0)
-                          for g in frame.gpus if g.nvlink_rx_mib_per_s is not None
-                          or g.nvlink_tx_mib_per_s is not None},
+        nvlink_mib_per_s={g.index: link for g in frame.gpus
+                          if (link := _link_mib_s(g.nvlink_rx_mib_per_s, g.nvlink_tx_mib_per_s))
+                          is not None},
         power_limit_w={g.index: g.power_limit_w for g in frame.gpus
                        if g.power_limit_w is not None},
         mem_used_bytes={g.index: g.mem_used_bytes for g in frame.gpus

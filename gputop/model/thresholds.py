@@ -88,7 +88,8 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "fraction of it to stand out: an FSDP job's collectives move 10-100 GB/s a GPU"),
     ("rank_hang_s", 15.0,
      "a rank other than the job's first off the GPU while the others spin in the collective "
-     "is stuck (rank 0 alone checkpoints and evaluates by design): named after this long"),
+     "is stuck (the first rank checkpoints and evaluates by design, and a rank that paused "
+     "this long before and came back pauses by design): named after this long"),
     ("dram_rise_pts", 10.0,
      "decode is memory-bound by nature; a rise of 10+ points over its own baseline is what "
      "changed (longer contexts, a bigger batch), not the workload's character"),
