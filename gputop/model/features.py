@@ -642,9 +642,7 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
         if links and subject.kind != "gpu" else {}
     # ...and only where the job pays for it: its ranks' SM activity under their healthy level
     # (they wait; a counter reading 0 for a while on one card costs nothing)
-    sm_now, sm_base = _mean(sms.values()), _mean(base.gpu("sm", g) for g in subject.gpus)
-    job_waits = ramp(1.0 - sm_now / sm_base, 0.05, 0.15) if sm_now is not None and sm_base \
-        else 0.0
+    job_waits = ramp(_sm_fall(subject.gpus, sms, base), 0.05, 0.15)
     lags_long, lags_now = (_util_under_peers(u, base_utils) for u in (utils_long, utils))
     # each card's own healthy standing among its peers in heat and clock (a warmer slot of
     # the chassis' airflow, a lower bin): only the part beyond it is out of step.  (Not in SM
@@ -747,10 +745,8 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
     # the others wait: their SM fell against their own baseline, or sits far below the odd one's
     peers = [g for g in subject.gpus if g != odd]
     waits = []
+    waits.append(ramp(_sm_fall(peers, sms, base), 0.1, 0.4))
     peers_sm = _mean(sms.get(g) for g in peers)
-    base_sm = _mean(base.gpu("sm", g) for g in peers)
-    if peers_sm is not None and base_sm:
-        waits.append(ramp((base_sm - peers_sm) / base_sm, 0.1, 0.4))
     if peers_sm is not None and odd in sms:
         waits.append(ramp(sms[odd] / max(peers_sm, 1.0), 1.15, 1.5))
     peers_w = _mean(powers.get(g) for g in peers)
@@ -766,6 +762,14 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
             say(e.signal, e.value, e.baseline, e.unit, gpu=e.gpu, others=e.others,
                 detail=e.detail)
     return odd if s["odd"] > 0 else None
+
+
+def _sm_fall(gpus: Iterable[int], sms: dict[int, float], base: Baseline) -> float | None:
+    """How far the mean SM activity of ``gpus`` fell under their healthy mean, as a share of
+    it (ranks waiting in a collective fall together); None where either is unknown."""
+    gpus = tuple(gpus)
+    now, healthy = _mean(sms.get(g) for g in gpus), _mean(base.gpu("sm", g) for g in gpus)
+    return (healthy - now) / healthy if now is not None and healthy else None
 
 
 def _one_job(subject: Subject, base_utils: dict[int, float]) -> bool:
@@ -794,11 +798,8 @@ def _rank_off(subject: Subject, s: Strengths, v: Values, utils: dict[int, float]
     g = int(paused)
     s["odd"] = max(s.get("odd", 0.0), 0.8)
     peers = [k for k in subject.gpus if k != g]
-    peers_sm = _mean(sms.get(k) for k in peers)
-    base_sm = _mean(base.gpu("sm", k) for k in peers)
     # (the peers are at 85%+ GPU-Util: spinning inside the collective keeps them "busy")
-    s["peers_wait"] = max(0.4, ramp((base_sm - peers_sm) / base_sm, 0.1, 0.4)
-                          if peers_sm is not None and base_sm else 0.0)
+    s["peers_wait"] = max(0.4, ramp(_sm_fall(peers, sms, base), 0.1, 0.4))
     say("odd_util", utils[g], _others_median(utils, g), "%", gpu=g, others=_peers(utils, g))
     return g
 

@@ -419,6 +419,7 @@ def _link_mib_s(rx: float | None, tx: float | None) -> float | None:
     total = (rx or 0.0) + (tx or 0.0)
     return total if math.isfinite(total) else None
 
+
 def point(frames: list[Frame], previous_point: Point | None = None,
           last_reading: Frame | None = None) -> Point:
     """The point of ``frames[-1]``; earlier frames (oldest first), or ``last_reading``,

@@ -65,7 +65,7 @@ def primary(procs: tuple[ProcRef, ...], pinned: frozenset[int]) -> ProcRef | Non
 # the per-rank argument launchers add to each rank's command line (torch.distributed.launch
 # and DeepSpeed: --local-rank=N / --local_rank=N; torchrun passes it in the environment),
 # and the pid inside its container that gputop appends (procinfo): each rank's own
-_LOCAL_RANK = re.compile(r"\s--local[-_]rank[= ]\d+")
+_LOCAL_RANK = re.compile(r"\s--local[-_]rank[= ](\d+)")
 _RANK_ARG = re.compile(_LOCAL_RANK.pattern + r"|\s+\(pid \d+ in its container\)$")
 
 
@@ -86,7 +86,7 @@ def first_rank(subject: Subject, p: Point) -> int:
     for g in sorted(subject.gpus):
         for proc in p.gpu_procs.get(g, ()):
             found = _LOCAL_RANK.search(proc.cmdline or "")
-            if found and int(re.sub(r"\D", "", found.group(0))) == 0:
+            if found and int(found.group(1)) == 0:
                 return g
     return min(subject.gpus)
 
