@@ -8,7 +8,7 @@ runner records the phase as not staged.
 
 from __future__ import annotations
 
-import os
+import time
 from pathlib import Path
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
@@ -66,17 +66,35 @@ class Quota:
         (self.path / "cgroup.procs").write_text(str(self.pid))
         return str(self.path)
 
-    def release(self) -> None:
-        """Back where it was; the cgroup removed (best effort: the process may be gone)."""
+    def release(self, patience_s: float = 3.0) -> str | None:
+        """Back where it was, with anything it forked in the phase; the cgroup removed.
+        A thread exiting while the process moves stays behind until it is gone, so the
+        removal is retried for ``patience_s``; returns why the cgroup is still there, or
+        None (the process may be gone: best effort, never raises)."""
         if self.path is None or self.home is None:
-            return
-        try:
-            if os.path.exists(f"/proc/{self.pid}"):
-                (self.home / "cgroup.procs").write_text(str(self.pid))
-        except OSError:
-            pass
-        try:
-            self.path.rmdir()
-        except OSError:
-            pass
-        self.path = None
+            return None
+        path, self.path = self.path, None
+        deadline = time.monotonic() + patience_s
+        while True:
+            for pid in _members(path) or [str(self.pid)]:
+                try:
+                    (self.home / "cgroup.procs").write_text(pid)
+                except OSError:
+                    pass  # gone, or exiting
+            try:
+                path.rmdir()
+                return None
+            except FileNotFoundError:
+                return None
+            except OSError as exc:
+                if time.monotonic() >= deadline:
+                    return f"{path} not removed: {exc.strerror} (holds {_members(path)})"
+            time.sleep(0.05)
+
+
+def _members(path: Path) -> list[str]:
+    """The processes a cgroup holds now ([] once it is gone)."""
+    try:
+        return (path / "cgroup.procs").read_text().split()[:4096]
+    except OSError:
+        return []

@@ -212,6 +212,14 @@ class Runner:
             quota.release()
             raise NotStaged(f"no CPU quota could be set: {exc}") from exc
 
+    @staticmethod
+    def release(quota: Quota, entry: dict) -> None:
+        """The quota's cgroup gone with its phase; where it stays, the phase says why."""
+        left = quota.release()
+        if left:
+            entry["quota_left"] = left
+            log(f"  quota: {left}")
+
     def serve_extras(self, phase: Phase, seconds: float
                      ) -> tuple[list[Load], list[str], Quota | None]:
         p, vocab = self.p, self.vocab_size
@@ -266,7 +274,7 @@ class Runner:
             for name in hogs:
                 self.children.stop(name, signal.SIGKILL)
             if quota is not None:
-                quota.release()
+                self.release(quota, entry)
             entry["client"] = self.tally.summary(entry["start_wall_s"], entry["end_wall_s"])
             entry["metrics_page"] = self.page()
             self.report(entry)
@@ -363,7 +371,7 @@ class Runner:
             for name in hogs:
                 self.children.stop(name, signal.SIGKILL)
             if quota is not None:
-                quota.release()
+                self.release(quota, entry)
             seconds = entry["end_wall_s"] - entry["start_wall_s"]
             entry["client"] = {"tokens": after - before, "tokens_per_s": (after - before) / seconds}
             entry["metrics_page"] = http_get(self.train_url).decode()
