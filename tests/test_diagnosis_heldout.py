@@ -243,7 +243,7 @@ FLOOR_AL = {"oversized_request": 2, "prefill_interference": 3, "collective_strag
 # with video and lidar loaders on 1-8 GPUs, VLM labelling on vLLM/SGLang, llama.cpp, TGI)
 FLOOR_AM = {"oversized_request": 1, "prefill_interference": 3, "collective_straggler": 1,
             "input_stall": 4, "host_launch_jitter": 2, "host_cpu_contention": 3,
-            "tiny_kernels": 4, "memory_bandwidth": 1, "throttling": 3, "kv_pressure": 3,
+            "tiny_kernels": 4, "memory_bandwidth": 2, "throttling": 3, "kv_pressure": 3,
             "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 19}
 CORPORA = {"b": (FLOOR_B, corpus_b, diagnosis_b), "c": (FLOOR_C, corpus_c, diagnosis_c),
            "d": (FLOOR_D, corpus_d, diagnosis_d), "e": (FLOOR_E, corpus_e, diagnosis_e),

@@ -404,6 +404,12 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "...but a rate at this x its baseline or less is a counter all but stopped: another phase "
      "(an evaluation pass, no backward), which a memory-bound share of each step cannot cost; "
      "only saturation itself speaks for the memory then"),
+    ("job_dram_per_work", 1.5,
+     "...or with each unit of the job's work reading this x the DRAM traffic it did (DRAM "
+     "activity over its own, over its counter's rate, at job_dram_rate or less): the step's "
+     "time moved to its memory (a dense voxel scatter: DRAM 40 -> 62% at 23% fewer samples/s, "
+     "2x the bytes per sample), read from the same lower level; not without a counter (an "
+     "RL loop's decoding rollouts read as more traffic against a baseline of both phases)"),
     ("job_dram_share", 0.93,
      "or in its SM share: SM active over GPU-Util at this x its own or less (the SMs stall "
      "on memory); a copy phase that keeps every SM as busy is the job's own work"),
