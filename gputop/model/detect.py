@@ -967,18 +967,19 @@ def _job_dram(feats: Features) -> bool:
     # a rate far down lets a lower level count: memory-bound phases within each step (an
     # optimizer's) average out under saturation over a tick; not a counter all but stopped,
     # another phase (an evaluation pass): such a share costs each step a part, not all of it
-    level = 0.25 if rate is not None and t("job_dram_rate_stopped") < rate <= t(
-        "job_dram_rate_far") else 0.5
-    # each step reading half again the bytes it did (DRAM activity over the job's own, per
-    # unit of its counter's work) while it slowed: the step's time moved to its memory (a
-    # dense scatter, an unfused optimizer's states streamed), a share of each step that a
-    # tick's mean shows under saturation.  (Without a counter, a phase of the job's own, an
-    # RL loop's decoding rollouts between its training steps, reads as more traffic too.)
+    # ...and so does each step reading half again the bytes it did (DRAM activity over the
+    # job's own, per unit of its counter's work) while it slowed: the step's time moved to
+    # its memory (a dense scatter, an unfused optimizer's states streamed).  (Without a
+    # counter, an RL loop's decoding rollouts between its training steps read as more
+    # traffic too.)
     dram, rise = v.get("dram"), v.get("dram_rise")
-    if dram is not None and rise is not None and dram - rise > 0 and rate is not None \
-            and t("job_dram_rate_stopped") < rate <= t("job_dram_rate") \
-            and dram / (dram - rise) / rate >= t("job_dram_per_work"):
-        level = 0.25
+    level = 0.5
+    if rate is not None and t("job_dram_rate_stopped") < rate:
+        per_work = dram / (dram - rise) / rate \
+            if dram is not None and rise is not None and dram - rise > 0 else 0.0
+        if rate <= t("job_dram_rate_far") or (
+                rate <= t("job_dram_rate") and per_work >= t("job_dram_per_work")):
+            level = 0.25
     if s.get("dram", 0.0) < level or min(s.get("dram_new", 0.0), s.get("dram_unseen", 0.0)) < 0.5:
         return False
     if rate is not None or share is not None:

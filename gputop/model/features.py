@@ -744,8 +744,7 @@ def _odd_one_out(subject: Subject, s: Strengths, clocks: dict[int, float], sms: 
     s["odd"] = max(0.0, top - 0.7 * second)
     # the others wait: their SM fell against their own baseline, or sits far below the odd one's
     peers = [g for g in subject.gpus if g != odd]
-    waits = []
-    waits.append(ramp(_sm_fall(peers, sms, base), 0.1, 0.4))
+    waits = [ramp(_sm_fall(peers, sms, base), 0.1, 0.4)]
     peers_sm = _mean(sms.get(g) for g in peers)
     if peers_sm is not None and odd in sms:
         waits.append(ramp(sms[odd] / max(peers_sm, 1.0), 1.15, 1.5))
