@@ -56,6 +56,7 @@ import corpus_aj  # noqa: E402
 import corpus_ak  # noqa: E402
 import corpus_al  # noqa: E402
 import corpus_am  # noqa: E402
+import corpus_an  # noqa: E402
 import diagnosis_b  # noqa: E402
 import diagnosis_c  # noqa: E402
 import diagnosis_d  # noqa: E402
@@ -87,6 +88,7 @@ import diagnosis_aj  # noqa: E402
 import diagnosis_ak  # noqa: E402
 import diagnosis_al  # noqa: E402
 import diagnosis_am  # noqa: E402
+import diagnosis_an  # noqa: E402
 
 # right / traces per cause ("healthy" for the healthy ones), as measured: raise when it improves
 FLOOR_B = {"oversized_request": 4, "prefill_interference": 4, "collective_straggler": 5,
@@ -245,6 +247,12 @@ FLOOR_AM = {"oversized_request": 1, "prefill_interference": 3, "collective_strag
             "input_stall": 4, "host_launch_jitter": 2, "host_cpu_contention": 3,
             "tiny_kernels": 4, "memory_bandwidth": 2, "throttling": 3, "kv_pressure": 3,
             "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 19}
+# corpus AN (a bank's on-premises GPU platform for a quarter: fraud, risk and LLM training on
+# 1-8 GPUs, document-AI and RAG on vLLM/SGLang, llama.cpp, TGI, Monte Carlo with no engine)
+FLOOR_AN = {"oversized_request": 0, "prefill_interference": 1, "collective_straggler": 3,
+            "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 4,
+            "tiny_kernels": 4, "memory_bandwidth": 2, "throttling": 4, "kv_pressure": 3,
+            "gpu_shared": 0, "spec_decode_rejected": 2, "healthy": 20}
 CORPORA = {"b": (FLOOR_B, corpus_b, diagnosis_b), "c": (FLOOR_C, corpus_c, diagnosis_c),
            "d": (FLOOR_D, corpus_d, diagnosis_d), "e": (FLOOR_E, corpus_e, diagnosis_e),
            "g": (FLOOR_G, corpus_g, diagnosis_g), "h": (FLOOR_H, corpus_h, diagnosis_h),
@@ -260,7 +268,7 @@ CORPORA = {"b": (FLOOR_B, corpus_b, diagnosis_b), "c": (FLOOR_C, corpus_c, diagn
            "ag": (FLOOR_AG, corpus_ag, diagnosis_ag), "ah": (FLOOR_AH, corpus_ah, diagnosis_ah),
            "ai": (FLOOR_AI, corpus_ai, diagnosis_ai), "aj": (FLOOR_AJ, corpus_aj, diagnosis_aj),
            "ak": (FLOOR_AK, corpus_ak, diagnosis_ak), "al": (FLOOR_AL, corpus_al, diagnosis_al),
-           "am": (FLOOR_AM, corpus_am, diagnosis_am)}
+           "am": (FLOOR_AM, corpus_am, diagnosis_am), "an": (FLOOR_AN, corpus_an, diagnosis_an)}
 
 
 def _results(corpus, harness):
