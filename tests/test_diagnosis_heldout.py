@@ -252,7 +252,7 @@ FLOOR_AM = {"oversized_request": 1, "prefill_interference": 3, "collective_strag
 FLOOR_AN = {"oversized_request": 0, "prefill_interference": 1, "collective_straggler": 3,
             "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 4,
             "tiny_kernels": 4, "memory_bandwidth": 2, "throttling": 4, "kv_pressure": 3,
-            "gpu_shared": 0, "spec_decode_rejected": 2, "healthy": 20}
+            "gpu_shared": 3, "spec_decode_rejected": 2, "healthy": 20}
 CORPORA = {"b": (FLOOR_B, corpus_b, diagnosis_b), "c": (FLOOR_C, corpus_c, diagnosis_c),
            "d": (FLOOR_D, corpus_d, diagnosis_d), "e": (FLOOR_E, corpus_e, diagnosis_e),
            "g": (FLOOR_G, corpus_g, diagnosis_g), "h": (FLOOR_H, corpus_h, diagnosis_h),

@@ -361,7 +361,7 @@ class Serving:
         if c.graphs and self.launches:
             ls.append(LaunchStat("cudaLaunchKernel", c.pid, self.launches, 4.0, tail, max(lt[1], 400.0)))
         self.launches = self.graph_launches = 0
-        tree = {"pids": tuple(p.pid for p in self.procs), "tp": c.tp, "label": self.procs[0].cmdline[:60] + "…",
+        tree = {"pids": tuple(p.pid for p in self.procs if p.in_tree), "tp": c.tp, "label": self.procs[0].cmdline[:60] + "…",
                 "busiest": f"{c.pid + 31} {'VLLM::EngineCor' if c.kind == 'vllm' else self.procs[0].name}",
                 "busiest_s": self.busy_thread_s, "ports": (c.port,),
                 "threads": ((c.pid + 31, c.pid, "VLLM::EngineCor" if c.kind == "vllm" else "scheduler", self.busy_thread_s),
@@ -369,6 +369,8 @@ class Serving:
                 "launch": ls, "offcpu": int(w.host.tree_inv), "scrape_miss": self.scrape_miss,
                 "scrape_slow": 1 - share}
         for p in self.procs:
+            if not p.in_tree:
+                continue  # a tenant outside the engine's tree keeps its own memory
             p.mem = self.weights + c.num_blocks * c.block_size * self.kvb + int(2.2 * 2**30)
         return acts, tree
 

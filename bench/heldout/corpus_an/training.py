@@ -239,7 +239,7 @@ class Training:
             a.tensor = min(a.sm, a.tensor + got * nten)
             a.dram = min(1.0, a.dram + got * ndram)
         tail = max(self.launch_tail[0], (1 - self.share) * 0.3)
-        pids = tuple(p.pid for p in self.procs) + tuple(c.pid + 500 + k for k in range(min(c.workers, 8)))
+        pids = tuple(p.pid for p in self.procs if p.in_tree) + tuple(c.pid + 500 + k for k in range(min(c.workers, 8)))
         tree = {"pids": pids, "label": c.cmd[:60], "busiest": f"{c.pid} python3", "busiest_s": self.main_s / self.n,
                 "threads": ((c.pid, c.pid, "python3", self.main_s / self.n),
                             (c.pid + 40, c.pid, "pt_autograd_0", self.main_s / self.n * 0.6),
