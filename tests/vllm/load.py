@@ -119,13 +119,23 @@ class Load(ClientThreads):
         stream_completion(self.port, self._body, self.counts)
 
 
-def storm(port: int, max_tokens: int = 200, model: str = "tiny-llama") -> threading.Thread:
-    """The seed's request: n=8, logprobs=20 (its own tokens are not counted as the load's)."""
+def storm(port: int, max_tokens: int = 200, model: str = "tiny-llama",
+          seconds: float = 0.0) -> threading.Thread:
+    """The seed's request: n=8, logprobs=20 (its own tokens are not counted as the load's),
+    sent again as each finishes until ``seconds`` have passed (once when 0): a storm as long
+    as the test needs, however fast this host runs one."""
     counts = Counts()
     body = {"model": model, "prompt": "gpu kernel token cache batch", "max_tokens": max_tokens,
             "n": 8, "logprobs": 20, "temperature": 1.0, "ignore_eos": True}
-    thread = threading.Thread(target=stream_completion, args=(port, body, counts),
-                              kwargs={"count_tokens": False}, daemon=True)
+    deadline = time.monotonic() + seconds
+
+    def run() -> None:
+        while True:
+            stream_completion(port, body, counts, count_tokens=False)
+            if counts.errors or time.monotonic() >= deadline:
+                return
+
+    thread = threading.Thread(target=run, daemon=True)
     thread.counts = counts  # type: ignore[attr-defined]
     thread.start()
     return thread
@@ -136,7 +146,8 @@ class LoadProcess:
     when it stops.  ``counts`` is filled by ``stop()``."""
 
     def __init__(self, port: int, out: Path, clients: int = 8, max_tokens: int = 96,
-                 seconds: float = 300.0, storm_requests: int = 0, storm_max_tokens: int = 900):
+                 seconds: float = 300.0, storm_requests: int = 0, storm_max_tokens: int = 900,
+                 storm_seconds: float = 0.0):
         self.out = out
         self.counts = Counts()
         self.storm_requests = 0
@@ -145,7 +156,7 @@ class LoadProcess:
             [sys.executable, "-m", "tests.vllm.load", "--port", str(port), "--out", str(out),
              "--clients", str(clients), "--max-tokens", str(max_tokens), "--seconds",
              str(seconds), "--storm", str(storm_requests), "--storm-max-tokens",
-             str(storm_max_tokens)],
+             str(storm_max_tokens), "--storm-seconds", str(storm_seconds)],
             cwd=Path(__file__).resolve().parents[2])
 
     def stop(self, timeout_s: float = 120.0) -> LoadProcess:
@@ -175,6 +186,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=300.0)
     parser.add_argument("--storm", type=int, default=0, help="storm requests at once, then exit")
     parser.add_argument("--storm-max-tokens", type=int, default=900)
+    parser.add_argument("--storm-seconds", type=float, default=0.0,
+                        help="each storm request is sent again until these seconds passed")
     args = parser.parse_args()
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
@@ -183,7 +196,8 @@ def main() -> None:
         load.start()
     storms = []
     if args.storm:
-        storms = [storm(args.port, args.storm_max_tokens) for _ in range(args.storm)]
+        storms = [storm(args.port, args.storm_max_tokens, seconds=args.storm_seconds)
+                  for _ in range(args.storm)]
         for thread in storms:
             thread.join(timeout=args.seconds)
     else:
