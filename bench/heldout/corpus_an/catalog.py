@@ -854,7 +854,7 @@ def _(rng, seed):
     cfg = ServeCfg(user="svc-rag", pod="rag-prod/rag-vllm-5", mem_util=0.85)
     wl = mk_serving(rng, LLAMA8, cfg, const(1.4), gen_rag, "L40S")
     nb = Proc(77120, 0, "python3", "/opt/conda/bin/python -m ipykernel_launcher -f /home/j.chen/.local/share/jupyter/runtime/kernel-3f1.json",
-              "j.chen", "", "quant-nb/jupyter-jchen", "", start_time_s=st.start_wall - 7200, mem=int(9 * 2**30), in_tree=False)
+              "j.chen", "", "quant-nb/jupyter-jchen", "", start_time_s=st.start_wall - 7200, mem=int(6 * 2**30), in_tree=False)
 
     def ev(t, w, wl):
         if not any(p.pid == 77120 for p in wl.procs):

@@ -226,7 +226,8 @@ class Training:
         self.cpu_s += used * dt
         self.main_s += main * self.share * dt
         for i, p in enumerate(self.procs):
-            p.cpu_s = self.cpu_s / self.n
+            if p.in_tree:  # (a tenant on the GPU has its own CPU time)
+                p.cpu_s = self.cpu_s / self.n
         acts = [self.tl.collect(r, t, end) for r in range(len(self.tl.segs))]
         for r, nb in self.neighbor.items():
             npid, want, nsm, nten, ndram = nb
