@@ -252,12 +252,16 @@ def test_a_logprobs_storm_opens_a_latency_episode_naming_the_request(vllm, monke
             load.stop()
         states = watch.states()
     assert all(s.active is None for s in healthy), [s.active.headline for s in healthy if s.active]
-    assert storm.storm_requests >= 3 and not storm.storm_errors, storm.storm_errors
+    # every storm thread finished a request or more, none cut off, none failed
+    assert min(storm.storm_per_thread) >= 1 and storm.storm_unfinished == 0 \
+        and not storm.storm_errors, (storm.storm_per_thread, storm.storm_errors)
     episodes = list(states[-1].episodes) + ([states[-1].active] if states[-1].active else [])
-    assert episodes, [(s.point.latency, s.baseline_latency_s) for s in states[-15:]]
-    episode = episodes[-1]
-    # the storm opened it: not the baseline's load before, nor its tail after
-    assert storm_started < episode.start_wall_s < storm_ended, (
+    # the storm opened it, not the tail after: an episode is dated from its trigger's first
+    # tick, which may be the baseline's last (a tick's frame is stamped as it starts)
+    during = [e for e in episodes if e.start_wall_s < storm_ended]
+    assert during, [(s.point.latency, s.baseline_latency_s) for s in states[-15:]]
+    episode = during[-1]
+    assert storm_started - 5.0 < episode.start_wall_s, (
         episode.start_wall_s - storm_started, storm_ended - storm_started)
     seen = (episode.headline, episode.evidence, episode.suspects)
     # what trips it depends on how the host treats the tiny model: the others' latency, the

@@ -131,7 +131,10 @@ def storm(port: int, max_tokens: int = 200, model: str = "tiny-llama",
 
     def run() -> None:
         while True:
-            stream_completion(port, body, counts, count_tokens=False)
+            try:
+                stream_completion(port, body, counts, count_tokens=False)
+            except Exception as exc:  # a storm thread that died must say so
+                counts.errors.append(f"{type(exc).__name__}: {exc}")
             if counts.errors or time.monotonic() >= deadline:
                 return
 
@@ -151,6 +154,8 @@ class LoadProcess:
         self.out = out
         self.counts = Counts()
         self.storm_requests = 0
+        self.storm_per_thread: list[int] = []  # requests each storm thread finished
+        self.storm_unfinished = 0  # storm threads still in a request when the time ran out
         self.storm_errors: list[str] = []
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tests.vllm.load", "--port", str(port), "--out", str(out),
@@ -169,6 +174,8 @@ class LoadProcess:
         self.counts.requests = data["requests"]
         self.counts.errors = data["errors"]
         self.storm_requests = data["storm_requests"]
+        self.storm_per_thread = data["storm_per_thread"]
+        self.storm_unfinished = data["storm_unfinished"]
         self.storm_errors = data["storm_errors"]
         return self
 
@@ -198,8 +205,9 @@ def main() -> None:
     if args.storm:
         storms = [storm(args.port, args.storm_max_tokens, seconds=args.storm_seconds)
                   for _ in range(args.storm)]
+        end = time.monotonic() + args.seconds  # one deadline for them all
         for thread in storms:
-            thread.join(timeout=args.seconds)
+            thread.join(timeout=max(0.0, end - time.monotonic()))
     else:
         done.wait(args.seconds)
     if load:
@@ -209,6 +217,8 @@ def main() -> None:
         "token_times": counts.token_times, "usage_tokens": counts.usage_tokens,
         "requests": counts.requests, "errors": counts.errors[:20],
         "storm_requests": sum(t.counts.requests for t in storms),
+        "storm_per_thread": [t.counts.requests for t in storms],
+        "storm_unfinished": sum(t.is_alive() for t in storms),
         "storm_errors": [e for t in storms for e in t.counts.errors][:20]}))
 
 
