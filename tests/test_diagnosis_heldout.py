@@ -57,6 +57,7 @@ import corpus_ak  # noqa: E402
 import corpus_al  # noqa: E402
 import corpus_am  # noqa: E402
 import corpus_an  # noqa: E402
+import corpus_ao  # noqa: E402
 import diagnosis_b  # noqa: E402
 import diagnosis_c  # noqa: E402
 import diagnosis_d  # noqa: E402
@@ -89,6 +90,7 @@ import diagnosis_ak  # noqa: E402
 import diagnosis_al  # noqa: E402
 import diagnosis_am  # noqa: E402
 import diagnosis_an  # noqa: E402
+import diagnosis_ao  # noqa: E402
 
 # right / traces per cause ("healthy" for the healthy ones), as measured: raise when it improves
 FLOOR_B = {"oversized_request": 4, "prefill_interference": 4, "collective_straggler": 5,
@@ -253,6 +255,12 @@ FLOOR_AN = {"oversized_request": 0, "prefill_interference": 1, "collective_strag
             "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 4,
             "tiny_kernels": 4, "memory_bandwidth": 2, "throttling": 4, "kv_pressure": 3,
             "gpu_shared": 3, "spec_decode_rejected": 2, "healthy": 20}
+# corpus AO (an e-commerce company's search, recommendation and shopping-assistant platform
+# in a holiday sale: DLRM and two-tower training, an LLM assistant on vLLM/SGLang, rankers)
+FLOOR_AO = {"oversized_request": 2, "prefill_interference": 0, "collective_straggler": 4,
+            "input_stall": 4, "host_launch_jitter": 0, "host_cpu_contention": 3,
+            "tiny_kernels": 1, "memory_bandwidth": 1, "throttling": 3, "kv_pressure": 2,
+            "gpu_shared": 0, "spec_decode_rejected": 2, "healthy": 17}
 CORPORA = {"b": (FLOOR_B, corpus_b, diagnosis_b), "c": (FLOOR_C, corpus_c, diagnosis_c),
            "d": (FLOOR_D, corpus_d, diagnosis_d), "e": (FLOOR_E, corpus_e, diagnosis_e),
            "g": (FLOOR_G, corpus_g, diagnosis_g), "h": (FLOOR_H, corpus_h, diagnosis_h),
@@ -268,7 +276,8 @@ CORPORA = {"b": (FLOOR_B, corpus_b, diagnosis_b), "c": (FLOOR_C, corpus_c, diagn
            "ag": (FLOOR_AG, corpus_ag, diagnosis_ag), "ah": (FLOOR_AH, corpus_ah, diagnosis_ah),
            "ai": (FLOOR_AI, corpus_ai, diagnosis_ai), "aj": (FLOOR_AJ, corpus_aj, diagnosis_aj),
            "ak": (FLOOR_AK, corpus_ak, diagnosis_ak), "al": (FLOOR_AL, corpus_al, diagnosis_al),
-           "am": (FLOOR_AM, corpus_am, diagnosis_am), "an": (FLOOR_AN, corpus_an, diagnosis_an)}
+           "am": (FLOOR_AM, corpus_am, diagnosis_am), "an": (FLOOR_AN, corpus_an, diagnosis_an),
+           "ao": (FLOOR_AO, corpus_ao, diagnosis_ao)}
 
 
 def _results(corpus, harness):
