@@ -1448,13 +1448,10 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         drop = base_util - util
         # (a job's own counter is exact: its steps down a sixth with the launches stalled is
         # the stall's cost, though the peers' NCCL waits keep its GPU-Util where it was)
-        # (a job without a counter does its work on the SMs: fewer of their cycles a second
-        # at the same busy time is less work done: launch_sm_fall)
         return s.get("jitter", 0.0) >= (0.5 if clearing else 0.7) and (
             drop >= t("launch_util_drop_pts") * (0.6 if clearing else 1.0)
             or s.get("harm", 0.0) >= (0.3 if clearing else 0.5)
-            or (subject.kind != "engine" and _output_fell(subject, v, 0.9 if clearing else 0.85))
-            or s.get("launch_sm_fall", 0.0) >= (0.3 if clearing else 1.0))
+            or (subject.kind != "engine" and _output_fell(subject, v, 0.9 if clearing else 0.85)))
     if measure == "share":
         # the requests finish at half their rate or less while tokens/s holds and every
         # token is slower: the batch's work goes to a few requests (n sequences of one)
@@ -1573,8 +1570,6 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
                 and s.get("own_drop", 0.0) >= 0.9:
             return False  # another process's tiny kernels, beside an engine serving no one
         ratio = v.get("sm_ratio")
-        if s.get("hollow_busier", 0.0) >= (0.3 if clearing else 0.7):
-            return True  # busier doing less: under hollow_util_pct, but not an ebb
         if util is None or util < (70.0 if clearing else t("hollow_util_pct")):
             return False
         if ratio is None:  # no SM counter: the power the busy time draws

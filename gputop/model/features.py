@@ -286,14 +286,6 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
             v["sm_share_ratio"] = ratio / ratio_base
         if ratio <= 0.2 or (ratio < 0.5 and s.get("hollow_new", 0.0) >= 0.3):
             say("sm_active", sm, base.get("sm"), "%", detail=f"{util:.0f}")  # new, or a sliver
-        # busier doing less: GPU-Util up while the SMs do half the work or less (kernels
-        # smaller and more of them), read however little the card was busy before (an ebb
-        # of traffic lowers the busy time with the work)
-        sm_base = base.get("sm")
-        if util_base is not None and sm_base:
-            rise = t("hollow_busier_pts")
-            s["hollow_busier"] = ramp(util - util_base, 0.5 * rise, rise) \
-                * ramp(sm / sm_base, 0.7, 0.5) * s["hollow"]
     # the power the busy time draws, read only where it decides: with an SM counter once SM
     # per busy time is already well under its normal; without one (no GPM) it stands in for
     # how much of the chip works (one-element kernels at 100% util draw near idle power: a
@@ -486,15 +478,9 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
     if s["jitter"] >= 0.5:
         # launch stalls measured need no more harm beside them than the launch trigger asks:
         # GPU-Util launch_util_drop_pts under its normal, or a job's own rate at 0.85x
-        # (a job with no counter: its SM activity, the work its GPU does, at launch_sm_fall)
-        sm, sm_base = v.get("sm"), base.get("sm")
-        sm_fall = ramp(sm / sm_base, 0.85, t("launch_sm_fall")) \
-            if subject.kind != "engine" and job_rate is None and sm is not None \
-            and sm_base is not None and sm_base >= 5.0 else 0.0
-        s["launch_sm_fall"] = sm_fall
         s["launch_harm"] = max(
             ramp(fall, 0.5 * t("launch_util_drop_pts"), t("launch_util_drop_pts")),
-            ramp(job_rate, 0.95, 0.85), sm_fall)
+            ramp(job_rate, 0.95, 0.85))
     if now.host_cpu_pct is not None and now.host_cpu_pct >= 90:
         say("host_cpu", now.host_cpu_pct, base.get("host_cpu"), "%")
 

@@ -113,7 +113,7 @@ SIGNATURES: tuple[Signature, ...] = (
         "tiny_kernels",
         "busy time on kernels that occupy few SMs",
         requires=(("hollow", "hollow_new", "hollow_power", "hollow_match"),
-                  ("busy", "hollow_deep", "hollow_busier")),
+                  ("busy", "hollow_deep")),
         supports=("hollow", "sliver", "hollow_power", "hollow_match"),
         vetoes=(("notable", 0.9), ("stall_not_sliver", 0.7), ("prefill", 0.8),
                 ("host", 0.9),

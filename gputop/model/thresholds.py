@@ -26,11 +26,6 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "a small model, keeps most SMs resident (ratio 0.4-0.9 in every healthy trace we have)"),
     ("hollow_util_pct", 80.0,
      "hollowness only matters while GPU-Util claims the card is busy"),
-    ("hollow_busier_pts", 8.0,
-     "...or GPU-Util this many points over its normal while SM activity fell to half its "
-     "own or less, a fifth of the busy time or less: busier doing less, kernels smaller and "
-     "more of them (a reranker scoring each candidate alone: 24 -> 63% GPU-Util at 20 -> 1% "
-     "SM), where traffic ebbing lowers the busy time with the work"),
     ("hollow_power_ratio", 0.4,
      "without an SM counter (no GPM: A100, L40S), busy time drawing 40% or less of the "
      "power the same GPU drew busy and healthy, clocks unchanged, is busy time on few SMs: "
@@ -353,11 +348,6 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "launch calls measured lasting milliseconds (eBPF) with GPU-Util 7+ points under its "
      "healthy level: the gaps between steps are the launches' (the stall is measured, so "
      "half the unexplained drop the util trigger needs)"),
-    ("launch_sm_fall", 0.7,
-     "...or, for a job with no counter of its own, its SM activity at this x its healthy "
-     "level or less: the GPU doing less work per second as the launches stall (a ranking "
-     "service's 220 eager launches a batch behind a core's IRQs: SM 13.5 -> 6.5% at the "
-     "same GPU-Util)"),
     ("launch_tail_us", 1000.0,
      "a launch API's p99 counts as a stall from a third of this up, fully here: a call "
      "descheduled mid-way lasts a scheduler slice (ms; the seed's p99 13.1 ms); a tail of tens "

@@ -32,7 +32,6 @@ SIGNAL_TEXT = {
     "hollow_match": "the job's rate falling with its SM share (smaller kernels)",
     "busy": "GPU-Util high",
     "hollow_deep": "SM activity a small fraction of its normal share of the busy time",
-    "hollow_busier": "GPU-Util up while the SMs do half the work or less (busier doing less)",
     "util_drop": "GPU-Util falling", "queue": "the queue growing",
     "queue_soft": "requests waiting", "running_flat": "the batch not growing",
     "itl": "inter-token latency", "ttft": "time to first token",
@@ -76,8 +75,7 @@ SIGNAL_TEXT = {
     "job_idle": "the job's GPU idling under its own util (no counter of its own)",
     "host_mild_harm": "a milder cost beside strong host contention (GPU-Util, every token "
                       "or the job's rate)",
-    "launch_harm": "GPU-Util, the job's rate or its SM activity down beside the stalled "
-                   "launches",
+    "launch_harm": "GPU-Util or the job's rate down beside the stalled launches",
     "shared_mild_harm": "a tenth of the output or every token's time lost beside another "
                         "process on the GPU",
 }
