@@ -258,8 +258,8 @@ FLOOR_AN = {"oversized_request": 0, "prefill_interference": 1, "collective_strag
 # corpus AO (an e-commerce company's search, recommendation and shopping-assistant platform
 # in a holiday sale: DLRM and two-tower training, an LLM assistant on vLLM/SGLang, rankers)
 FLOOR_AO = {"oversized_request": 2, "prefill_interference": 0, "collective_straggler": 4,
-            "input_stall": 4, "host_launch_jitter": 1, "host_cpu_contention": 3,
-            "tiny_kernels": 3, "memory_bandwidth": 1, "throttling": 3, "kv_pressure": 2,
+            "input_stall": 4, "host_launch_jitter": 0, "host_cpu_contention": 3,
+            "tiny_kernels": 1, "memory_bandwidth": 1, "throttling": 3, "kv_pressure": 2,
             "gpu_shared": 0, "spec_decode_rejected": 2, "healthy": 17}
 CORPORA = {"b": (FLOOR_B, corpus_b, diagnosis_b), "c": (FLOOR_C, corpus_c, diagnosis_c),
            "d": (FLOOR_D, corpus_d, diagnosis_d), "e": (FLOOR_E, corpus_e, diagnosis_e),
