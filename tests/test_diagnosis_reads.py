@@ -64,14 +64,14 @@ def _scatter(dram_before: float, dram_after: float, rate_after: float) -> Trace:
     procs = [(5001 + g, 5000, g, f"python train_bev.py --local-rank {g}") for g in range(4)]
     trace = Trace(gpus=4, engine="trainer", procs=procs, engine_pids=(5000, 5001, 5002, 5003,
                                                                       5004), tick_s=2.0)
-    total = [0.0]
+    total = 0.0
     for i in range(60):
-        total[0] += 320.0 * 2.0
-        trace.tick(work=round(total[0]), util=noisy(100, i, 0.003), sm=noisy(82, i, 0.02),
+        total += 320.0 * 2.0
+        trace.tick(work=round(total), util=noisy(100, i, 0.003), sm=noisy(82, i, 0.02),
                    dram=noisy(dram_before, i, 0.03), tensor=noisy(42, i, 0.03), power=700)
     for i in range(75):
-        total[0] += rate_after * 2.0
-        trace.tick(work=round(total[0]), util=noisy(100, i, 0.003), sm=noisy(82, i, 0.02),
+        total += rate_after * 2.0
+        trace.tick(work=round(total), util=noisy(100, i, 0.003), sm=noisy(82, i, 0.02),
                    dram=noisy(dram_after, i, 0.05), tensor=noisy(42 * rate_after / 320, i, 0.05),
                    power=690)
     return trace

@@ -1,6 +1,6 @@
 """Measure gputop's detector on corpus AM (corpus_am/; its README says how it was written).
 
-    python bench/heldout/diagnosis_al.py [--family F] [--verbose] [--json [PATH]] [--signals]
+    python bench/heldout/diagnosis_am.py [--family F] [--verbose] [--json [PATH]] [--signals]
 
 The scoring, printing and options are harness.py's, the same for every held-out corpus.
 """

@@ -153,7 +153,6 @@ class LoadProcess:
                  storm_seconds: float = 0.0):
         self.out = out
         self.counts = Counts()
-        self.storm_requests = 0
         self.storm_per_thread: list[int] = []  # requests each storm thread finished
         self.storm_unfinished = 0  # storm threads still in a request when the time ran out
         self.storm_errors: list[str] = []
@@ -173,7 +172,6 @@ class LoadProcess:
         self.counts.usage_tokens = data["usage_tokens"]
         self.counts.requests = data["requests"]
         self.counts.errors = data["errors"]
-        self.storm_requests = data["storm_requests"]
         self.storm_per_thread = data["storm_per_thread"]
         self.storm_unfinished = data["storm_unfinished"]
         self.storm_errors = data["storm_errors"]
@@ -216,7 +214,6 @@ def main() -> None:
     Path(args.out).write_text(json.dumps({
         "token_times": counts.token_times, "usage_tokens": counts.usage_tokens,
         "requests": counts.requests, "errors": counts.errors[:20],
-        "storm_requests": sum(t.counts.requests for t in storms),
         "storm_per_thread": [t.counts.requests for t in storms],
         "storm_unfinished": sum(t.is_alive() for t in storms),
         "storm_errors": [e for t in storms for e in t.counts.errors][:20]}))
