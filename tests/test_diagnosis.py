@@ -761,13 +761,43 @@ def test_a_mild_thermal_slowdown_of_every_rank_that_costs_work_is_throttling():
 
 
 def test_a_thermal_reason_that_costs_no_work_is_no_episode():
-    """Thermal slowdown named, the clock 8% down, the job's rate as it was: nothing to page
-    about yet."""
+    """Thermal slowdown named, the clock 7.8% down (under fault_held_clock_drop: a
+    power-capped card's own wobble is 5-8%), the job's rate as it was: nothing to page about
+    yet."""
     trace, total = _trainer(), [0.0]
     _steps(trace, 60, 320.0, total, util=lambda i: noisy(99, i, 0.005), sm=88, clock=1785,
            temp=70, throttle=("power cap",))
     _steps(trace, 60, 318.0, total, util=lambda i: noisy(99, i, 0.005), sm=87, clock=1645,
            temp=88, throttle=("thermal (sw)",))
+    assert episodes(trace.run()) == []
+
+
+@pytest.mark.parametrize("fan", [None, 25])
+def test_a_fault_reason_that_cuts_every_clock_is_throttling_though_the_work_held(fan):
+    """The hall's inlet air 14 C warmer: every passively cooled GPU (or one whose fan did not
+    spin up) reaches thermal slowdown, its clock 12% down, while the job's rate holds (its
+    steps bound by memory, not the SM clock).  The card is protecting itself, its headroom
+    gone: throttling, though no work was lost yet (corpora AE, AQ and AH's writers named it
+    so; before, a 20% cut was needed where the work held)."""
+    trace, total = _trainer(), [0.0]
+    _steps(trace, 60, 320.0, total, util=lambda i: noisy(99, i, 0.005), sm=88, clock=1785,
+           temp=70, throttle=("power cap",), fan=fan)
+    _steps(trace, 60, 318.0, total, util=lambda i: noisy(99, i, 0.005), sm=87, clock=1570,
+           temp=88, throttle=("thermal (sw)",), fan=fan)
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "throttling", (ep.suspects, ep.evidence)
+    assert ep.measure == "clock" and set(ep.gpus) == {0, 1, 2, 3}, ep.headline
+
+
+def test_a_fan_cooled_board_at_its_temperature_target_with_the_work_held_is_no_episode():
+    """The same 12% cut under "thermal (sw)" alone, but on boards whose fans spun up (85%):
+    GPU Boost holding the temperature target, as a workstation card does once it warms; the
+    job's rate held.  Not a fault (fan_spun_up_pct)."""
+    trace, total = _trainer(), [0.0]
+    _steps(trace, 60, 320.0, total, util=lambda i: noisy(99, i, 0.005), sm=88, clock=1785,
+           temp=70, throttle=("power cap",), fan=60)
+    _steps(trace, 60, 318.0, total, util=lambda i: noisy(99, i, 0.005), sm=87, clock=1570,
+           temp=83, throttle=("thermal (sw)",), fan=85)
     assert episodes(trace.run()) == []
 
 
@@ -1799,3 +1829,24 @@ def test_a_kv_pool_full_with_a_queue_scraped_every_16_s_is_one_episode(scrape_ti
     found = episodes(run_frames(frames))
     assert [e.suspects[0][0] for e in found] == ["kv_pressure"], \
         [(e.measure, e.start_wall_s, e.end_wall_s) for e in found]
+
+
+def test_a_mild_fault_reason_does_not_hold_another_episode_open():
+    """A passively cooled card in a warm rack: "thermal (sw)" from minute two, its clock 6%
+    down (under fault_held_clock_drop: no episode of its own), then 40 s of KV pressure
+    (preemptions, a queue).  When the pool recovers, that episode ends: the clock's looser
+    clearing bar holds only a throttling episode open (an adversarial review found every
+    later tick kept it open and tallied toward throttling)."""
+    trace = Trace()
+    for i in range(440):
+        warm = i >= 120
+        kw = dict(clock=noisy(1980 * 0.94, i, 0.003) if warm else noisy(1980, i, 0.003),
+                  throttle=("thermal (sw)",) if warm else (), temp=86 if warm else 80)
+        if 200 <= i < 240:
+            trace.tick(tokens=1300, running=24, waiting=10 + 2 * (i - 200), kv=0.99,
+                       preempt=2.5, prompt=4000, itl=0.04, **kw)
+        else:
+            trace.tick(tokens=noisy(3000, i, 0.03), running=40, kv=0.6, itl=0.03, **kw)
+    ep = only(trace.run())
+    assert ep.end_wall_s is not None and ep.suspects[0][0] == "kv_pressure", (
+        ep.end_wall_s, ep.suspects)

@@ -235,7 +235,7 @@ FLOOR_AJ = {"oversized_request": 3, "prefill_interference": 1, "collective_strag
 # with long outputs, MoE, FP8/INT4, prefix caching, a batch lane, embedding pools, fine-tunes)
 FLOOR_AK = {"oversized_request": 0, "prefill_interference": 0, "collective_straggler": 4,
             "input_stall": 4, "host_launch_jitter": 1, "host_cpu_contention": 2,
-            "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 2, "kv_pressure": 3,
+            "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 3, "kv_pressure": 3,
             "gpu_shared": 2, "spec_decode_rejected": 3, "healthy": 18}
 # corpus AL (a university's shared Slurm cluster before a conference deadline: training on
 # 1-32 GPUs with and without a counter, groups' vLLM/SGLang servers, notebooks)

@@ -1646,10 +1646,17 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         # its rate that clock (a counter or tokens/s that held say it cost nothing; a
         # fan-cooled board at its temperature target is no fault: judged as any clock is)
         fault = s.get("throttle_fault", 0.0) >= 1.0 and v.get("tokens_ratio") is None
+        # ...and a fault reason on a card whose work held (a memory-bound decode barely feels
+        # its SM clock), every busy GPU's clock cut by more than a power-capped card wobbles:
+        # the card protecting itself, its headroom gone.  Cleared at the looser bar only in
+        # its own episode: a mildly warm card must not hold another episode open for good
+        held_fault = s.get("throttle_fault", 0.0) >= 1.0 and drop >= (
+            0.05 if clearing and st.active is not None and st.active.measure == "clock"
+            else t("fault_held_clock_drop"))
         # ...and a power limit someone lowered under the one it ran with, the clock cut by as
         # much as names a slower clock at all (an admin's -pl 170 on a 350 W L40S: -18%)
         lowered = v.get("limit_lowered") is not None and v.get("tokens_ratio") is None
-        return (fault and drop >= (0.02 if clearing else t("fault_clock_drop"))) \
+        return (fault and drop >= (0.02 if clearing else t("fault_clock_drop"))) or held_fault \
             or (lowered and drop >= (0.08 if clearing else t("clock_drop"))) \
             or (reasons and drop >= (0.12 if clearing else 0.2)) \
             or (reasons and costs and drop >= (0.06 if clearing else 0.08)) \

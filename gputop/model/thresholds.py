@@ -119,9 +119,15 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
     ("fault_clock_drop", 0.04,
      "a busy GPU's clock 4%+ under its own baseline with a fault reason it did not show "
      "healthy (thermal or HW slowdown, a power brake) is throttling for a job with no other "
-     "measure of its rate (a counter or tokens/s that held say the cut cost nothing): no "
-     "healthy trace of the development corpora shows such a reason on a busy card, and the "
-     "clock is the work's rate (a 4-8% cut is what a rack's inlet air 10 C warmer does)"),
+     "measure of its rate (a counter or tokens/s that held say a cut this small cost nothing): "
+     "no healthy trace of the development corpora shows such a reason on a busy card, and "
+     "the clock is the work's rate (a 4-8% cut is what a rack's inlet air 10 C warmer does)"),
+    ("fault_held_clock_drop", 0.08,
+     "...and every busy GPU's clock 8%+ under its baseline with such a reason is throttling "
+     "even where the work held (a decode bound by memory barely slows at a lower SM clock): "
+     "the card is protecting itself and its headroom is gone; a power-capped card wobbles "
+     "5-8% under its usual reason, and a fan-cooled board at its temperature target (only "
+     "\"thermal (sw)\", its fan spun up) is no fault"),
     ("hot_c", 8.0,
      "a GPU 8+ degrees hotter than its peers or its own baseline in the same job: cooling "
      "or airflow, the usual start of thermal slowdown"),
