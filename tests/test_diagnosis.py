@@ -760,16 +760,24 @@ def test_a_mild_thermal_slowdown_of_every_rank_that_costs_work_is_throttling():
     assert ep.measure == "clock" and set(ep.gpus) == {0, 1, 2, 3}, ep.headline
 
 
+def _warmed_with_work_held(clock: float, temp: float, fan: tuple[float | None, float | None]
+                           = (None, None)) -> list:
+    """A 4-GPU trainer at 1,785 MHz under its usual power cap for two minutes, then two more
+    under "thermal (sw)" at ``clock`` and ``temp``, its rate held (318 of 320 samples/s);
+    ``fan`` is the boards' fan before and after (None: passively cooled)."""
+    trace, total = _trainer(), [0.0]
+    _steps(trace, 60, 320.0, total, util=lambda i: noisy(99, i, 0.005), sm=88, clock=1785,
+           temp=70, throttle=("power cap",), fan=fan[0])
+    _steps(trace, 60, 318.0, total, util=lambda i: noisy(99, i, 0.005), sm=87, clock=clock,
+           temp=temp, throttle=("thermal (sw)",), fan=fan[1])
+    return trace.run()
+
+
 def test_a_thermal_reason_that_costs_no_work_is_no_episode():
     """Thermal slowdown named, the clock 7.8% down (under fault_held_clock_drop: a
     power-capped card's own wobble is 5-8%), the job's rate as it was: nothing to page about
     yet."""
-    trace, total = _trainer(), [0.0]
-    _steps(trace, 60, 320.0, total, util=lambda i: noisy(99, i, 0.005), sm=88, clock=1785,
-           temp=70, throttle=("power cap",))
-    _steps(trace, 60, 318.0, total, util=lambda i: noisy(99, i, 0.005), sm=87, clock=1645,
-           temp=88, throttle=("thermal (sw)",))
-    assert episodes(trace.run()) == []
+    assert episodes(_warmed_with_work_held(1645, 88)) == []
 
 
 @pytest.mark.parametrize("fan", [None, 25])
@@ -779,12 +787,7 @@ def test_a_fault_reason_that_cuts_every_clock_is_throttling_though_the_work_held
     steps bound by memory, not the SM clock).  The card is protecting itself, its headroom
     gone: throttling, though no work was lost yet (corpora AE, AQ and AH's writers named it
     so; before, a 20% cut was needed where the work held)."""
-    trace, total = _trainer(), [0.0]
-    _steps(trace, 60, 320.0, total, util=lambda i: noisy(99, i, 0.005), sm=88, clock=1785,
-           temp=70, throttle=("power cap",), fan=fan)
-    _steps(trace, 60, 318.0, total, util=lambda i: noisy(99, i, 0.005), sm=87, clock=1570,
-           temp=88, throttle=("thermal (sw)",), fan=fan)
-    ep = only(trace.run())
+    ep = only(_warmed_with_work_held(1570, 88, (fan, fan)))
     assert ep.suspects[0][0] == "throttling", (ep.suspects, ep.evidence)
     assert ep.measure == "clock" and set(ep.gpus) == {0, 1, 2, 3}, ep.headline
 
@@ -793,12 +796,7 @@ def test_a_fan_cooled_board_at_its_temperature_target_with_the_work_held_is_no_e
     """The same 12% cut under "thermal (sw)" alone, but on boards whose fans spun up (85%):
     GPU Boost holding the temperature target, as a workstation card does once it warms; the
     job's rate held.  Not a fault (fan_spun_up_pct)."""
-    trace, total = _trainer(), [0.0]
-    _steps(trace, 60, 320.0, total, util=lambda i: noisy(99, i, 0.005), sm=88, clock=1785,
-           temp=70, throttle=("power cap",), fan=60)
-    _steps(trace, 60, 318.0, total, util=lambda i: noisy(99, i, 0.005), sm=87, clock=1570,
-           temp=83, throttle=("thermal (sw)",), fan=85)
-    assert episodes(trace.run()) == []
+    assert episodes(_warmed_with_work_held(1570, 83, (60, 85))) == []
 
 
 def test_a_new_tenant_on_the_rank_the_others_wait_for_is_gpu_shared():

@@ -1645,12 +1645,13 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         # brake) with its clock measurably down costs a job that has no other measure of
         # its rate that clock (a counter or tokens/s that held say it cost nothing; a
         # fan-cooled board at its temperature target is no fault: judged as any clock is)
-        fault = s.get("throttle_fault", 0.0) >= 1.0 and v.get("tokens_ratio") is None
+        faulted = s.get("throttle_fault", 0.0) >= 1.0
+        fault = faulted and v.get("tokens_ratio") is None
         # ...and a fault reason on a card whose work held (a memory-bound decode barely feels
         # its SM clock), every busy GPU's clock cut by more than a power-capped card wobbles:
         # the card protecting itself, its headroom gone.  Cleared at the looser bar only in
         # its own episode: a mildly warm card must not hold another episode open for good
-        held_fault = s.get("throttle_fault", 0.0) >= 1.0 and drop >= (
+        held_fault = faulted and drop >= (
             0.05 if clearing and st.active is not None and st.active.measure == "clock"
             else t("fault_held_clock_drop"))
         # ...and a power limit someone lowered under the one it ran with, the clock cut by as
