@@ -747,6 +747,50 @@ def test_a_crowded_host_that_costs_the_trainer_nothing_is_no_episode():
     assert episodes(trace.run()) == []
 
 
+def test_a_trainer_whose_cpu_is_taken_for_minutes_is_named_before_it_costs():
+    """The neighbour takes the trainer's own CPU (its tree at half of it, its threads
+    preempted twenty times as often, the run queue three times the cores) for three minutes,
+    but its GPUs stay busy and its samples/s hold (the loader's prefetch rides it out for
+    now): measured contention on the job itself, named host CPU contention after a minute."""
+    trace, total = _trainer(), [0.0]
+    _steps(trace, 60, 320.0, total, util=lambda i: noisy(97, i, 0.01), sm=80, psi=4,
+           run_queue=30, cpus=48, tree_cpu=lambda i: noisy(400, i, 0.03), involuntary=200.0)
+    _steps(trace, 90, 319.0, total, util=lambda i: noisy(97, i, 0.01), sm=80, psi=60,
+           run_queue=140, cpus=48, tree_cpu=lambda i: noisy(200, i, 0.03), involuntary=4000.0)
+    ep = only(trace.run())
+    assert ep.suspects[0][0] == "host_cpu_contention", (ep.suspects, ep.evidence)
+    # (after most of a minute: the span's share, not the first ticks of the crowd)
+    assert ep.start_wall_s - trace.frames[60].time_wall_s >= \
+        t("alone_share") * t("alone_span_s") - 6, ep.start_wall_s
+
+
+def test_a_trainer_whose_cpu_is_taken_for_half_a_minute_is_not():
+    """...but the same for 30 s, then the neighbour gone: nothing to name."""
+    trace, total = _trainer(), [0.0]
+    for crowded in (False, True, False):
+        _steps(trace, 15 if crowded else 60, 319.0, total, util=lambda i: noisy(97, i, 0.01),
+               sm=80, psi=60 if crowded else 4, run_queue=140 if crowded else 30, cpus=48,
+               tree_cpu=lambda i, c=crowded: noisy(200 if c else 400, i, 0.03),
+               involuntary=4000.0 if crowded else 200.0)
+    assert episodes(trace.run()) == []
+
+
+def test_an_engine_whose_traffic_halves_beside_a_nightly_batch_job_is_not_starved():
+    """At night the engine's traffic halves (its batch 30 -> 15, its CPU with it) while a
+    batch job crowds the host and shares its cores (the run queue four times the CPUs, its
+    threads switched out fifteen times as often): less CPU is less work, not CPU taken."""
+    trace = Trace()
+    for i in range(120):
+        trace.tick(util=noisy(95, i, 0.01), tokens=noisy(2000, i, 0.03), running=30,
+                   tree_cpu=noisy(100, i, 0.03), involuntary=200.0, run_queue=8, cpus=16)
+    for i in range(150):
+        trace.tick(util=noisy(92, i, 0.01), tokens=noisy(1000, i, 0.03), running=15,
+                   tree_cpu=noisy(50, i, 0.03), involuntary=3000.0, run_queue=60, cpus=16,
+                   psi=55)
+    found = episodes(trace.run())
+    assert not found, [e.headline for e in found]
+
+
 def test_a_mild_thermal_slowdown_of_every_rank_that_costs_work_is_throttling():
     """The hall's cooling degrades: all four GPUs reach thermal slowdown together (no rank
     stands out), the SM clock falls 13% and the job's samples/s 18%."""

@@ -258,3 +258,51 @@ def test_two_slots_one_emptying_between_tickets_still_wait_on_the_prompts():
     still decodes beside the long prompts most of the time: named prefill interference."""
     found = episodes(_support_bot(lambda i: (2, 1, 2, 2, 1)[i % 5]).run())
     assert found and found[0].suspects[0][0] == "prefill_interference", named(found)
+
+
+def test_launch_stalls_held_a_minute_with_no_cost_yet_are_named():
+    """Launch calls lasting a scheduler slice for minutes while the queue of kernels keeps the
+    GPU at 100% and the steps at their rate (an IRQ re-steered onto the launch core): the
+    stalls are measured, so after a minute of them the launches are named, waiting on the
+    host; before, nothing (no harm to require)."""
+    found = episodes(_eager_trainer(2000.0, 1.0).run())
+    assert found and found[0].suspects and found[0].suspects[0][0] == "host_launch_jitter", \
+        named(found)
+    assert found[0].suspects[0][1] >= t("verdict_min"), found[0].suspects
+    assert "its launch calls stall on the host" in found[0].headline, found[0].headline
+
+
+def _stalling_trainer(stalled, launch=(4800, 2000.0), ticks: int = 270) -> Trace:
+    """The eager trainer at its rate throughout, its launch calls ``launch`` (calls, longest
+    us[, how many that long]) on the ticks where ``stalled(i)``, 6 us otherwise."""
+    trace = Trace(engine="trainer", procs=[(52001, 52000, 0, "python -u train_eager.py")],
+                  engine_pids=(52000, 52001))
+    work = 0.0
+    for i in range(ticks):
+        work += 10.0
+        trace.tick(util=100, sm=noisy(70, i, 0.01), work=work,
+                   launch_us=launch if stalled(i) else (4800, 9.0))
+    return trace
+
+
+def test_launch_calls_waiting_in_a_full_queue_are_no_stalled_thread():
+    """Every launch call (the p50 too) lasting milliseconds at 100% GPU-Util with the rate
+    held: the CPU ran ahead and each call waits for room in the GPU's queue of kernels, a
+    GPU-bound job, not a descheduled launch thread."""
+    found = episodes(_stalling_trainer(lambda i: i >= 120, (4800, 2000.0, 4000), 420).run())
+    assert not found, named(found)
+
+
+def test_launch_stalls_that_come_and_go_with_a_period_are_one_episode():
+    """Stalls 50 s on, 20 s off for seven minutes (a cron job on the launch core): one
+    finding that stays open across the gaps, not an alert per period."""
+    found = episodes(_stalling_trainer(lambda i: i >= 120 and (i - 120) % 70 < 50,
+                                       ticks=540).run())
+    assert len(found) == 1 and found[0].suspects[0][0] == "host_launch_jitter", named(found)
+
+
+def test_launch_stalls_of_half_a_minute_with_no_cost_are_not():
+    """...but 30 s of such stalls, then launches as quick as ever: a cron job's burst on the
+    launch core, nothing to name."""
+    found = episodes(_stalling_trainer(lambda i: 150 <= i < 180).run())
+    assert not found, named(found)

@@ -180,7 +180,7 @@ FLOOR_Z = {"oversized_request": 2, "prefill_interference": 2, "collective_stragg
 # corpus AA (a GPU cloud's customer escalations: vLLM/SGLang/TGI/llama.cpp, DDP/FSDP/
 # DeepSpeed/RL ranks that init adopted, diffusion, embeddings, notebooks; H100-A10G, L4)
 FLOOR_AA = {"oversized_request": 2, "prefill_interference": 0, "collective_straggler": 2,
-            "input_stall": 3, "host_launch_jitter": 1, "host_cpu_contention": 2,
+            "input_stall": 3, "host_launch_jitter": 2, "host_cpu_contention": 2,
             "tiny_kernels": 1, "memory_bandwidth": 1, "throttling": 2, "kv_pressure": 2,
             "gpu_shared": 2, "spec_decode_rejected": 3, "healthy": 21}
 # corpus AB (an ML platform team's on-call fortnight: FP8/AWQ, multi-LoRA, 128k, MoE, TP/DP,
@@ -216,37 +216,37 @@ FLOOR_AG = {"oversized_request": 3, "prefill_interference": 1, "collective_strag
 # corpus AH (a startup's bare-metal estate in a bad month: an agentic coding API on vLLM and
 # SGLang, llama.cpp, TGI, SFT/DPO/GRPO and notebooks sharing nodes; H100 to RTX 5090)
 FLOOR_AH = {"oversized_request": 1, "prefill_interference": 2, "collective_straggler": 2,
-            "input_stall": 4, "host_launch_jitter": 2, "host_cpu_contention": 2,
+            "input_stall": 4, "host_launch_jitter": 3, "host_cpu_contention": 3,
             "tiny_kernels": 3, "memory_bandwidth": 1, "throttling": 4, "kv_pressure": 2,
             "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 21}
 # corpus AI (a community GPU marketplace seen from its hosts: renters' endpoints and
 # fine-tunes on gamers' RTX boxes, mining farms on risers, A6000/L40S, A100/H100, an H200)
 FLOOR_AI = {"oversized_request": 1, "prefill_interference": 0, "collective_straggler": 3,
-            "input_stall": 3, "host_launch_jitter": 2, "host_cpu_contention": 2,
+            "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 2,
             "tiny_kernels": 4, "memory_bandwidth": 1, "throttling": 3, "kv_pressure": 3,
             "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 22}
 # corpus AJ (an AI lab's post-training cluster in a release cycle: GRPO rollouts on vLLM and
 # SGLang colocated with trainers or on rollout nodes, SFT with FSDP, eval harnesses; A100 to B200)
 FLOOR_AJ = {"oversized_request": 3, "prefill_interference": 1, "collective_straggler": 3,
-            "input_stall": 3, "host_launch_jitter": 2, "host_cpu_contention": 2,
+            "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 3,
             "tiny_kernels": 3, "memory_bandwidth": 0, "throttling": 4, "kv_pressure": 3,
             "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 19}
 # corpus AK (a reasoning-model API provider's estate in a launch month: vLLM/SGLang/TGI/llama.cpp
 # with long outputs, MoE, FP8/INT4, prefix caching, a batch lane, embedding pools, fine-tunes)
 FLOOR_AK = {"oversized_request": 0, "prefill_interference": 0, "collective_straggler": 4,
-            "input_stall": 4, "host_launch_jitter": 1, "host_cpu_contention": 2,
+            "input_stall": 4, "host_launch_jitter": 3, "host_cpu_contention": 2,
             "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 3, "kv_pressure": 3,
             "gpu_shared": 2, "spec_decode_rejected": 3, "healthy": 18}
 # corpus AL (a university's shared Slurm cluster before a conference deadline: training on
 # 1-32 GPUs with and without a counter, groups' vLLM/SGLang servers, notebooks)
 FLOOR_AL = {"oversized_request": 2, "prefill_interference": 3, "collective_straggler": 1,
-            "input_stall": 4, "host_launch_jitter": 1, "host_cpu_contention": 4,
+            "input_stall": 4, "host_launch_jitter": 3, "host_cpu_contention": 4,
             "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 3, "kv_pressure": 3,
             "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 19}
 # corpus AM (an autonomous-driving and robotics company's fleet for a month: BEV/VLA training
 # with video and lidar loaders on 1-8 GPUs, VLM labelling on vLLM/SGLang, llama.cpp, TGI)
 FLOOR_AM = {"oversized_request": 1, "prefill_interference": 3, "collective_straggler": 1,
-            "input_stall": 4, "host_launch_jitter": 2, "host_cpu_contention": 3,
+            "input_stall": 4, "host_launch_jitter": 3, "host_cpu_contention": 3,
             "tiny_kernels": 4, "memory_bandwidth": 2, "throttling": 3, "kv_pressure": 3,
             "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 19}
 # corpus AN (a bank's on-premises GPU platform for a quarter: fraud, risk and LLM training on
@@ -258,7 +258,7 @@ FLOOR_AN = {"oversized_request": 0, "prefill_interference": 1, "collective_strag
 # corpus AO (an e-commerce company's search, recommendation and shopping-assistant platform
 # in a holiday sale: DLRM and two-tower training, an LLM assistant on vLLM/SGLang, rankers)
 FLOOR_AO = {"oversized_request": 2, "prefill_interference": 0, "collective_straggler": 4,
-            "input_stall": 4, "host_launch_jitter": 0, "host_cpu_contention": 3,
+            "input_stall": 4, "host_launch_jitter": 3, "host_cpu_contention": 3,
             "tiny_kernels": 1, "memory_bandwidth": 1, "throttling": 3, "kv_pressure": 2,
             "gpu_shared": 0, "spec_decode_rejected": 2, "healthy": 17}
 CORPORA = {"b": (FLOOR_B, corpus_b, diagnosis_b), "c": (FLOOR_C, corpus_c, diagnosis_c),

@@ -653,6 +653,11 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
         st = replace(st, sustained=tuple(
             (m, mild if m == "prefill_mild" else ticks) for m, ticks in
             _sustained_ticks(before, subject, feats, now.time_mono_s)))
+    for alone, its_measure in ALONE.items():
+        if feats.s.get(alone, 0.0) > 0.0 and not _sustained_holds(
+                st, alone, clearing=st.active is not None and st.active.measure == its_measure):
+            # a cause measured with no cost beside it is named once it held its span
+            feats = replace(feats, s={**feats.s, alone: 0.0})
     if subject.kind == "engine":
         kept = tuple(x for x in st.prefill_stalls_mono_s
                      if now.time_mono_s - x < t("prefill_memory_s"))
@@ -911,8 +916,8 @@ def _sustained_holds(st: SubjectState, measure: str, clearing: bool) -> bool:
             clearing or ticks[-1][1] or (st.pending_measure == measure
                                          and measure in PERIODIC_MEASURES)):
         return False
-    if clearing and not any(held for when, held in ticks
-                            if ticks[-1][0] - when <= t("sustained_linger_s")):
+    linger = t("alone_linger_s" if measure in ALONE else "sustained_linger_s")
+    if clearing and not any(held for when, held in ticks if ticks[-1][0] - when <= linger):
         return False  # gone for a while: what the span still holds is the past
     share = sum(1 for _, held in ticks if held) / len(ticks)
     if measure in SUSTAINED_SHARE:
@@ -994,6 +999,17 @@ def _hollow_long(feats: Features) -> bool:
     ratio = v.get("sm_ratio")
     return ratio is not None and (v.get("util") or 0.0) >= t("hollow_util_pct") \
         and ratio <= t("hollow_sustained_ratio")
+
+
+def _launch_alone(feats: Features) -> bool:
+    """Launch calls measured stalling at a scheduler slice's scale (features' jitter 0.7+)."""
+    return feats.s.get("launch_alone", 0.0) >= 1.0
+
+
+def _host_alone(feats: Features) -> bool:
+    """The host contended at its strongest with the tree's own CPU taken (lost, and its
+    threads preempted many times over) whatever the work shows (features' host_alone)."""
+    return feats.s.get("host_alone", 0.0) >= 1.0
 
 
 def _shared_costs(feats: Features) -> bool:
@@ -1321,13 +1337,20 @@ SUSTAINED: dict[str, tuple[tuple[str, ...], Callable[[Features], bool]]] = {
     # (judged inside "hollow" and "shared", not measures of their own)
     "hollow_long": (("engine", "trainer", "job", "gpu"), _hollow_long),
     "shared_mild": (("engine", "trainer", "job", "gpu"), _shared_costs),
+    "launch_alone": (("engine", "trainer", "job", "gpu"), _launch_alone),
+    "host_alone": (("engine", "trainer", "job", "gpu"), _host_alone),
     # (judged inside "prefill": its mild strength counts only once it holds over a span)
     "prefill_mild": (("engine",), _prefill_mild)}
 # measures judged over a span of their own
 SUSTAINED_SPAN = {"slow": "slow_span_s", "reads": "slow_span_s", "hollow_long": "hollow_span_s",
-                  "shared_mild": "shared_mild_span_s", "prefill_mild": "slow_span_s"}
+                  "shared_mild": "shared_mild_span_s", "prefill_mild": "slow_span_s",
+                  "launch_alone": "alone_span_s", "host_alone": "alone_span_s"}
 SUSTAINED_SHARE = {"hollow_long": "hollow_sustained_share",  # ...and a share of their own
-                   "shared_mild": "shared_mild_share", "prefill_mild": "prefill_mild_share"}
+                   "shared_mild": "shared_mild_share", "prefill_mild": "prefill_mild_share",
+                   "launch_alone": "alone_share", "host_alone": "alone_share"}
+# causes measured directly (eBPF's stalled launches; /proc's CPU taken from the tree) whose
+# strength stands with no cost beside it once it held over its span: strength -> measure
+ALONE = {"launch_alone": "launch", "host_alone": "host"}
 PERIODIC_MEASURES = ("slow", "stall")  # ...whose readings come and go within a period
 
 
@@ -1443,12 +1466,18 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         # launch calls measured (eBPF) lasting a scheduler slice, and the GPU idling for it:
         # the host-side stall is measured, so a smaller loss of busy time is enough
         base_util = v.get("util_base")
-        if util is None or base_util is None:
-            return False
+        if util is None or base_util is None or _serves_nothing(subject, v):
+            return False  # (an engine serving no one: its stalls cost no one)
         drop = base_util - util
         # (a job's own counter is exact: its steps down a sixth with the launches stalled is
         # the stall's cost, though the peers' NCCL waits keep its GPU-Util where it was)
-        return s.get("jitter", 0.0) >= (0.5 if clearing else 0.7) and (
+        # (stalls measured on most ticks of a minute: a cost the GPU's queue hides now; not
+        # in a job's start-up, loading and compiling, however its calls read; the finding
+        # stays while they came within alone_linger_s, whatever this tick reads)
+        alone = _sustained_holds(st, "launch_alone", clearing) and (
+            clearing or now_age >= t("job_min_age_s") + t("alone_span_s")) \
+            and util >= t("alone_util_pct")
+        return alone or s.get("jitter", 0.0) >= (0.5 if clearing else 0.7) and (
             drop >= t("launch_util_drop_pts") * (0.6 if clearing else 1.0)
             or s.get("harm", 0.0) >= (0.3 if clearing else 0.5)
             or (subject.kind != "engine" and _output_fell(subject, v, 0.9 if clearing else 0.85)))
@@ -1523,7 +1552,8 @@ def _trigger_holds(measure: str, st: SubjectState, subject: Subject, feats: Feat
         if measure == "stall" and _paced(feats):
             return False
         return (measure == "stall" and _steps_wait(feats, clearing)) \
-            or _sustained_holds(st, measure, clearing)
+            or _sustained_holds(st, measure, clearing) \
+            or (measure == "host" and _sustained_holds(st, "host_alone", clearing))
     if measure == "spec":
         # the drafts mostly rejected and the service slower for it: the GPU verifies tokens
         # it throws away (a batch growing to absorb it keeps tokens/s, not each user's rate)
@@ -1867,6 +1897,7 @@ def _sample(subject: Subject, now: Point, feats: Features) -> Sample | None:
     put("run_queue", now.run_queue)
     put("host_cpu", now.host_cpu_pct)
     put("launch_p99", now.launch_p99_us)
+    put("launch_p50", now.launch_p50_us)
     put("launch_max", now.launch_max_us)
     put("launch_stalled", now.launch_stalled_share)
     for api, p99 in now.launch_p99_by_api_us.items():

@@ -481,6 +481,22 @@ def signals(subject: Subject, points: tuple[Point, ...], base: Baseline,
         s["launch_harm"] = max(
             ramp(fall, 0.5 * t("launch_util_drop_pts"), t("launch_util_drop_pts")),
             ramp(job_rate, 0.95, 0.85))
+    # launch calls stalled at a scheduler slice's scale with no cost in sight yet (a deep
+    # queue of kernels rides out each stall, or the rate we cannot read): the stalls are
+    # measured, not inferred; the detector counts this once it held over its own span
+    # (not calls waiting for room in a full queue of kernels: every call slower, the p50
+    # too; a thread preempted keeps its typical call at microseconds)
+    typical, usual_typical = points[-1].launch_p50_us, base.get("launch_p50")
+    queued = ramp(typical / usual_typical, t("launch_queued_ratio"),
+                  2.0 * t("launch_queued_ratio")) if typical and usual_typical else 0.0
+    s["launch_alone"] = ramp(s["jitter"], 0.5, 0.7) * (1.0 - queued)
+    # ...and the host at its most contended taking the tree's own CPU: its CPU lost, its
+    # threads preempted many times over while they use less (the same span)
+    s["host_alone"] = ramp(s["host"], 0.7, 0.9) * ramp(
+        s.get("cpu_lost", 0.0), 0.5 * t("host_alone_lost"), t("host_alone_lost")) \
+        * ramp(s.get("preempted", 0.0), 0.25, 0.5) \
+        * ((v.get("demand_kept") or 0.0) if subject.kind == "engine" else 1.0)
+    # (an engine's CPU follows its traffic: with the batch shrunk, less CPU is less work)
     if now.host_cpu_pct is not None and now.host_cpu_pct >= 90:
         say("host_cpu", now.host_cpu_pct, base.get("host_cpu"), "%")
 

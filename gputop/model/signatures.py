@@ -99,14 +99,14 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "host_launch_jitter",
         "the thread that launches kernels is preempted (measured by eBPF)",
-        requires=(("jitter",), HARM + ("odd_launch", "launch_harm")),
+        requires=(("jitter",), HARM + ("odd_launch", "launch_harm", "launch_alone")),
         supports=("host",),
         vetoes=(("shared", 0.5),),
         where="launch"),
     Signature(
         "host_cpu_contention",
         "the engine's threads get less CPU (/proc: run queue, CPU pressure, switches)",
-        requires=(("host",), HARM + ("host_mild_harm",)),
+        requires=(("host",), HARM + ("host_mild_harm", "host_alone")),
         supports=("queue", "util_drop"),
         vetoes=(("jitter", 0.5), ("shared", 0.5), ("odd", 0.5))),
     Signature(

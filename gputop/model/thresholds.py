@@ -354,6 +354,26 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "launch calls measured lasting milliseconds (eBPF) with GPU-Util 7+ points under its "
      "healthy level: the gaps between steps are the launches' (the stall is measured, so "
      "half the unexplained drop the util trigger needs)"),
+    ("alone_span_s", 60.0,
+     "a cause measured directly, not inferred, on alone_share of a minute's ticks is named "
+     "though no cost shows yet: launch calls stalling at a scheduler slice's scale (eBPF, "
+     "jitter 0.7+: a deep queue of kernels rides out each stall, GPU-Util holds), or the "
+     "host at its most contended with the tree's own CPU taken (/proc: host_alone_*); an "
+     "IRQ or a neighbour on the engine's cores is there to fix before the work pays"),
+    ("alone_share", 0.8, "see alone_span_s"),
+    ("alone_linger_s", 30.0,
+     "...and its episode stays open while the cause showed within 30 s: stalls that come "
+     "and go with a cron's period are one finding, not one alert per period"),
+    ("alone_util_pct", 50.0,
+     "...on a GPU at least half busy: an engine idle at night, a few launches a second with "
+     "the host's nightly jobs about, has no work for the stalls to cost"),
+    ("launch_queued_ratio", 2.0,
+     "the typical launch call (p50) 2x its usual or more (fully at 2x this) is calls waiting "
+     "for room in a full queue of kernels, a GPU-bound job's CPU running ahead: not a "
+     "descheduled thread, whose typical call stays microseconds while its tail takes a slice"),
+    ("host_alone_lost", 0.4,
+     "the tree's lost CPU (cpu_lost, 0..1) with the host contended at 0.9+ and its threads "
+     "preempted 4.5x+ as often (preempted 0.5+): the CPU is taken from it, not left"),
     ("launch_tail_us", 1000.0,
      "a launch API's p99 counts as a stall from a third of this up, fully here: a call "
      "descheduled mid-way lasts a scheduler slice (ms; the seed's p99 13.1 ms); a tail of tens "

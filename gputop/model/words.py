@@ -76,6 +76,8 @@ SIGNAL_TEXT = {
     "host_mild_harm": "a milder cost beside strong host contention (GPU-Util, every token "
                       "or the job's rate)",
     "launch_harm": "GPU-Util or the job's rate down beside the stalled launches",
+    "launch_alone": "launch calls stalled on the host for a minute, no cost in sight yet",
+    "host_alone": "the tree's CPU taken on a crowded host for a minute, no cost in sight yet",
     "shared_mild_harm": "a tenth of the output or every token's time lost beside another "
                         "process on the GPU",
 }
@@ -185,9 +187,14 @@ def headline(ep: Episode) -> str:
         return (f"{where} busy {util} but {_prompts(v)} stall the decodes: "
                 f"{_n(ep.tokens_per_s)} tok/s (baseline {_n(ep.baseline_tokens_per_s)})")
     if m == "host":
+        who, why = ep.subject_label or "its work", "its CPU quota" if quota else "a crowded host"
+        if (v.get("util_base") or 0.0) - (v.get("util") or 0.0) < t("host_mild_util_pts") \
+                and (v.get("tokens_ratio") or 1.0) > t("host_mild_tokens"):
+            # (measured on the tree itself, its CPU lost and its threads preempted: named
+            # before the work pays, which it has not yet)
+            return f"{where} at {util} GPU-Util: {why} takes {who}'s CPU (no cost to its pace yet)"
         return (f"{where} waiting on the host at {util} (baseline {_n(v.get('util_base'))}%): "
-                f"{'its CPU quota' if quota else 'a crowded host'} costs "
-                f"{ep.subject_label or 'its work'} its pace")
+                f"{why} costs {who} its pace")
     if m == "step" and (v.get("step_ratio") or 0.0) >= t("step_slow"):
         return (f"{where} busy {util} but every token {_ratio(v.get('step_ratio'))} slower: "
                 f"{_n(ep.tokens_per_s)} tok/s (baseline {_n(ep.baseline_tokens_per_s)})")
@@ -212,6 +219,17 @@ def headline(ep: Episode) -> str:
         return f"{where} shared: another process takes SM time from {ep.subject_label}"
     if m == "clock":
         return f"{where} busy {util} but slowed: its SM clock fell {(v.get('clock_drop') or 0):.0%}"
+    stalls = [e for e in ep.facts if e.signal in ("launch_stalled", "launch_max", "launch_tail",
+                                                  "launch")]
+    if m == "launch" and stalls:  # the stalls measured are the finding, whatever they cost
+        # (the rate it costs, where it fell: a deep queue of kernels may hide the stalls)
+        cost = f" at {_n(ep.tokens_per_s, None)} {_work_unit(ep) or 'tok'}/s (baseline " \
+            f"{_n(ep.baseline_tokens_per_s, None)})" if (v.get("tokens_ratio") or 1.0) <= 0.95 \
+            and ep.tokens_per_s is not None and ep.baseline_tokens_per_s else \
+            f" (baseline {_n(v.get('util_base'))}%)" if (v.get("util_base") or 0.0) \
+            - (v.get("util") or 0.0) >= t("launch_util_drop_pts") else ""
+        return f"{where} at {util} GPU-Util{cost}: its launch calls stall on the host: " \
+            + evidence_line(stalls[0])
     if m == "work":
         unit = _work_unit(ep) or "work"
         return (f"{where} {'waiting on the host at' if starved else 'busy'} {util} but "
@@ -426,7 +444,10 @@ MEASURE_NAME = {
     "cpu": "the processes losing CPU on a crowded host while their output (or GPU-Util) fell",
     "step": "every token slower while the memory traffic rose",
     "prefill": "longer prompts costing the decodes on half of 20 s of ticks",
-    "host": "a contended host with harm of any kind on half of 20 s of ticks",
+    "host": "a contended host with harm of any kind on half of 20 s of ticks (or taking the "
+            "tree's CPU, its threads preempted many times over, on most of a minute's ticks)",
+    "launch": "launch calls stalling (eBPF) with GPU-Util or the output down (or on most of "
+              "a minute's ticks)",
     "odd": "one GPU out of step on half of 20 s of ticks",
     "slow": "every token 2x slower with the batch swollen, on half of 30 s of ticks",
     "reads": "every token 1.3x slower as each step reads more with the output down a fifth "
