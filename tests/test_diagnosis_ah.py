@@ -269,7 +269,7 @@ def test_launch_stalls_held_a_minute_with_no_cost_yet_are_named():
     assert found and found[0].suspects and found[0].suspects[0][0] == "host_launch_jitter", \
         named(found)
     assert found[0].suspects[0][1] >= t("verdict_min"), found[0].suspects
-    assert "its launch calls stall on the host" in found[0].headline, found[0].headline
+    assert "its launch calls stall on the host (no cost yet)" in found[0].headline, found[0].headline
 
 
 def _stalling_trainer(stalled, launch=(4800, 2000.0), ticks: int = 270) -> Trace:

@@ -219,17 +219,16 @@ def headline(ep: Episode) -> str:
         return f"{where} shared: another process takes SM time from {ep.subject_label}"
     if m == "clock":
         return f"{where} busy {util} but slowed: its SM clock fell {(v.get('clock_drop') or 0):.0%}"
-    stalls = [e for e in ep.facts if e.signal in ("launch_stalled", "launch_max", "launch_tail",
-                                                  "launch")]
-    if m == "launch" and stalls:  # the stalls measured are the finding, whatever they cost
-        # (the rate it costs, where it fell: a deep queue of kernels may hide the stalls)
-        cost = f" at {_n(ep.tokens_per_s, None)} {_work_unit(ep) or 'tok'}/s (baseline " \
-            f"{_n(ep.baseline_tokens_per_s, None)})" if (v.get("tokens_ratio") or 1.0) <= 0.95 \
-            and ep.tokens_per_s is not None and ep.baseline_tokens_per_s else \
-            f" (baseline {_n(v.get('util_base'))}%)" if (v.get("util_base") or 0.0) \
-            - (v.get("util") or 0.0) >= t("launch_util_drop_pts") else ""
-        return f"{where} at {util} GPU-Util{cost}: its launch calls stall on the host: " \
-            + evidence_line(stalls[0])
+    if m == "launch":  # launch calls measured stalling: the finding, whatever it costs
+        lead = f"{where} waiting on the host at {util}" if starved else f"{where} busy {util}"
+        if (v.get("tokens_ratio") or 1.0) <= 0.95 and ep.tokens_per_s is not None \
+                and ep.baseline_tokens_per_s:
+            return (f"{lead} but {_n(ep.tokens_per_s, None)} {_work_unit(ep) or 'tok'}/s "
+                    f"(baseline {_n(ep.baseline_tokens_per_s, None)}): launch calls stall")
+        if (v.get("util_base") or 0.0) - (v.get("util") or 0.0) >= t("launch_util_drop_pts"):
+            return f"{lead} (baseline {_n(v.get('util_base'))}%): launch calls stall"
+        # (a deep queue of kernels rides out each stall: measured before the work pays)
+        return f"{where} at {util} GPU-Util: its launch calls stall on the host (no cost yet)"
     if m == "work":
         unit = _work_unit(ep) or "work"
         return (f"{where} {'waiting on the host at' if starved else 'busy'} {util} but "
