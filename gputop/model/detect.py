@@ -1001,15 +1001,10 @@ def _hollow_long(feats: Features) -> bool:
         and ratio <= t("hollow_sustained_ratio")
 
 
-def _launch_alone(feats: Features) -> bool:
-    """Launch calls measured stalling at a scheduler slice's scale (features' jitter 0.7+)."""
-    return feats.s.get("launch_alone", 0.0) >= 1.0
-
-
-def _host_alone(feats: Features) -> bool:
-    """The host contended at its strongest with the tree's own CPU taken (lost, and its
-    threads preempted many times over) whatever the work shows (features' host_alone)."""
-    return feats.s.get("host_alone", 0.0) >= 1.0
+def _full(strength: str) -> Callable[[Features], bool]:
+    """A tick on which a cause measured directly (ALONE: features' launch_alone, stalls at a
+    scheduler slice's scale; host_alone, the tree's own CPU taken) reads at full strength."""
+    return lambda feats: feats.s.get(strength, 0.0) >= 1.0
 
 
 def _shared_costs(feats: Features) -> bool:
@@ -1337,8 +1332,8 @@ SUSTAINED: dict[str, tuple[tuple[str, ...], Callable[[Features], bool]]] = {
     # (judged inside "hollow" and "shared", not measures of their own)
     "hollow_long": (("engine", "trainer", "job", "gpu"), _hollow_long),
     "shared_mild": (("engine", "trainer", "job", "gpu"), _shared_costs),
-    "launch_alone": (("engine", "trainer", "job", "gpu"), _launch_alone),
-    "host_alone": (("engine", "trainer", "job", "gpu"), _host_alone),
+    "launch_alone": (("engine", "trainer", "job", "gpu"), _full("launch_alone")),
+    "host_alone": (("engine", "trainer", "job", "gpu"), _full("host_alone")),
     # (judged inside "prefill": its mild strength counts only once it holds over a span)
     "prefill_mild": (("engine",), _prefill_mild)}
 # measures judged over a span of their own

@@ -373,7 +373,7 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
      "descheduled thread, whose typical call stays microseconds while its tail takes a slice"),
     ("host_alone_lost", 0.4,
      "the tree's lost CPU (cpu_lost, 0..1) with the host contended at 0.9+ and its threads "
-     "preempted 4.5x+ as often (preempted 0.5+): the CPU is taken from it, not left"),
+     "preempted 12x+ as often (preempted 0.5+): the CPU is taken from it, not left"),
     ("launch_tail_us", 1000.0,
      "a launch API's p99 counts as a stall from a third of this up, fully here: a call "
      "descheduled mid-way lasts a scheduler slice (ms; the seed's p99 13.1 ms); a tail of tens "
