@@ -88,7 +88,19 @@ def test_the_same_acceptance_with_tokens_as_fast_is_not():
     "lmdeploy serve api_server internlm/internlm2-chat-7b",
     "text-embeddings-router --model-id BAAI/bge-large-en-v1.5 --port 8080",
     "python -m lmdeploy.serve.openai.api_server internlm/internlm2-chat-7b",
-    "python3 -m tensorrt_llm.commands.serve /models/llama"])
+    "python3 -m tensorrt_llm.commands.serve /models/llama",
+    # named for serving, or run by an HTTP front: the program itself says so
+    "python3 serve_sdxl.py --ckpt sdxl.safetensors", "python3 -m embed_server --model e5-large",
+    "python -u /srv/app/rerank_server.py", "/opt/detector/bin/infer_server --engine yolo.plan",
+    "python3 -m ctr.serve", "infinity_emb v2 --model-id BAAI/bge-small-en-v1.5",
+    "uvicorn app:app --workers 1", "gunicorn: worker [app:app]",
+    # the processes that hold the GPU under TorchServe, BentoML 1.2+ and Ray Serve
+    "/usr/bin/python3 /opt/ts/model_service_worker.py --sock-type unix --sock-name /tmp/.ts.9000",
+    "python3 -m _bentoml_impl.worker.service --fd 3 --worker-id 1",
+    "ray::ServeReplica:default:LLMServer", "python -m streamlit run app.py",
+    # told where to listen: ComfyUI, an app with a port, Gradio's server port
+    "python main.py --listen 0.0.0.0", "/opt/featsvc/bin/featsvc --port 9000",
+    "python app.py --server_port 7860"])
 def test_serving_programs_gputop_does_not_scrape_are_known_by_their_command(cmdline):
     assert serves(_proc(cmdline))
 
@@ -97,7 +109,20 @@ def test_serving_programs_gputop_does_not_scrape_are_known_by_their_command(cmdl
     "python train.py --serve-dir /data", "ollama pull x", "python -m torch.distributed.run train.py",
     "python train.py --output_dir /ckpt/trtllm-serve-bench",
     "python finetune.py --data /data/text-embeddings-router-logs/train.jsonl",
-    "python quantize.py --save /models/ollama_llama_server.gguf", "trtllm-build --checkpoint x"])
+    "python quantize.py --save /models/ollama_llama_server.gguf", "trtllm-build --checkpoint x",
+    # a word that only contains "serve", a path among the arguments, code given with -c, a
+    # rendezvous port beside a rank argument
+    "python observe.py", "python reserve_gpus.py", "python train.py --config conf/server.yaml",
+    "python -c 'import serve; serve.main()'",
+    "python train.py --local-rank=0 --port 29500 --nproc 8",
+    # a training script's viewer or rendezvous port (3D Gaussian Splatting, a Slurm script),
+    # a debugger running a training script, a test of a server
+    "python train.py -s data/garden -m out/garden --port 6011",
+    "python -u slurm_train.py --port=29499 --epoch=200",
+    "/usr/bin/python3 /opt/pycharm/plugins/python/helpers/pydev/pydevd.py --multiprocess "
+    "--client 127.0.0.1 --port 35871 --file /home/u/train.py",
+    "python -m debugpy --listen 0.0.0.0:5678 --wait-for-client train.py",
+    "python tests/test_server.py"])
 def test_other_programs_are_not_servers(cmdline):
     assert not serves(_proc(cmdline))
 
@@ -113,18 +138,24 @@ def _bursts(cmdline: str) -> Trace:
     return saw_tooth(Trace(engine=None, procs=[(7001, 1, 0, cmdline)]))
 
 
-def test_an_ollama_box_following_its_user_is_no_input_stall():
-    """Ollama serves no /metrics: its saw-tooth is the analyst's requests, not a data
-    loader's waits; it is known as a server by its command, as vLLM's and llama-server's
-    are."""
-    found = episodes(_bursts("ollama serve").run())
+@pytest.mark.parametrize("cmdline", [
+    "ollama serve", "python main.py --listen 0.0.0.0 --port 8188",
+    "python3 -m embed_server --model e5-large", "infinity_emb v2 --model-id BAAI/bge-m3"])
+def test_a_server_without_a_page_following_its_users_is_no_input_stall(cmdline):
+    """Ollama serves no /metrics, nor do ComfyUI or an embedding service: their saw-tooth is
+    their users' requests, not a data loader's waits; each is known as a server by its
+    command, as vLLM's and llama-server's are."""
+    found = episodes(_bursts(cmdline).run())
     assert not found, named(found)
 
 
-def test_the_same_saw_tooth_from_a_training_script_is_still_judged():
+@pytest.mark.parametrize("cmdline", [
+    "python train_resnet.py", "python train.py -s data/garden -m out/garden --port 6011"])
+def test_the_same_saw_tooth_from_a_training_script_is_still_judged(cmdline):
     """...while a training script with the same saw-tooth is a job whose steps wait (the
-    control: the detector does see the pattern)."""
-    found = episodes(_bursts("python train_resnet.py").run())
+    control: the detector does see the pattern), a viewer's port among its arguments or
+    not (3D Gaussian Splatting's train.py takes one)."""
+    found = episodes(_bursts(cmdline).run())
     assert found and found[0].suspects[0][0] == "input_stall", named(found)
 
 

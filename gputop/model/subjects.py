@@ -91,9 +91,64 @@ def first_rank(subject: Subject, p: Point) -> int:
     return min(subject.gpus)
 
 
+# a program named for serving (serve.py, embed_server.py, ``-m ctr.serve``, ./infer_server,
+# ``serving.py``) or one a serving framework runs (uvicorn, gunicorn and its titled workers,
+# TorchServe's and BentoML's model workers, a Ray Serve replica, Streamlit, KServe's
+# huggingfaceserver, infinity's CLI): the program itself, never a path among its arguments
+_SERVING_PROGRAM = re.compile(
+    r"(?:^|[._-])serv(?:e|er|ers|ing)(?:$|[._-])|"
+    r"^(?:uvicorn|gunicorn|torchserve|bentoml|_bentoml_impl|infinity_emb|streamlit"
+    r"|huggingfaceserver|model_service_worker|ray::servereplica)(?:$|[._:-])")
+# told where to listen (ComfyUI's and A1111's --listen, an app's --port N, Gradio's and
+# Streamlit's server port): a server, unless a rank argument says a distributed launch (a
+# rendezvous port is no listening service)
+_LISTENS = re.compile(r"\s--listen(?:[= ]|$)|\s--(?:server[._-]|http[-_])?port[= ][0-9]+")
+# ...but a program named for training or testing (3D Gaussian Splatting's train.py takes a
+# viewer's --port; a Slurm script its rendezvous port) or a debugger running one (PyCharm's
+# pydevd, debugpy, ptvsd take --port / --listen) is never a server by its name or its port
+_NOT_SERVING = re.compile(r"(?:^|[._-])(?:train|training|finetune|fine_tune|pretrain|sft|test)"
+                          r"(?:$|[._-])|^(?:pydevd|debugpy|ptvsd)(?:$|\.)")
+_PYTHON = re.compile(r"^python[\d.]*$")
+_ARGS_MAX = 32  # a command line's words looked at for its program (the first few say it)
+
+
+def _program(cmdline: str) -> str:
+    """The program a command line runs: the executable's name, or for Python the module
+    after ``-m`` or the script's name after the interpreter's own options ('' for ``-c``)."""
+    words = cmdline.split(maxsplit=_ARGS_MAX)[:_ARGS_MAX]
+    if not words:
+        return ""
+    first = words[0].rsplit("/", 1)[-1]
+    if not _PYTHON.match(first):
+        return first
+    rest = iter(words[1:])
+    for word in rest:
+        if word == "-m":
+            return next(rest, "")
+        if word.startswith("-m"):
+            return word[2:]
+        if word.startswith("-c"):
+            return ""
+        if word in ("-X", "-W", "-Q"):
+            next(rest, "")
+        elif not word.startswith("-"):
+            return word.rsplit("/", 1)[-1]
+    return ""
+
+
 def serves(proc: ProcRef) -> bool:
-    """Whether a GPU process is a serving engine by what it runs or calls itself."""
-    return bool(_SERVER.search(proc.name or "") or _SERVER.search(proc.cmdline or ""))
+    """Whether a GPU process is a serving engine by what it runs or calls itself: a known
+    engine, a program named for serving, or one told where to listen for requests."""
+    cmdline = proc.cmdline or ""
+    if _SERVER.search(proc.name or "") or _SERVER.search(cmdline):
+        return True
+    program = _program(cmdline).lower()
+    if _NOT_SERVING.search(program):
+        return False
+    if any(_SERVING_PROGRAM.search(name) for name in ((proc.name or "").lower(), program)
+           if name):
+        return True
+    return bool(_LISTENS.search(cmdline)) and not _LOCAL_RANK.search(cmdline)
 
 
 def _job_key(proc: ProcRef) -> str:
