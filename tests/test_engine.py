@@ -349,6 +349,8 @@ def test_a_command_line_that_only_mentions_vllm_is_no_engine(tmp_path):
     (["python3", "-m", "sglang.launch_server", "--model-path", "x"], "sglang"),
     (["/opt/venv/bin/vllm", "serve", "x"], "vllm"),
     (["python3.11", "/opt/vllm-venv/bin/vllm", "serve"], "vllm"),
+    # an interpreter option's value is no script (-X importtime)
+    (["python3", "-X", "importtime", "-m", "vllm.entrypoints.openai.api_server"], "vllm"),
     (["llama-server", "-m", "x.gguf", "--metrics"], "llamacpp"),
     (["text-generation-launcher", "--model-id", "x"], "tgi"),
     (["python3", "/home/u/vllm-venv/train.py", "--vllm"], None),

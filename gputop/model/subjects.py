@@ -14,6 +14,7 @@ import re
 import zlib
 from dataclasses import dataclass
 
+from gputop import patterns
 from gputop.model.point import Point, ProcRef
 
 
@@ -108,32 +109,6 @@ _LISTENS = re.compile(r"\s--listen(?:[= ]|$)|\s--(?:server[._-]|http[-_])?port[=
 # pydevd, debugpy, ptvsd take --port / --listen) is never a server by its name or its port
 _NOT_SERVING = re.compile(r"(?:^|[._-])(?:train|training|finetune|fine_tune|pretrain|sft|test)"
                           r"(?:$|[._-])|^(?:pydevd|debugpy|ptvsd)(?:$|\.)")
-_PYTHON = re.compile(r"^python[\d.]*$")
-_ARGS_MAX = 32  # a command line's words looked at for its program (the first few say it)
-
-
-def _program(cmdline: str) -> str:
-    """The program a command line runs: the executable's name, or for Python the module
-    after ``-m`` or the script's name after the interpreter's own options ('' for ``-c``)."""
-    words = cmdline.split(maxsplit=_ARGS_MAX)[:_ARGS_MAX]
-    if not words:
-        return ""
-    first = words[0].rsplit("/", 1)[-1]
-    if not _PYTHON.match(first):
-        return first
-    rest = iter(words[1:])
-    for word in rest:
-        if word == "-m":
-            return next(rest, "")
-        if word.startswith("-m"):
-            return word[2:]
-        if word.startswith("-c"):
-            return ""
-        if word in ("-X", "-W", "-Q"):
-            next(rest, "")
-        elif not word.startswith("-"):
-            return word.rsplit("/", 1)[-1]
-    return ""
 
 
 def serves(proc: ProcRef) -> bool:
@@ -142,7 +117,7 @@ def serves(proc: ProcRef) -> bool:
     cmdline = proc.cmdline or ""
     if _SERVER.search(proc.name or "") or _SERVER.search(cmdline):
         return True
-    program = _program(cmdline).lower()
+    program = patterns.program(cmdline.split(maxsplit=patterns.ARGS_MAX))[1].lower()
     if _NOT_SERVING.search(program):
         return False
     if any(_SERVING_PROGRAM.search(name) for name in ((proc.name or "").lower(), program)

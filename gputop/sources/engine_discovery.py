@@ -26,6 +26,8 @@ from dataclasses import dataclass
 
 import psutil
 
+from gputop.patterns import program
+
 # executable base name -> engine
 EXECUTABLES = {"vllm": "vllm", "sglang": "sglang", "text-generation-launcher": "tgi",
                "text-generation-router": "tgi", "text-generation-server": "tgi",
@@ -47,22 +49,13 @@ def engine_kind(argv: list[str]) -> str | None:
     exe = os.path.basename(argv[0])
     if exe in EXECUTABLES:
         return EXECUTABLES[exe]
-    if not exe.startswith("python"):
-        return None
-    args = argv[1:]
-    for i, arg in enumerate(args):
-        if arg == "-m" and i + 1 < len(args):
-            module = args[i + 1]
-            for prefix, kind in MODULES:
-                if module == prefix or module.startswith(prefix + "."):
-                    return kind
-            return None
-        if arg.startswith("-m") and len(arg) > 2:
-            return engine_kind([argv[0], "-m", arg[2:]])
-        if arg == "-c":
-            return None
-        if not arg.startswith("-"):  # python /venv/bin/vllm serve ...
-            return EXECUTABLES.get(os.path.basename(arg))
+    how, name = program(argv)
+    if how == "module":
+        for prefix, kind in MODULES:
+            if name == prefix or name.startswith(prefix + "."):
+                return kind
+    elif how == "script":  # python /venv/bin/vllm serve ...
+        return EXECUTABLES.get(name)
     return None
 
 
