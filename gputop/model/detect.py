@@ -750,8 +750,15 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
             hold = max(hold, t("noisy_hold_s"))
         if measure in ("idle", "work") and _lighter_phase(measure, feats):
             hold = max(hold, t("job_idle_alone_hold_s"))
-        if subject.kind != "engine" and feats.v.get("all_hollow") \
-                and measure in ("hollow", "work", "stall", "idle"):
+        if measure in ("stall", "work") and subject.kind == "trainer" \
+                and now.work_step_s is not None and (now.work_changed_mono_s or 0.0) < pending[0]:
+            # a trainer's counter tells a saw-tooth of waiting steps (they come slower) from
+            # a phase of its own (an eval pass: no step at all) by a step since it began, or
+            # once it has gone three steps and a reading without one: until then, wait
+            hold = max(hold, min(t("work_known_max_s"), max(t("work_stopped_s"), 3.0 * (
+                now.work_step_s)) + _reading_interval_s(st)))
+        if subject.kind != "engine" and feats.v.get("all_hollow") and (
+                {measure, st.pending_measure} & {"hollow", "work", "stall", "idle"}):
             # every rank in a collective at once: a barrier the job passes (a checkpoint's
             # gather) unless it lasts; small kernels slow the steps for good
             hold = max(hold, t("barrier_hold_s"))
@@ -1120,8 +1127,12 @@ def _lighter_phase(measure: str, feats: Features) -> bool:
     # (a thread of the job pegged while its counter stopped altogether is the job's own
     # phase too: a checkpoint serialised on the main thread; one pegged all along, a loop
     # spinning on the GPU, is no input pipeline's)
-    pegged = s.get("input_cpu_new", 0.0) >= 0.8 and feats.v.get("work_stopped_s") is None
-    if pegged or max(s.get(x, 0.0) for x in ("host", "jitter", "sawtooth")) >= 0.3:
+    stopped = feats.v.get("work_stopped_s") is not None
+    pegged = s.get("input_cpu_new", 0.0) >= 0.8 and not stopped
+    # (nor is a saw-tooth while no step comes at all: the eval pass's own batches, not
+    # waiting steps, which come slower)
+    waits = ("host", "jitter") if stopped else ("host", "jitter", "sawtooth")
+    if pegged or max(s.get(x, 0.0) for x in waits) >= 0.3:
         return False
     return measure == "idle" or max(
         s.get("hollow_new", 0.0), s.get("hollow_match", 0.0), s.get("clock_all", 0.0),

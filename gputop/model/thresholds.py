@@ -467,6 +467,10 @@ TABLE: dict[str, Threshold] = {t[0]: Threshold(t[1], t[2]) for t in (
     ("work_stopped_s", 5.0,
      "a trainer's counter that has not moved for this long (and 3 of its steps) has stopped: "
      "an eval pass or a checkpoint, whatever thread it pegs; a slow input slows the steps"),
+    ("work_known_max_s", 45.0,
+     "the longest a trainer's saw-tooth waits for its counter to say whether its steps "
+     "stopped altogether (an eval pass: no episode) or come slower (a stall): 3 steps and a "
+     "reading, at most this"),
     ("job_idle_alone_hold_s", 90.0,
      "that idling, or a counter's fall with only a lower GPU-Util beside it, must last a "
      "minute and a half when nothing else says the steps wait (no input thread pegged, no "
