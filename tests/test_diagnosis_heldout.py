@@ -232,14 +232,11 @@ FLOOR_AI = {"oversized_request": 1, "prefill_interference": 0, "collective_strag
 FLOOR_AJ = {"oversized_request": 3, "prefill_interference": 1, "collective_straggler": 3,
             "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 3,
             "tiny_kernels": 3, "memory_bandwidth": 0, "throttling": 4, "kv_pressure": 3,
-            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 19}
+            "gpu_shared": 3, "spec_decode_rejected": 3, "healthy": 20}
 # corpus AK (a reasoning-model API provider's estate in a launch month: vLLM/SGLang/TGI/llama.cpp
 # with long outputs, MoE, FP8/INT4, prefix caching, a batch lane, embedding pools, fine-tunes)
-# (input_stall 4 -> 3, 2026-12-08: is-tokenize-workers-mild, a saw-tooth that flickers
-# while the counter, read every 10 s, has not yet said whether steps still come: the trade
-# for eval passes and checkpoints no longer read as stalls, AM and AO healthy +1 each)
 FLOOR_AK = {"oversized_request": 0, "prefill_interference": 0, "collective_straggler": 4,
-            "input_stall": 3, "host_launch_jitter": 3, "host_cpu_contention": 2,
+            "input_stall": 4, "host_launch_jitter": 3, "host_cpu_contention": 2,
             "tiny_kernels": 3, "memory_bandwidth": 2, "throttling": 3, "kv_pressure": 3,
             "gpu_shared": 2, "spec_decode_rejected": 3, "healthy": 18}
 # corpus AL (a university's shared Slurm cluster before a conference deadline: training on

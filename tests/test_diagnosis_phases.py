@@ -6,7 +6,7 @@ and its GPUs' clocks fall as they go idle after it."""
 from __future__ import annotations
 
 from tests.diagnosis_frames import Trace, checkpoint_samples, episodes, noisy, only, \
-    run_frames, scraped_every
+    opened_at, run_frames, scraped_every
 
 TRAIN = [(5001 + g, 5000, g, "python -u train.py --model bev-large") for g in range(2)]
 # NVML's five samples of a tick while the job alternates batches and gaps (mean 64%)
@@ -74,3 +74,68 @@ def test_a_gather_then_idle_clocks_open_no_episode_before_the_barrier_hold():
 
     assert episodes(build(6)) == []
     assert episodes(build(60)), "a gather a minute long is the barrier's episode"
+
+
+def test_an_rl_rollout_engines_weight_broadcast_is_no_episode_unless_it_lasts():
+    """An RL job's rollout engine (vLLM, TP 2) takes new weights every minute: both GPUs
+    sit in the NCCL broadcast on a sliver of their SMs for 4 s, its output stops and its
+    counters show it a reading later.  The finding began with every rank on a sliver: the
+    barrier's hold covers what follows it.  Ranks stuck in the collective for a minute (a
+    gridlock) are an episode."""
+    def build(stuck_s: int):
+        trace = Trace(gpus=2)
+        for i in range(150):
+            trace.tick(util=noisy(92, i, 0.01), sm=80, tokens=noisy(8000, i, 0.03),
+                       running=60)
+        for cycle in range(3):
+            for i in range(stuck_s):
+                trace.tick(util=95, sm=3, tensor=0, tokens=0, running=60)
+            for i in range(3):
+                trace.tick(util=92, sm=80, tokens=1500 if i == 0 else 8000, running=80)
+            for i in range(55):
+                trace.tick(util=noisy(92, i, 0.01), sm=80, tokens=noisy(8000, i, 0.03),
+                           running=60)
+        return trace.run()
+
+    assert episodes(build(4)) == []
+    assert episodes(build(60)), "ranks stuck in the collective for a minute"
+
+
+def _stall_in_long_steps(slow_step_s: float, stall_ticks: int) -> tuple[list, int]:
+    """A large job's 10 s steps (the counter moves once a step, read every second) whose
+    input stalls: steps of ``slow_step_s`` while GPU-Util saw-tooths, for ``stall_ticks``."""
+    trace, steps, since = _trainer(), 0, 0.0
+    for i in range(120):
+        since += 1.0
+        if since >= 10.0:
+            steps, since = steps + 1, 0.0
+        trace.tick(util=noisy(99, i, 0.005), sm=80, work=steps)
+    for i in range(stall_ticks):
+        since += 1.0
+        if since >= slow_step_s:
+            steps, since = steps + 1, 0.0
+        trace.tick(util=64, sm=40, samples=SAW, work=steps)
+    for i in range(60):
+        since += 1.0
+        if since >= 10.0:
+            steps, since = steps + 1, 0.0
+        trace.tick(util=noisy(99, i, 0.005), sm=80, work=steps)
+    return trace.run(), 120
+
+
+def test_a_stall_slowing_long_steps_threefold_is_named_once_the_counter_can_tell():
+    """Steps of 10 s slowed to 30 s while GPU-Util saw-tooths: until the counter shows a
+    step (or three steps' time without one), a stall and an eval pass read the same; the
+    first slow step says steps still come, and the stall is named then, not missed."""
+    states, t0 = _stall_in_long_steps(30.0, 240)
+    ep = only(states)
+    assert ep.suspects[0][0] == "input_stall", (ep.suspects, ep.evidence)
+    assert opened_at(states)[0] - t0 <= 45, opened_at(states)
+
+
+def test_a_stall_of_one_sixfold_step_is_still_named():
+    """One step 6x its usual (60 s) under a saw-tooth, then the usual pace: the counter
+    stopped for as long as an eval pass's, and the finding that waited on it starts again
+    when it moves; the saw-tooth still there then is the stall, named, not lost."""
+    states, _ = _stall_in_long_steps(60.0, 65)
+    assert episodes(states), "a minute of a stalled input"

@@ -203,6 +203,8 @@ class SubjectState:
     settle_until_mono_s: float = -math.inf
     pending: tuple[float, float] | None = None  # (mono, wall) the trigger began
     pending_measure: str | None = None
+    pending_barrier: bool = False  # it began with every rank on a sliver at once
+    pending_stopped: bool = False  # a trainer's counter stopped altogether while it waited
     pending_tally: Tally = Tally()
     clearing: tuple[float, float] | None = None
     active: Episode | None = None
@@ -715,9 +717,21 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
             # the weak, slow idle lends neither its start nor its name to another finding
             # (a launch-bound phase at lower util, then a CUDA graph's hollow busy time)
             st = replace(st, pending=None, pending_measure=None, pending_tally=Tally())
+        stopped = feats.v.get("work_stopped_s") is not None
+        if st.pending is not None and st.pending_stopped and not stopped:
+            # the counter moving again after it stopped altogether ends the job's own phase
+            # (an eval pass) the finding waited on: what follows it holds on its own (the
+            # first step back, timed across the pause, reads as a slow one)
+            st = replace(st, pending=None, pending_measure=None, pending_tally=Tally())
         if st.pending is None:
-            st = replace(st, probation=())
+            st = replace(st, probation=(), pending_barrier=False, pending_stopped=False)
+        if stopped and not st.pending_stopped:
+            st = replace(st, pending_stopped=True)
         pending = st.pending or (now.time_mono_s, now.time_wall_s)
+        if feats.v.get("all_hollow") and not st.pending_barrier \
+                and now.time_mono_s - pending[0] <= config.hold_s:
+            # (a collective's first tick, averaged with the steps before it, reads as less)
+            st = replace(st, pending_barrier=True)
         tally = st.pending_tally.add(*judged())
         st = replace(st, pending=pending, pending_measure=st.pending_measure or measure,
                      pending_tally=tally)
@@ -751,16 +765,20 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
         if measure in ("idle", "work") and _lighter_phase(measure, feats):
             hold = max(hold, t("job_idle_alone_hold_s"))
         if measure in ("stall", "work") and subject.kind == "trainer" \
-                and now.work_step_s is not None and (now.work_changed_mono_s or 0.0) < pending[0]:
+                and now.work_step_s is not None and (now.work_changed_mono_s or 0.0) < pending[0] \
+                and feats.s.get("input_cpu_new", 0.0) < 0.8:
             # a trainer's counter tells a saw-tooth of waiting steps (they come slower) from
             # a phase of its own (an eval pass: no step at all) by a step since it began, or
             # once it has gone three steps and a reading without one: until then, wait
+            # (an input thread pegged anew says the steps wait: no need)
             hold = max(hold, min(t("work_known_max_s"), max(t("work_stopped_s"), 3.0 * (
                 now.work_step_s)) + _reading_interval_s(st)))
-        if subject.kind != "engine" and feats.v.get("all_hollow") and (
-                {measure, st.pending_measure} & {"hollow", "work", "stall", "idle"}):
+        if (subject.kind != "engine" and feats.v.get("all_hollow") and (
+                {measure, st.pending_measure} & {"hollow", "work", "stall", "idle"})) \
+                or st.pending_barrier:
             # every rank in a collective at once: a barrier the job passes (a checkpoint's
-            # gather) unless it lasts; small kernels slow the steps for good
+            # gather; an RL rollout engine's weights broadcast, its output stopped for its
+            # seconds) unless it lasts; small kernels slow the steps for good
             hold = max(hold, t("barrier_hold_s"))
         if now.time_mono_s - pending[0] < hold:
             return st, None

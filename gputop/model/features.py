@@ -1173,10 +1173,6 @@ def _engine(subject: Subject, points: tuple[Point, ...], base: Baseline,
             if since is not None and since >= max(t("work_stopped_s"),
                                                   3.0 * cast(float, now.work_step_s)):
                 v["work_stopped_s"] = since
-            elif now.work_resumed_s is not None:
-                # ...or back from it this moment: its one long step is in the rate until
-                # the next step comes
-                v["work_stopped_s"] = now.work_resumed_s
             # the same busy time doing as much less work as the SMs it occupies: kernels
             # smaller than they were (a config change launching per-tensor kernels), not a
             # wait (util would fall) nor a slower clock (the SMs stay occupied)

@@ -17,7 +17,6 @@ from gputop.model import enginehist, latency
 from gputop.model.enginehist import HistDelta
 from gputop.model.kvpool import kv_pool_bytes
 from gputop.model.peaks import peak_for
-from gputop.model.thresholds import t as threshold
 from gputop.schema import EngineSample, Frame, LaunchHist, PinnedSample, ProcSample
 
 
@@ -120,9 +119,6 @@ class Point:
     work_step_per_s: float | None = None  # the rate over the last whole steps
     work_step_s: float | None = None  # the longest of those steps (as the ticks time them)
     work_changes: tuple[tuple[float, float], ...] = ()  # (read time, total) of the steps
-    # the newest step's seconds where it took 3x the one before and work_stopped_s or more:
-    # the counter back from a phase of the job's own (an eval pass), its rate still that
-    work_resumed_s: float | None = None
     # the pinned tree (pids) and its busiest thread's CPU over the last tick
     pinned_pids: frozenset[int] = frozenset()
     pinned_thread_pct: float | None = None
@@ -277,15 +273,13 @@ def _work(engine: EngineSample, read_s: float, previous: Point | None) -> dict[s
     the ticks it fell between (1.36 s steps read at 1 s ticks come 1, 1, 2 s apart)."""
     total = engine.generation_tokens_total
     out = {"work_total": total, "work_step_per_s": None, "work_step_s": None,
-           "work_resumed_s": None,
            "work_changes": ((read_s, total),) if total is not None else ()}
     if total is None or previous is None or previous.work_total is None \
             or previous.engine_url != engine.url:
         return out
     if total == previous.work_total:
         return {"work_total": total, "work_step_per_s": previous.work_step_per_s,
-                "work_step_s": previous.work_step_s, "work_changes": previous.work_changes,
-                "work_resumed_s": previous.work_resumed_s}
+                "work_step_s": previous.work_step_s, "work_changes": previous.work_changes}
     if total < previous.work_total or previous.work_changed_mono_s is None \
             or not read_s > previous.work_changed_mono_s:
         return out
@@ -295,9 +289,6 @@ def _work(engine: EngineSample, read_s: float, previous: Point | None) -> dict[s
     # starting): whole steps falling between ticks move a gap's rate 2x at most (one step
     # or two in a tick, a step over one tick or two)
     newest, k = read_s - changes[-2][0], len(changes) - 2
-    before = changes[-2][0] - changes[-3][0] if len(changes) >= 3 else None
-    resumed = newest if before is not None and newest >= max(3.0 * before, threshold(
-        "work_stopped_s")) else None
     pace = (total - changes[-2][1]) / newest
     while k > 0 and read_s - changes[k][0] < WORK_WINDOW_S:
         gap = changes[k][0] - changes[k - 1][0]
@@ -308,7 +299,7 @@ def _work(engine: EngineSample, read_s: float, previous: Point | None) -> dict[s
     changes = changes[k:]
     (first_s, first), gaps = changes[0], [b[0] - a[0] for a, b in zip(changes, changes[1:])]
     return {**out, "work_step_per_s": (total - first) / (read_s - first_s),
-            "work_step_s": max(gaps), "work_changes": changes, "work_resumed_s": resumed}
+            "work_step_s": max(gaps), "work_changes": changes}
 
 
 def work_since_s(p: Point) -> float | None:
