@@ -79,8 +79,9 @@ def test_a_gather_then_idle_clocks_open_no_episode_before_the_barrier_hold():
 def test_an_rl_rollout_engines_weight_broadcast_is_no_episode_unless_it_lasts():
     """An RL job's rollout engine (vLLM, TP 2) takes new weights every minute: both GPUs
     sit in the NCCL broadcast on a sliver of their SMs for 4 s, its output stops and its
-    counters show it a reading later.  The finding began with every rank on a sliver: the
-    barrier's hold covers what follows it.  Ranks stuck in the collective for a minute (a
+    counters show it a reading later.  The finding began as every rank on a sliver: the
+    barrier's hold covers what follows it (an engine whose output fell first, a request's
+    work stalling every rank, is judged at once).  Ranks stuck in the collective for a minute (a
     gridlock) are an episode."""
     def build(stuck_s: int):
         trace = Trace(gpus=2)
@@ -89,7 +90,8 @@ def test_an_rl_rollout_engines_weight_broadcast_is_no_episode_unless_it_lasts():
                        running=60)
         for cycle in range(3):
             for i in range(stuck_s):
-                trace.tick(util=95, sm=3, tensor=0, tokens=0, running=60)
+                # (the tokens counter shows the stop a reading or two later: the sliver first)
+                trace.tick(util=95, sm=3, tensor=0, tokens=8000 if i < 2 else 0, running=60)
             for i in range(3):
                 trace.tick(util=92, sm=80, tokens=1500 if i == 0 else 8000, running=80)
             for i in range(55):

@@ -775,7 +775,8 @@ def _advance(st: SubjectState, subject: Subject, recent: tuple[Point, ...],
                 now.work_step_s)) + _reading_interval_s(st)))
         if (subject.kind != "engine" and feats.v.get("all_hollow") and (
                 {measure, st.pending_measure} & {"hollow", "work", "stall", "idle"})) \
-                or st.pending_barrier:
+                or (st.pending_barrier and (subject.kind != "engine"
+                                            or st.pending_measure == "hollow")):
             # every rank in a collective at once: a barrier the job passes (a checkpoint's
             # gather; an RL rollout engine's weights broadcast, its output stopped for its
             # seconds) unless it lasts; small kernels slow the steps for good
